@@ -1,0 +1,339 @@
+//! The fitted model: transform, inverse transform, reconstruction error and accessors.
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+
+use crate::prepare::{center_scale, check_finite, Preprocessing};
+use crate::solver::Spectrum;
+use crate::{ComponentCount, PcaError, PcaParams, Real, Result, Scaling, Solver};
+
+/// A fitted principal component analysis.
+///
+/// Names follow scikit-learn without the trailing underscore: `components()` is
+/// `components_`, `explained_variance()` is `explained_variance_`, and so on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcaModel {
+    mean: Vec<f64>,
+    scale: Option<Vec<f64>>,
+    components: Mat<f64>,
+    explained_variance: Vec<f64>,
+    explained_variance_ratio: Vec<f64>,
+    singular_values: Vec<f64>,
+    noise_variance: f64,
+    total_variance: f64,
+    n_samples: usize,
+    ddof: usize,
+    solver: Solver,
+    zero_variance_features: Vec<usize>,
+}
+
+/// Every field of a [`PcaModel`], public: for model files and other languages.
+/// [`PcaModel::from_parts`] checks that they are consistent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelParts {
+    /// Training mean, length D.
+    pub mean: Vec<f64>,
+    /// Training standard deviations (length D) when standardized.
+    pub scale: Option<Vec<f64>>,
+    /// M×D, orthonormal rows.
+    pub components: Mat<f64>,
+    /// λ₁ ≥ … ≥ λ_M.
+    pub explained_variance: Vec<f64>,
+    /// λ_m / trace(S).
+    pub explained_variance_ratio: Vec<f64>,
+    /// sqrt(λ_m (N − ddof)).
+    pub singular_values: Vec<f64>,
+    /// Mean of the discarded eigenvalues.
+    pub noise_variance: f64,
+    /// trace(S) in scaled units.
+    pub total_variance: f64,
+    /// Training samples N.
+    pub n_samples: usize,
+    /// 0 or 1.
+    pub ddof: usize,
+    /// The solver that fitted the model (never `Auto`).
+    pub solver: Solver,
+    /// Features of zero variance in the training data (scale 1 when standardized).
+    pub zero_variance_features: Vec<usize>,
+}
+
+/// Relative tolerance under which two entries count as tied for the sign rule.
+const SIGN_TIE: f64 = 1e-9;
+
+impl PcaModel {
+    pub(crate) fn from_spectrum(
+        params: &PcaParams,
+        spectrum: Spectrum,
+        prep: Preprocessing,
+        n_samples: usize,
+        solver: Solver,
+    ) -> Result<Self> {
+        let d = prep.mean.len();
+        let max = n_samples.min(d);
+        let values = &spectrum.eigenvalues;
+        let total = prep.total_variance;
+        let ratio_of = |v: f64| if total > 0.0 { v / total } else { 0.0 };
+        let m = match params.components() {
+            ComponentCount::Fixed(k) => k,
+            ComponentCount::All => max,
+            ComponentCount::VarianceFraction(f) => {
+                if total <= 0.0 {
+                    return Err(PcaError::ZeroTotalVariance);
+                }
+                // Smallest M reaching f; the slack absorbs rounding so that f = 1 stops at the rank.
+                let mut cumulative = 0.0;
+                let mut chosen = max;
+                for (i, &v) in values.iter().enumerate() {
+                    cumulative += ratio_of(v);
+                    if cumulative >= f - 1e-12 {
+                        chosen = i + 1;
+                        break;
+                    }
+                }
+                chosen.min(max)
+            }
+        };
+        assert!(m <= spectrum.vectors.ncols(), "solver returned too few eigenvectors");
+        let mut components = Mat::from_fn(m, d, |i, j| spectrum.vectors[(j, i)]);
+        for i in 0..m {
+            fix_sign(components.as_mut().row_mut(i));
+        }
+        let explained_variance: Vec<f64> = values[..m].to_vec();
+        let explained_variance_ratio = explained_variance.iter().map(|&v| ratio_of(v)).collect();
+        let denom = (n_samples - params.ddof()) as f64;
+        let singular_values = explained_variance.iter().map(|v| (v * denom).sqrt()).collect();
+        let discarded = &values[m.min(values.len())..max.min(values.len())];
+        let noise_variance =
+            if m < max && !discarded.is_empty() { discarded.iter().sum::<f64>() / (max - m) as f64 } else { 0.0 };
+        let scale = match params.scaling() {
+            Scaling::Center => None,
+            Scaling::Standardize => prep.scale,
+        };
+        Ok(PcaModel {
+            mean: prep.mean,
+            scale,
+            components,
+            explained_variance,
+            explained_variance_ratio,
+            singular_values,
+            noise_variance,
+            total_variance: total,
+            n_samples,
+            ddof: params.ddof(),
+            solver,
+            zero_variance_features: prep.zero_variance,
+        })
+    }
+
+    /// Rebuilds a model from its parts (e.g. read from a file), checking every shape.
+    pub fn from_parts(parts: ModelParts) -> Result<Self> {
+        let d = parts.mean.len();
+        let m = parts.components.nrows();
+        let bad = |msg: String| Err(PcaError::InvalidModel(msg));
+        if d == 0 {
+            return bad("the mean is empty".into());
+        }
+        if parts.components.ncols() != d {
+            return bad(format!("components are {}×{} but the mean has {d} entries", m, parts.components.ncols()));
+        }
+        if m == 0 || m > d {
+            return bad(format!("{m} components for {d} features"));
+        }
+        for (name, len) in [
+            ("explained_variance", parts.explained_variance.len()),
+            ("explained_variance_ratio", parts.explained_variance_ratio.len()),
+            ("singular_values", parts.singular_values.len()),
+        ] {
+            if len != m {
+                return bad(format!("{name} has {len} entries but there are {m} components"));
+            }
+        }
+        if let Some(s) = &parts.scale {
+            if s.len() != d {
+                return bad(format!("scale has {} entries but the mean has {d}", s.len()));
+            }
+            if let Some(j) = s.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
+                return bad(format!("scale[{j}] = {} is not a positive number", s[j]));
+            }
+        }
+        if parts.ddof > 1 {
+            return bad(format!("ddof {} is not 0 or 1", parts.ddof));
+        }
+        if parts.n_samples <= parts.ddof {
+            return bad(format!("n_samples {} is too few for ddof {}", parts.n_samples, parts.ddof));
+        }
+        if parts.solver == Solver::Auto {
+            return bad("the solver must be the one actually used, not auto".into());
+        }
+        if let Some(&j) = parts.zero_variance_features.iter().find(|&&j| j >= d) {
+            return bad(format!("zero-variance feature index {j} is not below {d}"));
+        }
+        let finite = parts.mean.iter().all(|v| v.is_finite())
+            && parts.explained_variance.iter().all(|v| v.is_finite())
+            && parts.noise_variance.is_finite()
+            && parts.total_variance.is_finite()
+            && (0..m).all(|i| (0..d).all(|j| parts.components[(i, j)].is_finite()));
+        if !finite {
+            return bad("a stored value is NaN or infinite".into());
+        }
+        Ok(PcaModel {
+            mean: parts.mean,
+            scale: parts.scale,
+            components: parts.components,
+            explained_variance: parts.explained_variance,
+            explained_variance_ratio: parts.explained_variance_ratio,
+            singular_values: parts.singular_values,
+            noise_variance: parts.noise_variance,
+            total_variance: parts.total_variance,
+            n_samples: parts.n_samples,
+            ddof: parts.ddof,
+            solver: parts.solver,
+            zero_variance_features: parts.zero_variance_features,
+        })
+    }
+
+    /// All fields, for writing the model elsewhere.
+    pub fn to_parts(&self) -> ModelParts {
+        ModelParts {
+            mean: self.mean.clone(),
+            scale: self.scale.clone(),
+            components: self.components.clone(),
+            explained_variance: self.explained_variance.clone(),
+            explained_variance_ratio: self.explained_variance_ratio.clone(),
+            singular_values: self.singular_values.clone(),
+            noise_variance: self.noise_variance,
+            total_variance: self.total_variance,
+            n_samples: self.n_samples,
+            ddof: self.ddof,
+            solver: self.solver,
+            zero_variance_features: self.zero_variance_features.clone(),
+        }
+    }
+
+    /// Codes `z = Bᵀ (x − μ) / σ`: an N×M matrix for N×D data.
+    pub fn transform<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
+        let xs = self.prepare(x)?;
+        let mut z = Mat::zeros(x.nrows(), self.n_components());
+        matmul(z.as_mut(), Accum::Replace, xs.as_ref(), self.components.transpose(), 1.0, Par::rayon(0));
+        Ok(z)
+    }
+
+    /// Reconstruction `x̃ = (B z) σ + μ` from N×M codes.
+    pub fn inverse_transform<T: Real>(&self, codes: MatRef<'_, T>) -> Result<Mat<f64>> {
+        if codes.ncols() != self.n_components() {
+            return Err(PcaError::ComponentMismatch { expected: self.n_components(), found: codes.ncols() });
+        }
+        check_finite(codes, 0)?;
+        let z = Mat::from_fn(codes.nrows(), codes.ncols(), |i, j| codes[(i, j)].to_f64());
+        let mut x = Mat::zeros(codes.nrows(), self.n_features());
+        matmul(x.as_mut(), Accum::Replace, z.as_ref(), self.components.as_ref(), 1.0, Par::rayon(0));
+        for j in 0..self.n_features() {
+            let s = self.scale.as_ref().map_or(1.0, |s| s[j]);
+            for i in 0..x.nrows() {
+                x[(i, j)] = x[(i, j)] * s + self.mean[j];
+            }
+        }
+        Ok(x)
+    }
+
+    /// Mean squared reconstruction error `(1/N) Σ ‖(x − x̃)/σ‖²` in the model's units
+    /// (standardized units when the model standardizes). On the training data it equals
+    /// `((N − ddof)/N) Σ_{j>M} λ_j`.
+    pub fn reconstruction_error<T: Real>(&self, x: MatRef<'_, T>) -> Result<f64> {
+        let xs = self.prepare(x)?;
+        let mut z = Mat::zeros(x.nrows(), self.n_components());
+        matmul(z.as_mut(), Accum::Replace, xs.as_ref(), self.components.transpose(), 1.0, Par::rayon(0));
+        let mut residual = xs;
+        matmul(residual.as_mut(), Accum::Add, z.as_ref(), self.components.as_ref(), -1.0, Par::rayon(0));
+        let n = x.nrows().max(1) as f64;
+        Ok(residual.squared_norm_l2() / n)
+    }
+
+    fn prepare<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
+        if x.ncols() != self.n_features() {
+            return Err(PcaError::FeatureMismatch { expected: self.n_features(), found: x.ncols() });
+        }
+        check_finite(x, 0)?;
+        Ok(center_scale(x, &self.mean, self.scale.as_deref()))
+    }
+
+    /// Principal axes, M×D: orthonormal rows sorted by decreasing explained variance.
+    pub fn components(&self) -> MatRef<'_, f64> {
+        self.components.as_ref()
+    }
+    /// The eigenvalues of the covariance (or correlation) matrix that were kept.
+    pub fn explained_variance(&self) -> &[f64] {
+        &self.explained_variance
+    }
+    /// Each kept eigenvalue over the total variance trace(S) (discarded directions included).
+    pub fn explained_variance_ratio(&self) -> &[f64] {
+        &self.explained_variance_ratio
+    }
+    /// `sqrt(λ_m (N − ddof))`: the singular values of the centred (scaled) data.
+    pub fn singular_values(&self) -> &[f64] {
+        &self.singular_values
+    }
+    /// Mean of the discarded eigenvalues among the min(N, D) (the probabilistic-PCA σ²); 0 when
+    /// none is discarded.
+    pub fn noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+    /// trace(S) in the model's units.
+    pub fn total_variance(&self) -> f64 {
+        self.total_variance
+    }
+    /// Training mean μ.
+    pub fn mean(&self) -> &[f64] {
+        &self.mean
+    }
+    /// Training standard deviations σ when standardized.
+    pub fn scale(&self) -> Option<&[f64]> {
+        self.scale.as_deref()
+    }
+    /// Centre only, or standardize.
+    pub fn scaling(&self) -> Scaling {
+        if self.scale.is_some() {
+            Scaling::Standardize
+        } else {
+            Scaling::Center
+        }
+    }
+    /// Number of training samples N.
+    pub fn n_samples(&self) -> usize {
+        self.n_samples
+    }
+    /// Number of features D.
+    pub fn n_features(&self) -> usize {
+        self.mean.len()
+    }
+    /// Number of components M.
+    pub fn n_components(&self) -> usize {
+        self.components.nrows()
+    }
+    /// Delta degrees of freedom used for every variance.
+    pub fn ddof(&self) -> usize {
+        self.ddof
+    }
+    /// The solver that was actually used (`Auto` resolved).
+    pub fn solver(&self) -> Solver {
+        self.solver
+    }
+    /// Features with zero variance in the training data (kept at scale 1 when standardizing).
+    pub fn zero_variance_features(&self) -> &[usize] {
+        &self.zero_variance_features
+    }
+}
+
+/// SPEC's sign rule: the entry of largest magnitude is positive; among entries tied to within
+/// a relative 1e-9, the first one decides (so solvers that differ by rounding agree).
+fn fix_sign(mut row: faer::RowMut<'_, f64>) {
+    let n = row.ncols();
+    let largest = (0..n).map(|j| row[j].abs()).fold(0.0, f64::max);
+    if let Some(j) = (0..n).find(|&j| row[j].abs() >= largest * (1.0 - SIGN_TIE)) {
+        if row[j] < 0.0 {
+            for k in 0..n {
+                row[k] = -row[k];
+            }
+        }
+    }
+}

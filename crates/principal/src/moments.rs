@@ -1,0 +1,159 @@
+//! Streaming first and second moments: count, mean and centred cross-products.
+
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
+
+use crate::prepare::{center_scale, check_finite};
+use crate::{PcaError, Real, Result};
+
+/// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
+/// of rows, and merges with other accumulators exactly (Chan, Golub & LeVeque's pairwise update):
+/// the same piece serves chunks of a file, threads and machines.
+///
+/// ```text
+/// n  = n_a + n_b,   δ = μ_b − μ_a,   μ = μ_a + δ n_b / n
+/// M  = M_a + M_b + δ δᵀ n_a n_b / n
+/// ```
+///
+/// Each chunk is centred on its own mean before its product is formed, so a constant offset
+/// of 1e6 costs no accuracy (no `E[xxᵀ] − μμᵀ`).
+///
+/// ```
+/// use principal::{faer::mat, MomentAccumulator};
+/// let x = mat![[1.0, 2.0], [3.0, 5.0], [5.0, 11.0]];
+/// let mut top = MomentAccumulator::new(2);
+/// top.push(x.subrows(0, 1))?;
+/// let mut bottom = MomentAccumulator::new(2);
+/// bottom.push(x.subrows(1, 2))?;
+/// top.merge(bottom)?;
+/// let m = top.finish()?;
+/// assert_eq!(m.n_samples(), 3);
+/// assert!((m.mean()[1] - 6.0).abs() < 1e-12);
+/// assert!((m.scatter()[(0, 0)] - 8.0).abs() < 1e-12);
+/// # Ok::<(), principal::PcaError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct MomentAccumulator {
+    n: usize,
+    mean: Vec<f64>,
+    scatter: Mat<f64>,
+}
+
+/// The finished moments of a data set: what the covariance solver needs.
+#[derive(Clone, Debug)]
+pub struct Moments {
+    n: usize,
+    mean: Vec<f64>,
+    scatter: Mat<f64>,
+}
+
+impl MomentAccumulator {
+    /// An empty accumulator for rows of `n_features` values.
+    pub fn new(n_features: usize) -> Self {
+        MomentAccumulator { n: 0, mean: vec![0.0; n_features], scatter: Mat::zeros(n_features, n_features) }
+    }
+
+    /// Number of rows pushed so far.
+    pub fn n_samples(&self) -> usize {
+        self.n
+    }
+
+    /// Number of features per row.
+    pub fn n_features(&self) -> usize {
+        self.mean.len()
+    }
+
+    /// Adds a chunk of rows. Non-finite values are rejected with their row counted from the first
+    /// row ever pushed to this accumulator.
+    pub fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
+        if chunk.ncols() != self.n_features() {
+            return Err(PcaError::FeatureMismatch { expected: self.n_features(), found: chunk.ncols() });
+        }
+        if chunk.nrows() == 0 {
+            return Ok(());
+        }
+        check_finite(chunk, self.n)?;
+        let n_b = chunk.nrows();
+        let mean_b = column_means(chunk);
+        let centred = center_scale(chunk, &mean_b, None);
+        let mut scatter_b = Mat::zeros(self.n_features(), self.n_features());
+        matmul(scatter_b.as_mut(), Accum::Replace, centred.transpose(), centred.as_ref(), 1.0, Par::rayon(0));
+        self.combine(n_b, &mean_b, scatter_b.as_ref());
+        Ok(())
+    }
+
+    /// Merges another accumulator into this one; the result equals one pass over both inputs.
+    pub fn merge(&mut self, other: MomentAccumulator) -> Result<()> {
+        if other.n_features() != self.n_features() {
+            return Err(PcaError::MergeMismatch { left: self.n_features(), right: other.n_features() });
+        }
+        if other.n > 0 {
+            self.combine(other.n, &other.mean, other.scatter.as_ref());
+        }
+        Ok(())
+    }
+
+    fn combine(&mut self, n_b: usize, mean_b: &[f64], scatter_b: MatRef<'_, f64>) {
+        let n_a = self.n;
+        let n = n_a + n_b;
+        if n_a == 0 {
+            self.n = n_b;
+            self.mean.copy_from_slice(mean_b);
+            self.scatter.copy_from(scatter_b);
+            return;
+        }
+        let delta: Vec<f64> = mean_b.iter().zip(&self.mean).map(|(b, a)| b - a).collect();
+        let weight = (n_a as f64) * (n_b as f64) / (n as f64);
+        let d = self.n_features();
+        for j in 0..d {
+            for i in 0..d {
+                self.scatter[(i, j)] += scatter_b[(i, j)] + weight * delta[i] * delta[j];
+            }
+        }
+        let frac = n_b as f64 / n as f64;
+        for (m, dl) in self.mean.iter_mut().zip(&delta) {
+            *m += dl * frac;
+        }
+        self.n = n;
+    }
+
+    /// The moments of everything pushed and merged. Fails on an empty accumulator.
+    pub fn finish(self) -> Result<Moments> {
+        if self.n == 0 || self.n_features() == 0 {
+            return Err(PcaError::EmptyData { n_samples: self.n, n_features: self.n_features() });
+        }
+        Ok(Moments { n: self.n, mean: self.mean, scatter: self.scatter })
+    }
+}
+
+impl Moments {
+    /// Number of samples.
+    pub fn n_samples(&self) -> usize {
+        self.n
+    }
+    /// Number of features.
+    pub fn n_features(&self) -> usize {
+        self.mean.len()
+    }
+    /// The mean of every feature.
+    pub fn mean(&self) -> &[f64] {
+        &self.mean
+    }
+    /// `Σ (x − μ)(x − μ)ᵀ`, D×D and symmetric; divide by `N − ddof` for the covariance.
+    pub fn scatter(&self) -> MatRef<'_, f64> {
+        self.scatter.as_ref()
+    }
+}
+
+/// Column means with a correction pass (exact to rounding under large offsets).
+pub(crate) fn column_means<T: Real>(x: MatRef<'_, T>) -> Vec<f64> {
+    let n = x.nrows() as f64;
+    (0..x.ncols())
+        .map(|j| {
+            let col = x.col(j);
+            let rough = (0..x.nrows()).map(|i| col[i].to_f64()).sum::<f64>() / n;
+            let correction = (0..x.nrows()).map(|i| col[i].to_f64() - rough).sum::<f64>() / n;
+            rough + correction
+        })
+        .collect()
+}

@@ -1,0 +1,107 @@
+//! Centring and scaling: the preprocessing every solver shares.
+
+use faer::{Mat, MatRef};
+
+use crate::moments::Moments;
+use crate::{PcaError, Real, Result, Scaling};
+
+/// Mean, optional scale and the total variance (in scaled units) of a training set.
+#[derive(Clone, Debug)]
+pub(crate) struct Preprocessing {
+    pub mean: Vec<f64>,
+    pub scale: Option<Vec<f64>>,
+    /// Features whose variance is zero (to rounding); they keep scale 1.
+    pub zero_variance: Vec<usize>,
+    /// trace(S) in scaled units: the denominator of the explained-variance ratios.
+    pub total_variance: f64,
+}
+
+impl Preprocessing {
+    /// Two passes over `x`: the mean (with a correction pass, so an offset of 1e6 costs nothing),
+    /// then the centred sums of squares. Rejects non-finite values, naming row and column.
+    pub fn from_data<T: Real>(x: MatRef<'_, T>, scaling: Scaling, ddof: usize) -> Result<Self> {
+        let (n, d) = (x.nrows(), x.ncols());
+        let mut mean = vec![0.0; d];
+        let mut sum_sq = vec![0.0; d];
+        for j in 0..d {
+            let col = x.col(j);
+            let mut sum = 0.0;
+            for i in 0..n {
+                let v = col[i].to_f64();
+                if !v.is_finite() {
+                    // Report the first bad value in reading order (row by row).
+                    check_finite(x, 0)?;
+                }
+                sum += v;
+            }
+            let rough = sum / n as f64;
+            let (mut correction, mut ss) = (0.0, 0.0);
+            for i in 0..n {
+                let c = col[i].to_f64() - rough;
+                correction += c;
+                ss += c * c;
+            }
+            // Centred about `rough`; shift the sum of squares to the corrected mean.
+            let delta = correction / n as f64;
+            mean[j] = rough + delta;
+            sum_sq[j] = (ss - correction * delta).max(0.0);
+        }
+        Ok(Self::from_sums(mean, &sum_sq, n, scaling, ddof))
+    }
+
+    /// The same from streamed moments: the diagonal of the scatter matrix holds the sums of squares.
+    pub fn from_moments(moments: &Moments, scaling: Scaling, ddof: usize) -> Self {
+        let scatter = moments.scatter();
+        let sum_sq: Vec<f64> = (0..moments.n_features()).map(|j| scatter[(j, j)].max(0.0)).collect();
+        Self::from_sums(moments.mean().to_vec(), &sum_sq, moments.n_samples(), scaling, ddof)
+    }
+
+    fn from_sums(mean: Vec<f64>, sum_sq: &[f64], n: usize, scaling: Scaling, ddof: usize) -> Self {
+        let denom = (n - ddof) as f64;
+        let variance: Vec<f64> = sum_sq.iter().map(|ss| ss / denom).collect();
+        // A constant feature centres to exact zeros or to rounding noise of its mean.
+        let zero_variance: Vec<usize> = (0..mean.len())
+            .filter(|&j| variance[j].sqrt() <= 16.0 * f64::EPSILON * mean[j].abs())
+            .collect();
+        match scaling {
+            Scaling::Center => {
+                let total_variance = variance.iter().sum();
+                Preprocessing { mean, scale: None, zero_variance, total_variance }
+            }
+            Scaling::Standardize => {
+                let mut scale: Vec<f64> = variance.iter().map(|v| v.sqrt()).collect();
+                for &j in &zero_variance {
+                    scale[j] = 1.0;
+                }
+                let total_variance = (0..mean.len()).map(|j| variance[j] / (scale[j] * scale[j])).sum();
+                Preprocessing { mean, scale: Some(scale), zero_variance, total_variance }
+            }
+        }
+    }
+
+    /// `(x − μ) / σ` as a new f64 matrix.
+    pub fn apply<T: Real>(&self, x: MatRef<'_, T>) -> Mat<f64> {
+        center_scale(x, &self.mean, self.scale.as_deref())
+    }
+}
+
+/// `(x − μ) / σ` as a new f64 matrix (σ = 1 when `scale` is `None`).
+pub(crate) fn center_scale<T: Real>(x: MatRef<'_, T>, mean: &[f64], scale: Option<&[f64]>) -> Mat<f64> {
+    match scale {
+        None => Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)].to_f64() - mean[j]),
+        Some(s) => Mat::from_fn(x.nrows(), x.ncols(), |i, j| (x[(i, j)].to_f64() - mean[j]) / s[j]),
+    }
+}
+
+/// The first non-finite value of `x` in reading order, as an error naming its place.
+pub(crate) fn check_finite<T: Real>(x: MatRef<'_, T>, row_offset: usize) -> Result<()> {
+    for i in 0..x.nrows() {
+        for j in 0..x.ncols() {
+            let v = x[(i, j)].to_f64();
+            if !v.is_finite() {
+                return Err(PcaError::NonFinite { row: row_offset + i, column: j, value: v });
+            }
+        }
+    }
+    Ok(())
+}
