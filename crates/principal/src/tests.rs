@@ -1,1 +1,392 @@
+//! Reference values, SPEC's relations as properties, and error cases for the whole fit path.
+
+use faer::{mat, Mat, MatRef};
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
 use super::*;
+
+const EXACT_SOLVERS: [Solver; 4] = [Solver::Auto, Solver::Covariance, Solver::Gram, Solver::Svd];
+
+fn fit_with(x: MatRef<'_, f64>, components: ComponentCount, scaling: Scaling, ddof: usize, solver: Solver) -> Result<PcaModel> {
+    PcaBuilder::new().components(components).scaling(scaling).ddof(ddof).solver(solver).build()?.fit(x)
+}
+
+fn iris() -> Mat<f64> {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/iris.csv")).unwrap();
+    let rows: Vec<Vec<f64>> =
+        text.lines().skip(1).map(|l| l.split(',').take(4).map(|v| v.parse().unwrap()).collect()).collect();
+    Mat::from_fn(rows.len(), 4, |i, j| rows[i][j])
+}
+
+#[test]
+fn houses_reference_codes() {
+    let x = mat![[10.0, 10.0], [2.0, 2.0], [7.0, 7.0], [1.0, 1.0], [5.0, 5.0]];
+    let expected = [7.0711, -4.2426, 2.8284, -5.6569, 0.0];
+    for solver in EXACT_SOLVERS {
+        let model = fit_with(x.as_ref(), ComponentCount::All, Scaling::Center, 1, solver).unwrap();
+        assert_eq!(model.mean(), &[5.0, 5.0]);
+        let z = model.transform(x.as_ref()).unwrap();
+        let sign = z[(0, 0)].signum();
+        for (i, e) in expected.iter().enumerate() {
+            assert!((sign * z[(i, 0)] - e).abs() < 1e-4, "{solver}: code {i} = {}", z[(i, 0)]);
+            assert!(z[(i, 1)].abs() < 1e-12, "{solver}: second code {i} = {}", z[(i, 1)]);
+        }
+        // Sign rule with a tie: (0.7071, 0.7071) has its first entry positive.
+        assert!(model.components()[(0, 0)] > 0.0 && model.components()[(1, 0)] > 0.0, "{solver}");
+        assert!((model.explained_variance_ratio()[0] - 1.0).abs() < 1e-14);
+    }
+}
+
+#[test]
+fn iris_reference_values() {
+    let x = iris();
+    let eig = [4.22824171, 0.24267075, 0.07820950, 0.02383509];
+    let v1 = [-0.361387, 0.084523, -0.856671, -0.358289];
+    let v2 = [0.656589, 0.730161, -0.173373, -0.075481];
+    for solver in EXACT_SOLVERS {
+        let model = fit_with(x.as_ref(), ComponentCount::All, Scaling::Center, 1, solver).unwrap();
+        for (got, want) in model.explained_variance().iter().zip(eig) {
+            assert!((got - want).abs() < 1e-8, "{solver}: eigenvalue {got} vs {want}");
+        }
+        for (m, v) in [(0, v1), (1, v2)] {
+            let b = model.components().row(m);
+            let sign = (b[0] * v[0]).signum();
+            for j in 0..4 {
+                assert!((sign * b[j] - v[j]).abs() < 1e-6, "{solver}: component {m}[{j}] = {}", b[j]);
+            }
+        }
+        // Sign rule: the entry of largest magnitude is positive.
+        assert!(model.components()[(0, 2)] > 0.0);
+        assert_eq!(model.solver() == Solver::Auto, false);
+    }
+}
+
+#[test]
+fn auto_resolves_by_shape_and_is_recorded() {
+    let tall = random_matrix(30, 4, None, 0.0, 1);
+    let wide = random_matrix(4, 30, None, 0.0, 2);
+    let fit = |x: &Mat<f64>| fit_with(x.as_ref(), ComponentCount::Fixed(2), Scaling::Center, 1, Solver::Auto).unwrap();
+    assert_eq!(fit(&tall).solver(), Solver::Covariance);
+    assert_eq!(fit(&wide).solver(), Solver::Gram);
+}
+
+#[test]
+fn variance_fraction_picks_smallest_count_reaching_it() {
+    let x = iris();
+    let model = fit_with(x.as_ref(), ComponentCount::VarianceFraction(0.95), Scaling::Center, 1, Solver::Svd).unwrap();
+    // 4.228 / 4.573 = 0.9246 < 0.95 ≤ (4.228 + 0.243) / 4.573 = 0.9777
+    assert_eq!(model.n_components(), 2);
+    let full = fit_with(x.as_ref(), ComponentCount::VarianceFraction(1.0), Scaling::Center, 1, Solver::Svd).unwrap();
+    assert_eq!(full.n_components(), 4);
+}
+
+#[test]
+fn standardized_iris_has_trace_d_and_keeps_training_scale() {
+    let x = iris();
+    for solver in EXACT_SOLVERS {
+        let model = fit_with(x.as_ref(), ComponentCount::All, Scaling::Standardize, 1, solver).unwrap();
+        let sum: f64 = model.explained_variance().iter().sum();
+        assert!((sum - 4.0).abs() < 1e-12, "{solver}: {sum}");
+        assert!((model.total_variance() - 4.0).abs() < 1e-12);
+        let back = model.inverse_transform(model.transform(x.as_ref()).unwrap().as_ref()).unwrap();
+        assert!(max_abs_diff(back.as_ref(), x.as_ref()) < 1e-12, "{solver}");
+    }
+}
+
+#[test]
+fn constant_feature_keeps_scale_one_and_is_reported() {
+    let mut x = random_matrix(20, 4, None, 0.0, 3);
+    for i in 0..20 {
+        x[(i, 2)] = 0.1;
+    }
+    for solver in EXACT_SOLVERS {
+        let model = fit_with(x.as_ref(), ComponentCount::Fixed(3), Scaling::Standardize, 1, solver).unwrap();
+        assert_eq!(model.zero_variance_features(), &[2], "{solver}");
+        assert_eq!(model.scale().unwrap()[2], 1.0);
+        assert!((model.total_variance() - 3.0).abs() < 1e-12);
+    }
+}
+
+#[test]
+fn single_sample_with_ddof_one_is_a_clear_error() {
+    let x = mat![[1.0, 2.0, 3.0]];
+    let err = fit_with(x.as_ref(), ComponentCount::Fixed(1), Scaling::Center, 1, Solver::Auto).unwrap_err();
+    assert_eq!(err, PcaError::TooFewSamples { n_samples: 1, ddof: 1 });
+    assert!(err.to_string().contains("ddof 0"), "{err}");
+    // ddof 0 accepts it: zero variance, one component, ratio 0.
+    let model = fit_with(x.as_ref(), ComponentCount::Fixed(1), Scaling::Center, 0, Solver::Svd).unwrap();
+    assert_eq!(model.explained_variance(), &[0.0]);
+    assert_eq!(model.explained_variance_ratio(), &[0.0]);
+}
+
+#[test]
+fn parameter_errors_name_value_and_range() {
+    let x = iris();
+    let err = fit_with(x.as_ref(), ComponentCount::Fixed(9), Scaling::Center, 1, Solver::Auto).unwrap_err();
+    assert_eq!(err.to_string(), "--components 9 is more than min(n_samples, n_features) = 4");
+    let err = PcaBuilder::new().components(ComponentCount::VarianceFraction(1.5)).build().unwrap_err();
+    assert!(err.to_string().contains("1.5") && err.to_string().contains("(0, 1]"));
+    assert!(PcaBuilder::new().components(ComponentCount::VarianceFraction(f64::NAN)).build().is_err());
+    assert_eq!(PcaBuilder::new().components(ComponentCount::Fixed(0)).build().unwrap_err(), PcaError::ZeroComponents);
+    assert_eq!(PcaBuilder::new().ddof(2).build().unwrap_err(), PcaError::InvalidDdof(2));
+    let empty = Mat::<f64>::zeros(0, 3);
+    assert!(matches!(
+        fit_with(empty.as_ref(), ComponentCount::All, Scaling::Center, 1, Solver::Auto),
+        Err(PcaError::EmptyData { .. })
+    ));
+}
+
+#[test]
+fn non_finite_values_are_rejected_with_their_place() {
+    let mut x = random_matrix(6, 3, None, 0.0, 4);
+    x[(4, 1)] = f64::NAN;
+    x[(5, 0)] = f64::INFINITY;
+    for solver in EXACT_SOLVERS {
+        let err = fit_with(x.as_ref(), ComponentCount::Fixed(1), Scaling::Center, 1, solver).unwrap_err();
+        assert!(matches!(err, PcaError::NonFinite { row: 4, column: 1, .. }), "{solver}: {err}");
+    }
+}
+
+#[test]
+fn transform_and_inverse_check_widths() {
+    let model = fit_with(iris().as_ref(), ComponentCount::Fixed(2), Scaling::Center, 1, Solver::Svd).unwrap();
+    let wrong = Mat::<f64>::zeros(3, 5);
+    assert_eq!(model.transform(wrong.as_ref()).unwrap_err(), PcaError::FeatureMismatch { expected: 4, found: 5 });
+    assert_eq!(
+        model.inverse_transform(wrong.as_ref()).unwrap_err(),
+        PcaError::ComponentMismatch { expected: 2, found: 5 }
+    );
+}
+
+#[test]
+fn f32_input_matches_f64_input_of_the_same_values() {
+    let x = iris();
+    let x32 = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] as f32);
+    let x64 = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x32[(i, j)] as f64);
+    let params = PcaBuilder::new().components(ComponentCount::Fixed(3)).build().unwrap();
+    let a = params.fit(x32.as_ref()).unwrap();
+    let b = params.fit(x64.as_ref()).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn model_round_trips_through_parts() {
+    let model = fit_with(iris().as_ref(), ComponentCount::Fixed(2), Scaling::Standardize, 0, Solver::Gram).unwrap();
+    assert_eq!(PcaModel::from_parts(model.to_parts()).unwrap(), model);
+    let mut broken = model.to_parts();
+    broken.explained_variance.pop();
+    assert!(matches!(PcaModel::from_parts(broken), Err(PcaError::InvalidModel(_))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties over random shapes.
+
+/// An n×d matrix with entries of varied scale per column; `rank` limits the rank (plus noise 0);
+/// `offset` is added to every entry.
+fn random_matrix(n: usize, d: usize, rank: Option<usize>, offset: f64, seed: u64) -> Mat<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let base = match rank {
+        None => Mat::from_fn(n, d, |_, j| rng.random_range(-1.0..1.0) * (1.0 + j as f64)),
+        Some(r) => {
+            let a = Mat::from_fn(n, r, |_, _| rng.random_range(-1.0..1.0));
+            let b = Mat::from_fn(r, d, |_, _| rng.random_range(-1.0..1.0));
+            &a * &b
+        }
+    };
+    Mat::from_fn(n, d, |i, j| base[(i, j)] + offset)
+}
+
+fn max_abs_diff(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
+    let mut m = 0.0f64;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            m = m.max((a[(i, j)] - b[(i, j)]).abs());
+        }
+    }
+    m
+}
+
+/// Relations 1–3 of SPEC on the training data, with tolerances of rounding size.
+fn check_relations(x: MatRef<'_, f64>, model: &PcaModel) -> std::result::Result<(), TestCaseError> {
+    let (n, m) = (x.nrows(), model.n_components());
+    let ddof = model.ddof();
+    let lam = model.explained_variance();
+    let scale = model.total_variance().max(1e-300);
+    let size = ((n * x.ncols()) as f64).sqrt();
+    // Rounding already present in the input: an offset of 1e6 stores each entry to ±1e6·ε.
+    let min_scale = model.scale().map_or(1.0, |s| s.iter().cloned().fold(f64::INFINITY, f64::min));
+    let rounding = 4.0 * f64::EPSILON * x.norm_max() * size / min_scale;
+    let tol = 1e-9 * scale * size + rounding * scale.sqrt();
+    let z = model.transform(x).unwrap();
+    // 1. Codes have variance λ_m and are uncorrelated (means are zero).
+    for a in 0..m {
+        for b in 0..m {
+            let c: f64 = (0..n).map(|i| z[(i, a)] * z[(i, b)]).sum::<f64>() / (n - ddof) as f64;
+            let want = if a == b { lam[a] } else { 0.0 };
+            prop_assert!((c - want).abs() <= tol, "code covariance ({a},{b}) = {c}, want {want}");
+        }
+    }
+    // 2. Mean squared reconstruction error = ((N − ddof)/N) Σ discarded λ.
+    let discarded = (model.total_variance() - lam.iter().sum::<f64>()).max(0.0);
+    let err = model.reconstruction_error(x).unwrap();
+    let want = (n - ddof) as f64 / n as f64 * discarded;
+    prop_assert!((err - want).abs() <= tol, "reconstruction error {err}, want {want}");
+    // 3. The residual is orthogonal to every component.
+    let back = model.inverse_transform(z.as_ref()).unwrap();
+    let scale_of = |j: usize| model.scale().map_or(1.0, |s| s[j]);
+    let residual = Mat::from_fn(n, x.ncols(), |i, j| (x[(i, j)] - back[(i, j)]) / scale_of(j));
+    let dots = &residual * model.components().transpose();
+    let norm = residual.norm_l2().max(1e-300);
+    prop_assert!(dots.norm_max() <= 1e-9 * norm.max(scale.sqrt()) + rounding, "residual·components = {}", dots.norm_max());
+    // Orthonormal rows.
+    let gram = model.components() * model.components().transpose();
+    prop_assert!(max_abs_diff(gram.as_ref(), Mat::<f64>::identity(m, m).as_ref()) < 1e-10, "components not orthonormal");
+    Ok(())
+}
+
+/// Projector onto the span of the components.
+fn projector(model: &PcaModel) -> Mat<f64> {
+    model.components().transpose() * model.components()
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    n: usize,
+    d: usize,
+    rank: Option<usize>,
+    offset: f64,
+    scaling: Scaling,
+    ddof: usize,
+    m: usize,
+    seed: u64,
+}
+
+fn cases() -> impl Strategy<Value = Case> {
+    let shape = prop_oneof![
+        (20usize..60, 1usize..8),   // tall
+        (2usize..8, 10usize..40),   // wide
+        (2usize..20, 2usize..20),   // anything, square-ish
+        (1usize..2, 1usize..10),    // a single row
+    ];
+    (shape, any::<u64>(), prop::bool::ANY, prop::bool::ANY, 0usize..3, 0usize..2, 1usize..40).prop_map(
+        |((n, d), seed, standardize, big_offset, rank_kind, ddof, m)| {
+            let ddof = if n == 1 { 0 } else { ddof };
+            let max = n.min(d);
+            let rank = match rank_kind {
+                0 => None,
+                _ => Some(1 + (seed as usize) % max),
+            };
+            Case {
+                n,
+                d,
+                rank,
+                offset: if big_offset { 1e6 } else { 0.0 },
+                scaling: if standardize { Scaling::Standardize } else { Scaling::Center },
+                ddof,
+                m: 1 + (m - 1) % max,
+                seed,
+            }
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn relations_hold_for_every_solver(case in cases()) {
+        let x = random_matrix(case.n, case.d, case.rank, case.offset, case.seed);
+        let mut models = Vec::new();
+        for solver in EXACT_SOLVERS {
+            let model = fit_with(x.as_ref(), ComponentCount::Fixed(case.m), case.scaling, case.ddof, solver).unwrap();
+            prop_assert_eq!(model.n_components(), case.m);
+            check_relations(x.as_ref(), &model)?;
+            models.push(model);
+        }
+        // 4. Solvers agree with the SVD: eigenvalues always; the subspace where the gap allows.
+        let reference = &models[3];
+        let lam = reference.explained_variance();
+        let top = reference.total_variance().max(1e-300);
+        let tol = 1e-9 * top * ((case.n * case.d) as f64).sqrt();
+        for model in &models[..3] {
+            for (a, b) in model.explained_variance().iter().zip(lam) {
+                prop_assert!((a - b).abs() <= tol, "{}: eigenvalue {a} vs svd {b}", model.solver());
+            }
+        }
+        let svd_all = fit_with(x.as_ref(), ComponentCount::All, case.scaling, case.ddof, Solver::Svd).unwrap();
+        let all = svd_all.explained_variance();
+        let gap = if case.m < all.len() { all[case.m - 1] - all[case.m] } else { f64::INFINITY };
+        if gap > 1e-6 * top && all[case.m - 1] > 1e-8 * top {
+            let p = projector(reference);
+            for model in &models[..3] {
+                let diff = max_abs_diff(projector(model).as_ref(), p.as_ref());
+                prop_assert!(diff <= 1e-9 * ((case.n * case.d) as f64).sqrt() * top / gap.min(top), "{}: projectors differ by {diff}", model.solver());
+            }
+        }
+    }
+
+    #[test]
+    fn an_offset_of_1e6_changes_nothing_beyond_rounding(case in cases()) {
+        let x = random_matrix(case.n, case.d, case.rank, 0.0, case.seed);
+        let shifted = Mat::from_fn(case.n, case.d, |i, j| x[(i, j)] + 1e6);
+        for solver in EXACT_SOLVERS {
+            let a = fit_with(x.as_ref(), ComponentCount::Fixed(case.m), case.scaling, case.ddof, solver).unwrap();
+            let b = fit_with(shifted.as_ref(), ComponentCount::Fixed(case.m), case.scaling, case.ddof, solver).unwrap();
+            let top = a.total_variance().max(1e-300);
+            // Storing x + 1e6 rounds each entry by up to 1e6·ε/2 ≈ 1.2e-10.
+            let tol = 1e-8 * ((case.n * case.d) as f64).sqrt() * top.sqrt().max(1e-3);
+            prop_assert!((a.total_variance() - b.total_variance()).abs() <= tol);
+            for (u, v) in a.explained_variance().iter().zip(b.explained_variance()) {
+                prop_assert!((u - v).abs() <= tol, "{solver}: {u} vs {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn merging_any_split_equals_one_pass(n in 1usize..50, d in 1usize..8, seed: u64, cuts in prop::collection::vec(0usize..50, 0..4), big_offset: bool) {
+        let x = random_matrix(n, d, None, if big_offset { 1e6 } else { 0.0 }, seed);
+        let mut one = MomentAccumulator::new(d);
+        one.push(x.as_ref()).unwrap();
+        let one = one.finish().unwrap();
+        let mut bounds: Vec<usize> = cuts.into_iter().map(|c| c % (n + 1)).collect();
+        bounds.extend([0, n]);
+        bounds.sort_unstable();
+        let mut merged = MomentAccumulator::new(d);
+        for w in bounds.windows(2) {
+            let mut part = MomentAccumulator::new(d);
+            part.push(x.subrows(w[0], w[1] - w[0])).unwrap();
+            merged.merge(part).unwrap();
+        }
+        let merged = merged.finish().unwrap();
+        prop_assert_eq!(merged.n_samples(), n);
+        let size = one.scatter().norm_max().max(1.0);
+        for j in 0..d {
+            prop_assert!((merged.mean()[j] - one.mean()[j]).abs() <= 1e-12 * one.mean()[j].abs().max(1.0));
+        }
+        // Each centred entry carries the input's rounding, ε·max|x|, into the products.
+        let rounding = 4.0 * f64::EPSILON * x.norm_max() * size.sqrt() * n as f64;
+        prop_assert!(max_abs_diff(merged.scatter(), one.scatter()) <= 1e-11 * size * n as f64 + rounding);
+    }
+
+    #[test]
+    fn same_data_in_another_row_order_gives_the_same_model(n in 3usize..30, d in 1usize..6, seed: u64) {
+        let x = random_matrix(n, d, None, 0.0, seed);
+        let reversed = Mat::from_fn(n, d, |i, j| x[(n - 1 - i, j)]);
+        let m = n.min(d);
+        for solver in EXACT_SOLVERS {
+            let a = fit_with(x.as_ref(), ComponentCount::Fixed(m), Scaling::Center, 1, solver).unwrap();
+            let b = fit_with(reversed.as_ref(), ComponentCount::Fixed(m), Scaling::Center, 1, solver).unwrap();
+            let lam = a.explained_variance();
+            for k in 0..m {
+                let separated = (k == 0 || lam[k - 1] - lam[k] > 1e-6 * lam[0]) && (k + 1 == m || lam[k] - lam[k + 1] > 1e-6 * lam[0]);
+                if separated && lam[k] > 1e-9 * lam[0] {
+                    for j in 0..d {
+                        prop_assert!((a.components()[(k, j)] - b.components()[(k, j)]).abs() < 1e-7, "{solver}: component {k}");
+                    }
+                }
+            }
+        }
+    }
+}
