@@ -14,8 +14,14 @@ pub enum PcaError {
     #[error("{n_samples} sample(s) is too few with ddof {ddof}: need at least {} (use ddof 0 for a single sample)", ddof + 1)]
     TooFewSamples { n_samples: usize, ddof: usize },
     /// A NaN or infinite value in the data.
-    #[error("non-finite value {value} at row {row}, column {column} (rows and columns count from 0)")]
-    NonFinite { row: usize, column: usize, value: f64 },
+    #[error(
+        "non-finite value {value} at row {row}, column {column} (rows and columns count from 0)"
+    )]
+    NonFinite {
+        row: usize,
+        column: usize,
+        value: f64,
+    },
     /// More components requested than the data can have.
     #[error("--components {requested} is more than min(n_samples, n_features) = {max}")]
     TooManyComponents { requested: usize, max: usize },
@@ -25,6 +31,12 @@ pub enum PcaError {
     /// The fraction of variance to keep is not in (0, 1].
     #[error("--variance {0} is outside the allowed range (0, 1]")]
     VarianceFractionOutOfRange(f64),
+    /// A tolerance outside (0, 1).
+    #[error("--tolerance {0} is outside the allowed range (0, 1)")]
+    ToleranceOutOfRange(f64),
+    /// An iteration limit of zero.
+    #[error("--max-iterations 0 is not allowed: at least 1 pass is needed")]
+    ZeroIterations,
     /// `ddof` other than 0 or 1.
     #[error("--ddof {0} is not allowed: use 0 (divide by N) or 1 (divide by N − 1)")]
     InvalidDdof(usize),
@@ -42,10 +54,19 @@ pub enum PcaError {
     MergeMismatch { left: usize, right: usize },
     /// A solver that cannot handle the request (e.g. an iterative solver asked for everything).
     #[error("solver {solver} cannot be used here: {reason}")]
-    SolverUnsuitable { solver: &'static str, reason: String },
+    SolverUnsuitable {
+        solver: &'static str,
+        reason: String,
+    },
     /// A numerical routine did not converge.
     #[error("solver {solver} did not converge: {detail}")]
-    NoConvergence { solver: &'static str, detail: String },
+    NoConvergence {
+        solver: &'static str,
+        detail: String,
+    },
+    /// The data source failed (e.g. a file could not be read on a later pass).
+    #[error("{0}")]
+    Source(String),
     /// Parts given to [`crate::PcaModel::from_parts`] do not make a consistent model.
     #[error("inconsistent model: {0}")]
     InvalidModel(String),

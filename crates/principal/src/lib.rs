@@ -31,14 +31,18 @@ mod params;
 mod prepare;
 mod real;
 pub mod solver;
+mod source;
 
 pub use error::{PcaError, Result};
 pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, Moments};
-pub use params::{ComponentCount, PcaBuilder, PcaParams, Scaling, Solver};
+pub use params::{
+    ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod, Scaling, Solver,
+};
 pub use real::Real;
-pub use solver::Spectrum;
+pub use solver::{IterationReport, Spectrum};
+pub use source::{source_error, ChunkRef, ChunkSource, InMemory};
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
 use crate::prepare::{center_scale, check_finite, Preprocessing};
-use crate::solver::Spectrum;
+use crate::solver::{IterationReport, Spectrum};
 use crate::{ComponentCount, PcaError, PcaParams, Real, Result, Scaling, Solver};
 
 /// A fitted principal component analysis.
@@ -25,6 +25,7 @@ pub struct PcaModel {
     ddof: usize,
     solver: Solver,
     zero_variance_features: Vec<usize>,
+    iteration_report: Option<IterationReport>,
 }
 
 /// Every field of a [`PcaModel`], public: for model files and other languages.
@@ -55,6 +56,8 @@ pub struct ModelParts {
     pub solver: Solver,
     /// Features of zero variance in the training data (scale 1 when standardized).
     pub zero_variance_features: Vec<usize>,
+    /// Passes and error estimate of an iterative solver; `None` for exact solvers.
+    pub iteration_report: Option<IterationReport>,
 }
 
 /// Relative tolerance under which two entries count as tied for the sign rule.
@@ -93,7 +96,10 @@ impl PcaModel {
                 chosen.min(max)
             }
         };
-        assert!(m <= spectrum.vectors.ncols(), "solver returned too few eigenvectors");
+        assert!(
+            m <= spectrum.vectors.ncols(),
+            "solver returned too few eigenvectors"
+        );
         let mut components = Mat::from_fn(m, d, |i, j| spectrum.vectors[(j, i)]);
         for i in 0..m {
             fix_sign(components.as_mut().row_mut(i));
@@ -101,10 +107,22 @@ impl PcaModel {
         let explained_variance: Vec<f64> = values[..m].to_vec();
         let explained_variance_ratio = explained_variance.iter().map(|&v| ratio_of(v)).collect();
         let denom = (n_samples - params.ddof()) as f64;
-        let singular_values = explained_variance.iter().map(|v| (v * denom).sqrt()).collect();
-        let discarded = &values[m.min(values.len())..max.min(values.len())];
-        let noise_variance =
-            if m < max && !discarded.is_empty() { discarded.iter().sum::<f64>() / (max - m) as f64 } else { 0.0 };
+        let singular_values = explained_variance
+            .iter()
+            .map(|v| (v * denom).sqrt())
+            .collect();
+        // Mean of the discarded eigenvalues among min(N, D); an iterative solver knows only the
+        // leading ones, so the discarded sum is the total variance less the kept sum.
+        let discarded = if values.len() >= max {
+            values[m..max].iter().sum::<f64>()
+        } else {
+            (total - explained_variance.iter().sum::<f64>()).max(0.0)
+        };
+        let noise_variance = if m < max {
+            discarded / (max - m) as f64
+        } else {
+            0.0
+        };
         let scale = match params.scaling() {
             Scaling::Center => None,
             Scaling::Standardize => prep.scale,
@@ -122,6 +140,7 @@ impl PcaModel {
             ddof: params.ddof(),
             solver,
             zero_variance_features: prep.zero_variance,
+            iteration_report: spectrum.report,
         })
     }
 
@@ -134,23 +153,35 @@ impl PcaModel {
             return bad("the mean is empty".into());
         }
         if parts.components.ncols() != d {
-            return bad(format!("components are {}×{} but the mean has {d} entries", m, parts.components.ncols()));
+            return bad(format!(
+                "components are {}×{} but the mean has {d} entries",
+                m,
+                parts.components.ncols()
+            ));
         }
         if m == 0 || m > d {
             return bad(format!("{m} components for {d} features"));
         }
         for (name, len) in [
             ("explained_variance", parts.explained_variance.len()),
-            ("explained_variance_ratio", parts.explained_variance_ratio.len()),
+            (
+                "explained_variance_ratio",
+                parts.explained_variance_ratio.len(),
+            ),
             ("singular_values", parts.singular_values.len()),
         ] {
             if len != m {
-                return bad(format!("{name} has {len} entries but there are {m} components"));
+                return bad(format!(
+                    "{name} has {len} entries but there are {m} components"
+                ));
             }
         }
         if let Some(s) = &parts.scale {
             if s.len() != d {
-                return bad(format!("scale has {} entries but the mean has {d}", s.len()));
+                return bad(format!(
+                    "scale has {} entries but the mean has {d}",
+                    s.len()
+                ));
             }
             if let Some(j) = s.iter().position(|v| !(v.is_finite() && *v > 0.0)) {
                 return bad(format!("scale[{j}] = {} is not a positive number", s[j]));
@@ -160,7 +191,10 @@ impl PcaModel {
             return bad(format!("ddof {} is not 0 or 1", parts.ddof));
         }
         if parts.n_samples <= parts.ddof {
-            return bad(format!("n_samples {} is too few for ddof {}", parts.n_samples, parts.ddof));
+            return bad(format!(
+                "n_samples {} is too few for ddof {}",
+                parts.n_samples, parts.ddof
+            ));
         }
         if parts.solver == Solver::Auto {
             return bad("the solver must be the one actually used, not auto".into());
@@ -189,6 +223,7 @@ impl PcaModel {
             ddof: parts.ddof,
             solver: parts.solver,
             zero_variance_features: parts.zero_variance_features,
+            iteration_report: parts.iteration_report,
         })
     }
 
@@ -207,6 +242,7 @@ impl PcaModel {
             ddof: self.ddof,
             solver: self.solver,
             zero_variance_features: self.zero_variance_features.clone(),
+            iteration_report: self.iteration_report,
         }
     }
 
@@ -214,19 +250,36 @@ impl PcaModel {
     pub fn transform<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
         let xs = self.prepare(x)?;
         let mut z = Mat::zeros(x.nrows(), self.n_components());
-        matmul(z.as_mut(), Accum::Replace, xs.as_ref(), self.components.transpose(), 1.0, Par::rayon(0));
+        matmul(
+            z.as_mut(),
+            Accum::Replace,
+            xs.as_ref(),
+            self.components.transpose(),
+            1.0,
+            Par::rayon(0),
+        );
         Ok(z)
     }
 
     /// Reconstruction `x̃ = (B z) σ + μ` from N×M codes.
     pub fn inverse_transform<T: Real>(&self, codes: MatRef<'_, T>) -> Result<Mat<f64>> {
         if codes.ncols() != self.n_components() {
-            return Err(PcaError::ComponentMismatch { expected: self.n_components(), found: codes.ncols() });
+            return Err(PcaError::ComponentMismatch {
+                expected: self.n_components(),
+                found: codes.ncols(),
+            });
         }
         check_finite(codes, 0)?;
         let z = Mat::from_fn(codes.nrows(), codes.ncols(), |i, j| codes[(i, j)].to_f64());
         let mut x = Mat::zeros(codes.nrows(), self.n_features());
-        matmul(x.as_mut(), Accum::Replace, z.as_ref(), self.components.as_ref(), 1.0, Par::rayon(0));
+        matmul(
+            x.as_mut(),
+            Accum::Replace,
+            z.as_ref(),
+            self.components.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
         for j in 0..self.n_features() {
             let s = self.scale.as_ref().map_or(1.0, |s| s[j]);
             for i in 0..x.nrows() {
@@ -242,16 +295,33 @@ impl PcaModel {
     pub fn reconstruction_error<T: Real>(&self, x: MatRef<'_, T>) -> Result<f64> {
         let xs = self.prepare(x)?;
         let mut z = Mat::zeros(x.nrows(), self.n_components());
-        matmul(z.as_mut(), Accum::Replace, xs.as_ref(), self.components.transpose(), 1.0, Par::rayon(0));
+        matmul(
+            z.as_mut(),
+            Accum::Replace,
+            xs.as_ref(),
+            self.components.transpose(),
+            1.0,
+            Par::rayon(0),
+        );
         let mut residual = xs;
-        matmul(residual.as_mut(), Accum::Add, z.as_ref(), self.components.as_ref(), -1.0, Par::rayon(0));
+        matmul(
+            residual.as_mut(),
+            Accum::Add,
+            z.as_ref(),
+            self.components.as_ref(),
+            -1.0,
+            Par::rayon(0),
+        );
         let n = x.nrows().max(1) as f64;
         Ok(residual.squared_norm_l2() / n)
     }
 
     fn prepare<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
         if x.ncols() != self.n_features() {
-            return Err(PcaError::FeatureMismatch { expected: self.n_features(), found: x.ncols() });
+            return Err(PcaError::FeatureMismatch {
+                expected: self.n_features(),
+                found: x.ncols(),
+            });
         }
         check_finite(x, 0)?;
         Ok(center_scale(x, &self.mean, self.scale.as_deref()))
@@ -317,6 +387,10 @@ impl PcaModel {
     /// The solver that was actually used (`Auto` resolved).
     pub fn solver(&self) -> Solver {
         self.solver
+    }
+    /// Passes, error estimate and convergence of an iterative solver; `None` for exact ones.
+    pub fn iteration_report(&self) -> Option<IterationReport> {
+        self.iteration_report
     }
     /// Features with zero variance in the training data (kept at scale 1 when standardizing).
     pub fn zero_variance_features(&self) -> &[usize] {

@@ -50,7 +50,11 @@ pub struct Moments {
 impl MomentAccumulator {
     /// An empty accumulator for rows of `n_features` values.
     pub fn new(n_features: usize) -> Self {
-        MomentAccumulator { n: 0, mean: vec![0.0; n_features], scatter: Mat::zeros(n_features, n_features) }
+        MomentAccumulator {
+            n: 0,
+            mean: vec![0.0; n_features],
+            scatter: Mat::zeros(n_features, n_features),
+        }
     }
 
     /// Number of rows pushed so far.
@@ -67,7 +71,10 @@ impl MomentAccumulator {
     /// row ever pushed to this accumulator.
     pub fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
         if chunk.ncols() != self.n_features() {
-            return Err(PcaError::FeatureMismatch { expected: self.n_features(), found: chunk.ncols() });
+            return Err(PcaError::FeatureMismatch {
+                expected: self.n_features(),
+                found: chunk.ncols(),
+            });
         }
         if chunk.nrows() == 0 {
             return Ok(());
@@ -77,7 +84,14 @@ impl MomentAccumulator {
         let mean_b = column_means(chunk);
         let centred = center_scale(chunk, &mean_b, None);
         let mut scatter_b = Mat::zeros(self.n_features(), self.n_features());
-        matmul(scatter_b.as_mut(), Accum::Replace, centred.transpose(), centred.as_ref(), 1.0, Par::rayon(0));
+        matmul(
+            scatter_b.as_mut(),
+            Accum::Replace,
+            centred.transpose(),
+            centred.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
         self.combine(n_b, &mean_b, scatter_b.as_ref());
         Ok(())
     }
@@ -85,7 +99,10 @@ impl MomentAccumulator {
     /// Merges another accumulator into this one; the result equals one pass over both inputs.
     pub fn merge(&mut self, other: MomentAccumulator) -> Result<()> {
         if other.n_features() != self.n_features() {
-            return Err(PcaError::MergeMismatch { left: self.n_features(), right: other.n_features() });
+            return Err(PcaError::MergeMismatch {
+                left: self.n_features(),
+                right: other.n_features(),
+            });
         }
         if other.n > 0 {
             self.combine(other.n, &other.mean, other.scatter.as_ref());
@@ -120,9 +137,16 @@ impl MomentAccumulator {
     /// The moments of everything pushed and merged. Fails on an empty accumulator.
     pub fn finish(self) -> Result<Moments> {
         if self.n == 0 || self.n_features() == 0 {
-            return Err(PcaError::EmptyData { n_samples: self.n, n_features: self.n_features() });
+            return Err(PcaError::EmptyData {
+                n_samples: self.n,
+                n_features: self.n_features(),
+            });
         }
-        Ok(Moments { n: self.n, mean: self.mean, scatter: self.scatter })
+        Ok(Moments {
+            n: self.n,
+            mean: self.mean,
+            scatter: self.scatter,
+        })
     }
 }
 
@@ -156,4 +180,51 @@ pub(crate) fn column_means<T: Real>(x: MatRef<'_, T>) -> Vec<f64> {
             rough + correction
         })
         .collect()
+}
+
+/// Per-feature count, mean and centred sum of squares: the cheap first pass of the iterative
+/// solvers, O(N·D) instead of the O(N·D²) of [`MomentAccumulator`]. Same pairwise update.
+#[derive(Clone, Debug)]
+pub(crate) struct ColumnAccumulator {
+    pub n: usize,
+    pub mean: Vec<f64>,
+    pub sum_sq: Vec<f64>,
+}
+
+impl ColumnAccumulator {
+    pub fn new(n_features: usize) -> Self {
+        ColumnAccumulator {
+            n: 0,
+            mean: vec![0.0; n_features],
+            sum_sq: vec![0.0; n_features],
+        }
+    }
+
+    pub fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
+        if chunk.ncols() != self.mean.len() {
+            return Err(PcaError::FeatureMismatch {
+                expected: self.mean.len(),
+                found: chunk.ncols(),
+            });
+        }
+        if chunk.nrows() == 0 {
+            return Ok(());
+        }
+        check_finite(chunk, self.n)?;
+        let n_b = chunk.nrows();
+        let mean_b = column_means(chunk);
+        let n = self.n + n_b;
+        let weight = (self.n as f64) * (n_b as f64) / n as f64;
+        for j in 0..self.mean.len() {
+            let col = chunk.col(j);
+            let ss_b: f64 = (0..n_b)
+                .map(|i| (col[i].to_f64() - mean_b[j]).powi(2))
+                .sum();
+            let delta = mean_b[j] - self.mean[j];
+            self.sum_sq[j] += ss_b + weight * delta * delta;
+            self.mean[j] += delta * n_b as f64 / n as f64;
+        }
+        self.n = n;
+        Ok(())
+    }
 }

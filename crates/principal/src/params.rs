@@ -1,13 +1,13 @@
 use std::fmt;
 use std::str::FromStr;
 
-use faer::MatRef;
+use faer::{Mat, MatRef};
 
 use crate::model::PcaModel;
-use crate::moments::{MomentAccumulator, Moments};
+use crate::moments::{ColumnAccumulator, MomentAccumulator, Moments};
 use crate::prepare::Preprocessing;
-use crate::solver::{self, Problem};
-use crate::{PcaError, Real, Result};
+use crate::solver::{self, IterativeProblem, Problem};
+use crate::{ChunkRef, ChunkSource, InMemory, PcaError, Real, Result};
 
 /// How many components to keep.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,11 +46,58 @@ pub enum Solver {
     Gram,
     /// Thin SVD of the centred data: the accuracy reference.
     Svd,
+    /// Randomized subspace iteration with oversampling; a few passes over the data.
+    Randomized,
+    /// The textbook's power iteration (deflation or block), iterated to a tolerance.
+    Power,
+}
+
+/// How the power solver finds several components.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PowerMethod {
+    /// All at once: subspace iteration on a block of k vectors.
+    #[default]
+    Block,
+    /// One at a time, each against the covariance with the previous ones removed.
+    Deflation,
+}
+
+/// Settings of the iterative solvers (`randomized`, `power`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IterativeOptions {
+    /// Seed of the random start; the same seed gives the same model, bit for bit.
+    pub seed: u64,
+    /// Stop when the a-posteriori error estimate `max ‖S b − λ b‖ / λ₁` is at most this.
+    /// `randomized` without it runs a fixed number of power iterations; `power` uses 1e-9.
+    pub tolerance: Option<f64>,
+    /// Power iterations of `randomized` (passes beyond the first); `None` for the default
+    /// (scikit-learn's: 7 when k < 0.1 min(N, D), else 4) or, with a tolerance, as many as needed.
+    pub power_iterations: Option<usize>,
+    /// Extra columns of the random start of `randomized`.
+    pub oversampling: usize,
+    /// Upper bound on passes for tolerance-driven iteration.
+    pub max_iterations: usize,
+    /// Block or deflation for `power`.
+    pub power_method: PowerMethod,
+}
+
+impl Default for IterativeOptions {
+    fn default() -> Self {
+        IterativeOptions {
+            seed: 0,
+            tolerance: None,
+            power_iterations: None,
+            oversampling: 10,
+            max_iterations: 1000,
+            power_method: PowerMethod::Block,
+        }
+    }
 }
 
 impl Solver {
     /// Every solver name accepted by [`FromStr`].
-    pub const NAMES: &'static [&'static str] = &["auto", "covariance", "gram", "svd"];
+    pub const NAMES: &'static [&'static str] =
+        &["auto", "covariance", "gram", "svd", "randomized", "power"];
 
     /// The name used on the command line and in model files.
     pub fn name(self) -> &'static str {
@@ -59,27 +106,78 @@ impl Solver {
             Solver::Covariance => "covariance",
             Solver::Gram => "gram",
             Solver::Svd => "svd",
+            Solver::Randomized => "randomized",
+            Solver::Power => "power",
         }
     }
 
-    /// Resolves `Auto` for data of `n_samples × n_features`; other solvers are returned as they
-    /// are. Returns the solver and a sentence saying why.
-    pub fn resolve(self, n_samples: usize, n_features: usize) -> (Solver, String) {
-        match self {
-            Solver::Auto if n_samples >= n_features => (
-                Solver::Covariance,
-                format!(
-                    "n_samples {n_samples} ≥ n_features {n_features}: one pass forming the {n_features}×{n_features} covariance, then its eigendecomposition"
-                ),
-            ),
-            Solver::Auto => (
-                Solver::Gram,
-                format!(
-                    "n_samples {n_samples} < n_features {n_features}: the {n_samples}×{n_samples} Gram matrix is the smaller problem"
-                ),
-            ),
-            chosen => (chosen, format!("{} chosen by the caller", chosen.name())),
+    /// Whether the solver returns exact eigenpairs (to rounding) rather than approximations.
+    pub fn is_exact(self) -> bool {
+        matches!(self, Solver::Covariance | Solver::Gram | Solver::Svd)
+    }
+
+    /// Resolves `Auto` for data of `n_samples × n_features` when `n_components` are wanted
+    /// (`None`: the count depends on the spectrum, so an exact solver is needed). Other solvers
+    /// are returned as they are. Returns the solver and a sentence saying why.
+    ///
+    /// The policy compares estimated multiply-adds and memory:
+    /// - covariance: N·D²/2 + 10·D³, memory D²; gram: N²·D/2 + 10·N³, memory N² + N·D;
+    /// - randomized: (q + 1) passes of 2·N·D·(k + 10), memory D·(k + 10), q from the default rule;
+    /// - tiny problems (N·D ≤ 10⁴) use svd, the most accurate, since time does not matter;
+    /// - randomized is chosen only when it is at least 4× cheaper than the best exact solver
+    ///   (exact answers are worth a little time);
+    /// - power is never chosen: its iteration count depends on eigenvalue gaps unknown in
+    ///   advance, and randomized subspace iteration dominates it.
+    pub fn resolve(
+        self,
+        n_samples: usize,
+        n_features: usize,
+        n_components: Option<usize>,
+    ) -> (Solver, String) {
+        if self != Solver::Auto {
+            return (self, format!("{} chosen by the caller", self.name()));
         }
+        let (n, d) = (n_samples as f64, n_features as f64);
+        if n * d <= 1e4 {
+            return (
+                Solver::Svd,
+                format!("small problem ({n_samples}×{n_features}): thin SVD, the most accurate"),
+            );
+        }
+        let covariance = n * d * d / 2.0 + 10.0 * d * d * d;
+        let gram = n * n * d / 2.0 + 10.0 * n * n * n;
+        let (exact, exact_cost, why) = if covariance <= gram {
+            (
+                Solver::Covariance,
+                covariance,
+                format!("{n_features}×{n_features} covariance"),
+            )
+        } else {
+            (
+                Solver::Gram,
+                gram,
+                format!("{n_samples}×{n_samples} Gram matrix"),
+            )
+        };
+        if let Some(k) = n_components {
+            let width = (k + 10).min(n_samples.min(n_features)) as f64;
+            let q = crate::solver::randomized::default_power_iterations(k, n_samples, n_features)
+                as f64;
+            let randomized = (q + 1.0) * 2.0 * n * d * width;
+            if randomized * 4.0 < exact_cost {
+                return (
+                    Solver::Randomized,
+                    format!(
+                        "{k} of min({n_samples}, {n_features}) components: randomized ≈ {:.2e} multiply-adds vs {:.2e} for the exact {why}",
+                        randomized, exact_cost
+                    ),
+                );
+            }
+        }
+        (
+            exact,
+            format!("exact; the {why} is the smaller problem (≈ {exact_cost:.2e} multiply-adds)"),
+        )
     }
 }
 
@@ -98,6 +196,8 @@ impl FromStr for Solver {
             "covariance" => Ok(Solver::Covariance),
             "gram" => Ok(Solver::Gram),
             "svd" => Ok(Solver::Svd),
+            "randomized" => Ok(Solver::Randomized),
+            "power" => Ok(Solver::Power),
             other => Err(format!(
                 "unknown solver {other:?}; expected one of {}",
                 Solver::NAMES.join(", ")
@@ -126,6 +226,7 @@ pub struct PcaBuilder {
     scaling: Scaling,
     ddof: usize,
     solver: Solver,
+    iterative: IterativeOptions,
 }
 
 impl Default for PcaBuilder {
@@ -137,7 +238,13 @@ impl Default for PcaBuilder {
 impl PcaBuilder {
     /// Every component, centring only, ddof 1, automatic solver.
     pub fn new() -> Self {
-        PcaBuilder { components: ComponentCount::All, scaling: Scaling::Center, ddof: 1, solver: Solver::Auto }
+        PcaBuilder {
+            components: ComponentCount::All,
+            scaling: Scaling::Center,
+            ddof: 1,
+            solver: Solver::Auto,
+            iterative: IterativeOptions::default(),
+        }
     }
 
     /// How many components to keep.
@@ -164,8 +271,22 @@ impl PcaBuilder {
         self
     }
 
+    /// Seed, tolerance and iteration limits of the iterative solvers.
+    pub fn iterative(mut self, options: IterativeOptions) -> Self {
+        self.iterative = options;
+        self
+    }
+
     /// Checks every parameter that can be checked without data.
     pub fn build(self) -> Result<PcaParams> {
+        if let Some(t) = self.iterative.tolerance {
+            if !(t > 0.0 && t < 1.0) {
+                return Err(PcaError::ToleranceOutOfRange(t));
+            }
+        }
+        if self.iterative.max_iterations == 0 {
+            return Err(PcaError::ZeroIterations);
+        }
         if self.ddof > 1 {
             return Err(PcaError::InvalidDdof(self.ddof));
         }
@@ -176,7 +297,13 @@ impl PcaBuilder {
             }
             _ => {}
         }
-        Ok(PcaParams { components: self.components, scaling: self.scaling, ddof: self.ddof, solver: self.solver })
+        Ok(PcaParams {
+            components: self.components,
+            scaling: self.scaling,
+            ddof: self.ddof,
+            solver: self.solver,
+            iterative: self.iterative,
+        })
     }
 }
 
@@ -188,6 +315,7 @@ pub struct PcaParams {
     scaling: Scaling,
     ddof: usize,
     solver: Solver,
+    iterative: IterativeOptions,
 }
 
 /// Rows per chunk when the covariance solver streams an in-memory matrix: bounds the f64 copy.
@@ -211,30 +339,168 @@ impl PcaParams {
         self.solver
     }
 
+    /// Settings of the iterative solvers.
+    pub fn iterative(&self) -> IterativeOptions {
+        self.iterative
+    }
+
+    /// The solver `fit` would use on `n_samples × n_features`, with the reason.
+    pub fn resolve_solver(&self, n_samples: usize, n_features: usize) -> (Solver, String) {
+        let k = match self.components {
+            ComponentCount::Fixed(k) => Some(k),
+            ComponentCount::All | ComponentCount::VarianceFraction(_) => None,
+        };
+        self.solver.resolve(n_samples, n_features, k)
+    }
+
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
     pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
         let (n, d) = (x.nrows(), x.ncols());
         self.check_shape(n, d)?;
-        let (solver, _) = self.solver.resolve(n, d);
-        if solver == Solver::Covariance {
-            let mut acc = MomentAccumulator::new(d);
-            let mut start = 0;
-            while start < n {
-                let rows = CHUNK_ROWS.min(n - start);
-                acc.push(x.subrows(start, rows))?;
-                start += rows;
+        let (solver, _) = self.resolve_solver(n, d);
+        match solver {
+            Solver::Covariance => {
+                let mut acc = MomentAccumulator::new(d);
+                let mut start = 0;
+                while start < n {
+                    let rows = CHUNK_ROWS.min(n - start);
+                    acc.push(x.subrows(start, rows))?;
+                    start += rows;
+                }
+                self.fit_resolved_moments(&acc.finish()?, solver)
             }
-            return self.fit_resolved_moments(&acc.finish()?, solver);
+            Solver::Randomized | Solver::Power => {
+                let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
+                self.fit_iterative(&mut InMemory::new(x, CHUNK_ROWS), prep, n, solver)
+            }
+            Solver::Gram | Solver::Svd | Solver::Auto => {
+                let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
+                let centred = prep.apply(x);
+                let wanted = self.wanted_vectors(n.min(d));
+                let problem = Problem {
+                    data: centred.as_ref(),
+                    ddof: self.ddof,
+                    n_components: wanted,
+                };
+                let spectrum = match solver {
+                    Solver::Gram => solver::gram::solve(&problem)?,
+                    _ => solver::svd::solve(&problem)?,
+                };
+                PcaModel::from_spectrum(self, spectrum, prep, n, solver)
+            }
         }
-        let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
-        let centred = prep.apply(x);
-        let max = n.min(d);
-        let wanted = self.wanted_vectors(max);
-        let problem = Problem { data: centred.as_ref(), ddof: self.ddof, n_components: wanted };
+    }
+
+    /// Fits a model to data read chunk by chunk from `source`, which must yield the same rows
+    /// on every pass. The covariance, randomized and power solvers never hold the data in
+    /// memory; gram and svd collect it (they need it whole).
+    pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        let d = source.n_features();
+        // A wide source is not worth a D×D accumulator in the first pass unless asked for.
+        let covariance_first = match self.solver {
+            Solver::Covariance => true,
+            Solver::Auto => d <= 4096,
+            _ => false,
+        };
+        if covariance_first {
+            let mut acc = MomentAccumulator::new(d);
+            source.pass(&mut |chunk| match chunk {
+                ChunkRef::F32(m) => acc.push(m),
+                ChunkRef::F64(m) => acc.push(m),
+            })?;
+            let n = acc.n_samples();
+            self.check_shape(n, d)?;
+            let (solver, _) = self.resolve_solver(n, d);
+            if solver == Solver::Covariance {
+                return self.fit_resolved_moments(&acc.finish()?, solver);
+            }
+        }
+        let mut columns = ColumnAccumulator::new(d);
+        source.pass(&mut |chunk| match chunk {
+            ChunkRef::F32(m) => columns.push(m),
+            ChunkRef::F64(m) => columns.push(m),
+        })?;
+        let n = columns.n;
+        self.check_shape(n, d)?;
+        let (solver, _) = self.resolve_solver(n, d);
+        match solver {
+            Solver::Randomized | Solver::Power => {
+                let prep = Preprocessing::from_sums(
+                    columns.mean,
+                    &columns.sum_sq,
+                    n,
+                    self.scaling,
+                    self.ddof,
+                );
+                self.fit_iterative(source, prep, n, solver)
+            }
+            Solver::Covariance => {
+                let mut acc = MomentAccumulator::new(d);
+                source.pass(&mut |chunk| match chunk {
+                    ChunkRef::F32(m) => acc.push(m),
+                    ChunkRef::F64(m) => acc.push(m),
+                })?;
+                self.fit_resolved_moments(&acc.finish()?, solver)
+            }
+            Solver::Gram | Solver::Svd | Solver::Auto => {
+                let mut whole = Mat::<f64>::zeros(n, d);
+                let mut row = 0;
+                source.pass(&mut |chunk| {
+                    let rows = chunk.nrows();
+                    if row + rows > n {
+                        return Err(crate::source_error(
+                            "the source gave more rows on a later pass than on the first",
+                        ));
+                    }
+                    match chunk {
+                        ChunkRef::F32(m) => whole
+                            .as_mut()
+                            .subrows_mut(row, rows)
+                            .copy_from(Mat::from_fn(rows, d, |i, j| f64::from(m[(i, j)]))),
+                        ChunkRef::F64(m) => whole.as_mut().subrows_mut(row, rows).copy_from(m),
+                    }
+                    row += rows;
+                    Ok(())
+                })?;
+                PcaParams {
+                    solver,
+                    ..self.clone()
+                }
+                .fit(whole.as_ref())
+            }
+        }
+    }
+
+    fn fit_iterative(
+        &self,
+        source: &mut dyn ChunkSource,
+        prep: Preprocessing,
+        n: usize,
+        solver: Solver,
+    ) -> Result<PcaModel> {
+        let d = prep.mean.len();
+        let k = match self.components {
+            ComponentCount::Fixed(k) => k,
+            ComponentCount::All => n.min(d),
+            ComponentCount::VarianceFraction(_) => {
+                return Err(PcaError::SolverUnsuitable {
+                    solver: solver.name(),
+                    reason: "a fraction of variance needs the whole spectrum; give a number of components or use an exact solver".into(),
+                })
+            }
+        };
+        let mut problem = IterativeProblem {
+            source,
+            mean: &prep.mean,
+            scale: prep.scale.as_deref(),
+            n_samples: n,
+            ddof: self.ddof,
+            n_components: k,
+            options: self.iterative,
+        };
         let spectrum = match solver {
-            Solver::Gram => solver::gram::solve(&problem)?,
-            Solver::Svd => solver::svd::solve(&problem)?,
-            Solver::Auto | Solver::Covariance => unreachable!("resolved above"),
+            Solver::Power => solver::power::solve(&mut problem)?,
+            _ => solver::randomized::solve(&mut problem)?,
         };
         PcaModel::from_spectrum(self, spectrum, prep, n, solver)
     }
@@ -243,7 +509,9 @@ impl PcaParams {
     /// file, threads, machines). The requested solver must be `Auto` or `Covariance`.
     pub fn fit_moments(&self, moments: &Moments) -> Result<PcaModel> {
         match self.solver {
-            Solver::Auto | Solver::Covariance => self.fit_resolved_moments(moments, Solver::Covariance),
+            Solver::Auto | Solver::Covariance => {
+                self.fit_resolved_moments(moments, Solver::Covariance)
+            }
             other => Err(PcaError::SolverUnsuitable {
                 solver: other.name(),
                 reason: "streamed moments can only be fitted by the covariance solver".into(),
@@ -269,14 +537,23 @@ impl PcaParams {
 
     fn check_shape(&self, n: usize, d: usize) -> Result<()> {
         if n == 0 || d == 0 {
-            return Err(PcaError::EmptyData { n_samples: n, n_features: d });
+            return Err(PcaError::EmptyData {
+                n_samples: n,
+                n_features: d,
+            });
         }
         if n <= self.ddof {
-            return Err(PcaError::TooFewSamples { n_samples: n, ddof: self.ddof });
+            return Err(PcaError::TooFewSamples {
+                n_samples: n,
+                ddof: self.ddof,
+            });
         }
         if let ComponentCount::Fixed(k) = self.components {
             if k > n.min(d) {
-                return Err(PcaError::TooManyComponents { requested: k, max: n.min(d) });
+                return Err(PcaError::TooManyComponents {
+                    requested: k,
+                    max: n.min(d),
+                });
             }
         }
         Ok(())

@@ -52,11 +52,25 @@ impl Preprocessing {
     /// The same from streamed moments: the diagonal of the scatter matrix holds the sums of squares.
     pub fn from_moments(moments: &Moments, scaling: Scaling, ddof: usize) -> Self {
         let scatter = moments.scatter();
-        let sum_sq: Vec<f64> = (0..moments.n_features()).map(|j| scatter[(j, j)].max(0.0)).collect();
-        Self::from_sums(moments.mean().to_vec(), &sum_sq, moments.n_samples(), scaling, ddof)
+        let sum_sq: Vec<f64> = (0..moments.n_features())
+            .map(|j| scatter[(j, j)].max(0.0))
+            .collect();
+        Self::from_sums(
+            moments.mean().to_vec(),
+            &sum_sq,
+            moments.n_samples(),
+            scaling,
+            ddof,
+        )
     }
 
-    fn from_sums(mean: Vec<f64>, sum_sq: &[f64], n: usize, scaling: Scaling, ddof: usize) -> Self {
+    pub fn from_sums(
+        mean: Vec<f64>,
+        sum_sq: &[f64],
+        n: usize,
+        scaling: Scaling,
+        ddof: usize,
+    ) -> Self {
         let denom = (n - ddof) as f64;
         let variance: Vec<f64> = sum_sq.iter().map(|ss| ss / denom).collect();
         // A constant feature centres to exact zeros or to rounding noise of its mean.
@@ -66,15 +80,27 @@ impl Preprocessing {
         match scaling {
             Scaling::Center => {
                 let total_variance = variance.iter().sum();
-                Preprocessing { mean, scale: None, zero_variance, total_variance }
+                Preprocessing {
+                    mean,
+                    scale: None,
+                    zero_variance,
+                    total_variance,
+                }
             }
             Scaling::Standardize => {
                 let mut scale: Vec<f64> = variance.iter().map(|v| v.sqrt()).collect();
                 for &j in &zero_variance {
                     scale[j] = 1.0;
                 }
-                let total_variance = (0..mean.len()).map(|j| variance[j] / (scale[j] * scale[j])).sum();
-                Preprocessing { mean, scale: Some(scale), zero_variance, total_variance }
+                let total_variance = (0..mean.len())
+                    .map(|j| variance[j] / (scale[j] * scale[j]))
+                    .sum();
+                Preprocessing {
+                    mean,
+                    scale: Some(scale),
+                    zero_variance,
+                    total_variance,
+                }
             }
         }
     }
@@ -86,10 +112,16 @@ impl Preprocessing {
 }
 
 /// `(x − μ) / σ` as a new f64 matrix (σ = 1 when `scale` is `None`).
-pub(crate) fn center_scale<T: Real>(x: MatRef<'_, T>, mean: &[f64], scale: Option<&[f64]>) -> Mat<f64> {
+pub(crate) fn center_scale<T: Real>(
+    x: MatRef<'_, T>,
+    mean: &[f64],
+    scale: Option<&[f64]>,
+) -> Mat<f64> {
     match scale {
         None => Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)].to_f64() - mean[j]),
-        Some(s) => Mat::from_fn(x.nrows(), x.ncols(), |i, j| (x[(i, j)].to_f64() - mean[j]) / s[j]),
+        Some(s) => Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
+            (x[(i, j)].to_f64() - mean[j]) / s[j]
+        }),
     }
 }
 
@@ -99,7 +131,11 @@ pub(crate) fn check_finite<T: Real>(x: MatRef<'_, T>, row_offset: usize) -> Resu
         for j in 0..x.ncols() {
             let v = x[(i, j)].to_f64();
             if !v.is_finite() {
-                return Err(PcaError::NonFinite { row: row_offset + i, column: j, value: v });
+                return Err(PcaError::NonFinite {
+                    row: row_offset + i,
+                    column: j,
+                    value: v,
+                });
             }
         }
     }

@@ -1,11 +1,15 @@
 /// The element types principal accepts as input: `f32` and `f64`.
 ///
 /// Storage may be either; all arithmetic that determines the model is done in `f64`.
-pub trait Real: Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static + sealed::Sealed {
+pub trait Real:
+    Copy + Send + Sync + PartialOrd + std::fmt::Debug + 'static + sealed::Sealed
+{
     /// Widens (or keeps) the value as `f64`.
     fn to_f64(self) -> f64;
     /// Narrows (or keeps) an `f64`.
     fn from_f64(value: f64) -> Self;
+    /// The view as a [`crate::ChunkRef`].
+    fn chunk(view: faer::MatRef<'_, Self>) -> crate::ChunkRef<'_>;
 }
 
 impl Real for f64 {
@@ -17,6 +21,9 @@ impl Real for f64 {
     fn from_f64(value: f64) -> Self {
         value
     }
+    fn chunk(view: faer::MatRef<'_, Self>) -> crate::ChunkRef<'_> {
+        crate::ChunkRef::F64(view)
+    }
 }
 
 impl Real for f32 {
@@ -27,6 +34,9 @@ impl Real for f32 {
     #[inline]
     fn from_f64(value: f64) -> Self {
         value as f32
+    }
+    fn chunk(view: faer::MatRef<'_, Self>) -> crate::ChunkRef<'_> {
+        crate::ChunkRef::F32(view)
     }
 }
 

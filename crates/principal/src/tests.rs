@@ -9,14 +9,30 @@ use super::*;
 
 const EXACT_SOLVERS: [Solver; 4] = [Solver::Auto, Solver::Covariance, Solver::Gram, Solver::Svd];
 
-fn fit_with(x: MatRef<'_, f64>, components: ComponentCount, scaling: Scaling, ddof: usize, solver: Solver) -> Result<PcaModel> {
-    PcaBuilder::new().components(components).scaling(scaling).ddof(ddof).solver(solver).build()?.fit(x)
+fn fit_with(
+    x: MatRef<'_, f64>,
+    components: ComponentCount,
+    scaling: Scaling,
+    ddof: usize,
+    solver: Solver,
+) -> Result<PcaModel> {
+    PcaBuilder::new()
+        .components(components)
+        .scaling(scaling)
+        .ddof(ddof)
+        .solver(solver)
+        .build()?
+        .fit(x)
 }
 
 fn iris() -> Mat<f64> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/iris.csv")).unwrap();
-    let rows: Vec<Vec<f64>> =
-        text.lines().skip(1).map(|l| l.split(',').take(4).map(|v| v.parse().unwrap()).collect()).collect();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/iris.csv"))
+        .unwrap();
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').take(4).map(|v| v.parse().unwrap()).collect())
+        .collect();
     Mat::from_fn(rows.len(), 4, |i, j| rows[i][j])
 }
 
@@ -30,11 +46,22 @@ fn houses_reference_codes() {
         let z = model.transform(x.as_ref()).unwrap();
         let sign = z[(0, 0)].signum();
         for (i, e) in expected.iter().enumerate() {
-            assert!((sign * z[(i, 0)] - e).abs() < 1e-4, "{solver}: code {i} = {}", z[(i, 0)]);
-            assert!(z[(i, 1)].abs() < 1e-12, "{solver}: second code {i} = {}", z[(i, 1)]);
+            assert!(
+                (sign * z[(i, 0)] - e).abs() < 1e-4,
+                "{solver}: code {i} = {}",
+                z[(i, 0)]
+            );
+            assert!(
+                z[(i, 1)].abs() < 1e-12,
+                "{solver}: second code {i} = {}",
+                z[(i, 1)]
+            );
         }
         // Sign rule with a tie: (0.7071, 0.7071) has its first entry positive.
-        assert!(model.components()[(0, 0)] > 0.0 && model.components()[(1, 0)] > 0.0, "{solver}");
+        assert!(
+            model.components()[(0, 0)] > 0.0 && model.components()[(1, 0)] > 0.0,
+            "{solver}"
+        );
         assert!((model.explained_variance_ratio()[0] - 1.0).abs() < 1e-14);
     }
 }
@@ -48,37 +75,90 @@ fn iris_reference_values() {
     for solver in EXACT_SOLVERS {
         let model = fit_with(x.as_ref(), ComponentCount::All, Scaling::Center, 1, solver).unwrap();
         for (got, want) in model.explained_variance().iter().zip(eig) {
-            assert!((got - want).abs() < 1e-8, "{solver}: eigenvalue {got} vs {want}");
+            assert!(
+                (got - want).abs() < 1e-8,
+                "{solver}: eigenvalue {got} vs {want}"
+            );
         }
         for (m, v) in [(0, v1), (1, v2)] {
             let b = model.components().row(m);
             let sign = (b[0] * v[0]).signum();
             for j in 0..4 {
-                assert!((sign * b[j] - v[j]).abs() < 1e-6, "{solver}: component {m}[{j}] = {}", b[j]);
+                assert!(
+                    (sign * b[j] - v[j]).abs() < 1e-6,
+                    "{solver}: component {m}[{j}] = {}",
+                    b[j]
+                );
             }
         }
         // Sign rule: the entry of largest magnitude is positive.
         assert!(model.components()[(0, 2)] > 0.0);
-        assert_eq!(model.solver() == Solver::Auto, false);
+        assert_ne!(model.solver(), Solver::Auto);
     }
 }
 
 #[test]
 fn auto_resolves_by_shape_and_is_recorded() {
-    let tall = random_matrix(30, 4, None, 0.0, 1);
-    let wide = random_matrix(4, 30, None, 0.0, 2);
-    let fit = |x: &Mat<f64>| fit_with(x.as_ref(), ComponentCount::Fixed(2), Scaling::Center, 1, Solver::Auto).unwrap();
-    assert_eq!(fit(&tall).solver(), Solver::Covariance);
-    assert_eq!(fit(&wide).solver(), Solver::Gram);
+    let fit = |x: &Mat<f64>, k| {
+        fit_with(
+            x.as_ref(),
+            ComponentCount::Fixed(k),
+            Scaling::Center,
+            1,
+            Solver::Auto,
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        fit(&random_matrix(30, 4, None, 0.0, 1), 2).solver(),
+        Solver::Svd
+    );
+    assert_eq!(
+        fit(&random_matrix(3000, 40, None, 0.0, 1), 2).solver(),
+        Solver::Covariance
+    );
+    assert_eq!(
+        fit(&random_matrix(40, 3000, None, 0.0, 2), 2).solver(),
+        Solver::Gram
+    );
+    assert_eq!(
+        fit(&random_matrix(1000, 3000, None, 0.0, 2), 3).solver(),
+        Solver::Randomized
+    );
+    // A fraction of variance needs the whole spectrum: never randomized.
+    let x = random_matrix(1000, 3000, None, 0.0, 2);
+    let model = fit_with(
+        x.as_ref(),
+        ComponentCount::VarianceFraction(0.5),
+        Scaling::Center,
+        1,
+        Solver::Auto,
+    )
+    .unwrap();
+    assert!(model.solver().is_exact());
 }
 
 #[test]
 fn variance_fraction_picks_smallest_count_reaching_it() {
     let x = iris();
-    let model = fit_with(x.as_ref(), ComponentCount::VarianceFraction(0.95), Scaling::Center, 1, Solver::Svd).unwrap();
+    let model = fit_with(
+        x.as_ref(),
+        ComponentCount::VarianceFraction(0.95),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
     // 4.228 / 4.573 = 0.9246 < 0.95 ≤ (4.228 + 0.243) / 4.573 = 0.9777
     assert_eq!(model.n_components(), 2);
-    let full = fit_with(x.as_ref(), ComponentCount::VarianceFraction(1.0), Scaling::Center, 1, Solver::Svd).unwrap();
+    let full = fit_with(
+        x.as_ref(),
+        ComponentCount::VarianceFraction(1.0),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
     assert_eq!(full.n_components(), 4);
 }
 
@@ -86,11 +166,20 @@ fn variance_fraction_picks_smallest_count_reaching_it() {
 fn standardized_iris_has_trace_d_and_keeps_training_scale() {
     let x = iris();
     for solver in EXACT_SOLVERS {
-        let model = fit_with(x.as_ref(), ComponentCount::All, Scaling::Standardize, 1, solver).unwrap();
+        let model = fit_with(
+            x.as_ref(),
+            ComponentCount::All,
+            Scaling::Standardize,
+            1,
+            solver,
+        )
+        .unwrap();
         let sum: f64 = model.explained_variance().iter().sum();
         assert!((sum - 4.0).abs() < 1e-12, "{solver}: {sum}");
         assert!((model.total_variance() - 4.0).abs() < 1e-12);
-        let back = model.inverse_transform(model.transform(x.as_ref()).unwrap().as_ref()).unwrap();
+        let back = model
+            .inverse_transform(model.transform(x.as_ref()).unwrap().as_ref())
+            .unwrap();
         assert!(max_abs_diff(back.as_ref(), x.as_ref()) < 1e-12, "{solver}");
     }
 }
@@ -102,7 +191,14 @@ fn constant_feature_keeps_scale_one_and_is_reported() {
         x[(i, 2)] = 0.1;
     }
     for solver in EXACT_SOLVERS {
-        let model = fit_with(x.as_ref(), ComponentCount::Fixed(3), Scaling::Standardize, 1, solver).unwrap();
+        let model = fit_with(
+            x.as_ref(),
+            ComponentCount::Fixed(3),
+            Scaling::Standardize,
+            1,
+            solver,
+        )
+        .unwrap();
         assert_eq!(model.zero_variance_features(), &[2], "{solver}");
         assert_eq!(model.scale().unwrap()[2], 1.0);
         assert!((model.total_variance() - 3.0).abs() < 1e-12);
@@ -112,11 +208,31 @@ fn constant_feature_keeps_scale_one_and_is_reported() {
 #[test]
 fn single_sample_with_ddof_one_is_a_clear_error() {
     let x = mat![[1.0, 2.0, 3.0]];
-    let err = fit_with(x.as_ref(), ComponentCount::Fixed(1), Scaling::Center, 1, Solver::Auto).unwrap_err();
-    assert_eq!(err, PcaError::TooFewSamples { n_samples: 1, ddof: 1 });
+    let err = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(1),
+        Scaling::Center,
+        1,
+        Solver::Auto,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        PcaError::TooFewSamples {
+            n_samples: 1,
+            ddof: 1
+        }
+    );
     assert!(err.to_string().contains("ddof 0"), "{err}");
     // ddof 0 accepts it: zero variance, one component, ratio 0.
-    let model = fit_with(x.as_ref(), ComponentCount::Fixed(1), Scaling::Center, 0, Solver::Svd).unwrap();
+    let model = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(1),
+        Scaling::Center,
+        0,
+        Solver::Svd,
+    )
+    .unwrap();
     assert_eq!(model.explained_variance(), &[0.0]);
     assert_eq!(model.explained_variance_ratio(), &[0.0]);
 }
@@ -124,16 +240,47 @@ fn single_sample_with_ddof_one_is_a_clear_error() {
 #[test]
 fn parameter_errors_name_value_and_range() {
     let x = iris();
-    let err = fit_with(x.as_ref(), ComponentCount::Fixed(9), Scaling::Center, 1, Solver::Auto).unwrap_err();
-    assert_eq!(err.to_string(), "--components 9 is more than min(n_samples, n_features) = 4");
-    let err = PcaBuilder::new().components(ComponentCount::VarianceFraction(1.5)).build().unwrap_err();
+    let err = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(9),
+        Scaling::Center,
+        1,
+        Solver::Auto,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--components 9 is more than min(n_samples, n_features) = 4"
+    );
+    let err = PcaBuilder::new()
+        .components(ComponentCount::VarianceFraction(1.5))
+        .build()
+        .unwrap_err();
     assert!(err.to_string().contains("1.5") && err.to_string().contains("(0, 1]"));
-    assert!(PcaBuilder::new().components(ComponentCount::VarianceFraction(f64::NAN)).build().is_err());
-    assert_eq!(PcaBuilder::new().components(ComponentCount::Fixed(0)).build().unwrap_err(), PcaError::ZeroComponents);
-    assert_eq!(PcaBuilder::new().ddof(2).build().unwrap_err(), PcaError::InvalidDdof(2));
+    assert!(PcaBuilder::new()
+        .components(ComponentCount::VarianceFraction(f64::NAN))
+        .build()
+        .is_err());
+    assert_eq!(
+        PcaBuilder::new()
+            .components(ComponentCount::Fixed(0))
+            .build()
+            .unwrap_err(),
+        PcaError::ZeroComponents
+    );
+    assert_eq!(
+        PcaBuilder::new().ddof(2).build().unwrap_err(),
+        PcaError::InvalidDdof(2)
+    );
     let empty = Mat::<f64>::zeros(0, 3);
     assert!(matches!(
-        fit_with(empty.as_ref(), ComponentCount::All, Scaling::Center, 1, Solver::Auto),
+        fit_with(
+            empty.as_ref(),
+            ComponentCount::All,
+            Scaling::Center,
+            1,
+            Solver::Auto
+        ),
         Err(PcaError::EmptyData { .. })
     ));
 }
@@ -144,19 +291,52 @@ fn non_finite_values_are_rejected_with_their_place() {
     x[(4, 1)] = f64::NAN;
     x[(5, 0)] = f64::INFINITY;
     for solver in EXACT_SOLVERS {
-        let err = fit_with(x.as_ref(), ComponentCount::Fixed(1), Scaling::Center, 1, solver).unwrap_err();
-        assert!(matches!(err, PcaError::NonFinite { row: 4, column: 1, .. }), "{solver}: {err}");
+        let err = fit_with(
+            x.as_ref(),
+            ComponentCount::Fixed(1),
+            Scaling::Center,
+            1,
+            solver,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PcaError::NonFinite {
+                    row: 4,
+                    column: 1,
+                    ..
+                }
+            ),
+            "{solver}: {err}"
+        );
     }
 }
 
 #[test]
 fn transform_and_inverse_check_widths() {
-    let model = fit_with(iris().as_ref(), ComponentCount::Fixed(2), Scaling::Center, 1, Solver::Svd).unwrap();
+    let model = fit_with(
+        iris().as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
     let wrong = Mat::<f64>::zeros(3, 5);
-    assert_eq!(model.transform(wrong.as_ref()).unwrap_err(), PcaError::FeatureMismatch { expected: 4, found: 5 });
+    assert_eq!(
+        model.transform(wrong.as_ref()).unwrap_err(),
+        PcaError::FeatureMismatch {
+            expected: 4,
+            found: 5
+        }
+    );
     assert_eq!(
         model.inverse_transform(wrong.as_ref()).unwrap_err(),
-        PcaError::ComponentMismatch { expected: 2, found: 5 }
+        PcaError::ComponentMismatch {
+            expected: 2,
+            found: 5
+        }
     );
 }
 
@@ -165,7 +345,10 @@ fn f32_input_matches_f64_input_of_the_same_values() {
     let x = iris();
     let x32 = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] as f32);
     let x64 = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x32[(i, j)] as f64);
-    let params = PcaBuilder::new().components(ComponentCount::Fixed(3)).build().unwrap();
+    let params = PcaBuilder::new()
+        .components(ComponentCount::Fixed(3))
+        .build()
+        .unwrap();
     let a = params.fit(x32.as_ref()).unwrap();
     let b = params.fit(x64.as_ref()).unwrap();
     assert_eq!(a, b);
@@ -173,11 +356,21 @@ fn f32_input_matches_f64_input_of_the_same_values() {
 
 #[test]
 fn model_round_trips_through_parts() {
-    let model = fit_with(iris().as_ref(), ComponentCount::Fixed(2), Scaling::Standardize, 0, Solver::Gram).unwrap();
+    let model = fit_with(
+        iris().as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Standardize,
+        0,
+        Solver::Gram,
+    )
+    .unwrap();
     assert_eq!(PcaModel::from_parts(model.to_parts()).unwrap(), model);
     let mut broken = model.to_parts();
     broken.explained_variance.pop();
-    assert!(matches!(PcaModel::from_parts(broken), Err(PcaError::InvalidModel(_))));
+    assert!(matches!(
+        PcaModel::from_parts(broken),
+        Err(PcaError::InvalidModel(_))
+    ));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,7 +409,9 @@ fn check_relations(x: MatRef<'_, f64>, model: &PcaModel) -> std::result::Result<
     let scale = model.total_variance().max(1e-300);
     let size = ((n * x.ncols()) as f64).sqrt();
     // Rounding already present in the input: an offset of 1e6 stores each entry to ±1e6·ε.
-    let min_scale = model.scale().map_or(1.0, |s| s.iter().cloned().fold(f64::INFINITY, f64::min));
+    let min_scale = model
+        .scale()
+        .map_or(1.0, |s| s.iter().cloned().fold(f64::INFINITY, f64::min));
     let rounding = 4.0 * f64::EPSILON * x.norm_max() * size / min_scale;
     let tol = 1e-9 * scale * size + rounding * scale.sqrt();
     let z = model.transform(x).unwrap();
@@ -225,24 +420,39 @@ fn check_relations(x: MatRef<'_, f64>, model: &PcaModel) -> std::result::Result<
         for b in 0..m {
             let c: f64 = (0..n).map(|i| z[(i, a)] * z[(i, b)]).sum::<f64>() / (n - ddof) as f64;
             let want = if a == b { lam[a] } else { 0.0 };
-            prop_assert!((c - want).abs() <= tol, "code covariance ({a},{b}) = {c}, want {want}");
+            prop_assert!(
+                (c - want).abs() <= tol,
+                "code covariance ({a},{b}) = {c}, want {want}"
+            );
         }
     }
     // 2. Mean squared reconstruction error = ((N − ddof)/N) Σ discarded λ.
     let discarded = (model.total_variance() - lam.iter().sum::<f64>()).max(0.0);
     let err = model.reconstruction_error(x).unwrap();
     let want = (n - ddof) as f64 / n as f64 * discarded;
-    prop_assert!((err - want).abs() <= tol, "reconstruction error {err}, want {want}");
+    prop_assert!(
+        (err - want).abs() <= tol,
+        "reconstruction error {err}, want {want}"
+    );
     // 3. The residual is orthogonal to every component.
     let back = model.inverse_transform(z.as_ref()).unwrap();
     let scale_of = |j: usize| model.scale().map_or(1.0, |s| s[j]);
-    let residual = Mat::from_fn(n, x.ncols(), |i, j| (x[(i, j)] - back[(i, j)]) / scale_of(j));
+    let residual = Mat::from_fn(n, x.ncols(), |i, j| {
+        (x[(i, j)] - back[(i, j)]) / scale_of(j)
+    });
     let dots = &residual * model.components().transpose();
     let norm = residual.norm_l2().max(1e-300);
-    prop_assert!(dots.norm_max() <= 1e-9 * norm.max(scale.sqrt()) + rounding, "residual·components = {}", dots.norm_max());
+    prop_assert!(
+        dots.norm_max() <= 1e-9 * norm.max(scale.sqrt()) + rounding,
+        "residual·components = {}",
+        dots.norm_max()
+    );
     // Orthonormal rows.
     let gram = model.components() * model.components().transpose();
-    prop_assert!(max_abs_diff(gram.as_ref(), Mat::<f64>::identity(m, m).as_ref()) < 1e-10, "components not orthonormal");
+    prop_assert!(
+        max_abs_diff(gram.as_ref(), Mat::<f64>::identity(m, m).as_ref()) < 1e-10,
+        "components not orthonormal"
+    );
     Ok(())
 }
 
@@ -265,31 +475,44 @@ struct Case {
 
 fn cases() -> impl Strategy<Value = Case> {
     let shape = prop_oneof![
-        (20usize..60, 1usize..8),   // tall
-        (2usize..8, 10usize..40),   // wide
-        (2usize..20, 2usize..20),   // anything, square-ish
-        (1usize..2, 1usize..10),    // a single row
+        (20usize..60, 1usize..8), // tall
+        (2usize..8, 10usize..40), // wide
+        (2usize..20, 2usize..20), // anything, square-ish
+        (1usize..2, 1usize..10),  // a single row
     ];
-    (shape, any::<u64>(), prop::bool::ANY, prop::bool::ANY, 0usize..3, 0usize..2, 1usize..40).prop_map(
-        |((n, d), seed, standardize, big_offset, rank_kind, ddof, m)| {
-            let ddof = if n == 1 { 0 } else { ddof };
-            let max = n.min(d);
-            let rank = match rank_kind {
-                0 => None,
-                _ => Some(1 + (seed as usize) % max),
-            };
-            Case {
-                n,
-                d,
-                rank,
-                offset: if big_offset { 1e6 } else { 0.0 },
-                scaling: if standardize { Scaling::Standardize } else { Scaling::Center },
-                ddof,
-                m: 1 + (m - 1) % max,
-                seed,
-            }
-        },
+    (
+        shape,
+        any::<u64>(),
+        prop::bool::ANY,
+        prop::bool::ANY,
+        0usize..3,
+        0usize..2,
+        1usize..40,
     )
+        .prop_map(
+            |((n, d), seed, standardize, big_offset, rank_kind, ddof, m)| {
+                let ddof = if n == 1 { 0 } else { ddof };
+                let max = n.min(d);
+                let rank = match rank_kind {
+                    0 => None,
+                    _ => Some(1 + (seed as usize) % max),
+                };
+                Case {
+                    n,
+                    d,
+                    rank,
+                    offset: if big_offset { 1e6 } else { 0.0 },
+                    scaling: if standardize {
+                        Scaling::Standardize
+                    } else {
+                        Scaling::Center
+                    },
+                    ddof,
+                    m: 1 + (m - 1) % max,
+                    seed,
+                }
+            },
+        )
 }
 
 proptest! {
@@ -389,4 +612,277 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Iterative solvers and sources.
+
+/// Rank-`r` signal with decaying strengths plus small noise: a spectrum with clear gaps.
+fn signal_plus_noise(n: usize, d: usize, r: usize, noise: f64, seed: u64) -> Mat<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let a = Mat::from_fn(n, r, |_, j| {
+        rng.random_range(-1.0..1.0) * 2f64.powi(-(j as i32)) * 10.0
+    });
+    let b = Mat::from_fn(r, d, |_, _| rng.random_range(-1.0..1.0));
+    let s = &a * &b;
+    Mat::from_fn(n, d, |i, j| {
+        s[(i, j)] + noise * rng.random_range(-1.0..1.0) + 3.0
+    })
+}
+
+fn iterative(solver: Solver, k: usize, options: IterativeOptions) -> PcaParams {
+    PcaBuilder::new()
+        .components(ComponentCount::Fixed(k))
+        .solver(solver)
+        .iterative(options)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn iterative_solvers_agree_with_svd_within_their_error_estimate() {
+    let shapes = [
+        (200, 30, 4),
+        (30, 200, 4),
+        (500, 60, 8),
+        (60, 60, 5),
+        (1000, 5, 3),
+    ];
+    for (case, &(n, d, k)) in shapes.iter().enumerate() {
+        let x = signal_plus_noise(n, d, k + 2, 1e-3, case as u64);
+        let exact = fit_with(
+            x.as_ref(),
+            ComponentCount::Fixed(k),
+            Scaling::Center,
+            1,
+            Solver::Svd,
+        )
+        .unwrap();
+        let lam = exact.explained_variance();
+        let options = [
+            (
+                Solver::Randomized,
+                IterativeOptions {
+                    tolerance: Some(1e-8),
+                    ..Default::default()
+                },
+            ),
+            (Solver::Randomized, IterativeOptions::default()),
+            (Solver::Power, IterativeOptions::default()),
+            (
+                Solver::Power,
+                IterativeOptions {
+                    power_method: PowerMethod::Deflation,
+                    ..Default::default()
+                },
+            ),
+        ];
+        for (solver, opts) in options {
+            let model = iterative(solver, k, opts).fit(x.as_ref()).unwrap();
+            let report = model.iteration_report().expect("iterative solvers report");
+            assert!(report.converged, "{solver} {n}×{d}: {report:?}");
+            check_relations(x.as_ref(), &model).unwrap();
+            // Each Ritz value lies within its residual of an exact eigenvalue.
+            let bound = report.error_estimate * lam[0] + 1e-10 * lam[0];
+            for (a, b) in model.explained_variance().iter().zip(lam) {
+                assert!(
+                    (a - b).abs() <= bound,
+                    "{solver} {n}×{d}: λ {a} vs {b}, bound {bound}, {report:?}"
+                );
+            }
+            // Subspaces: the error of the top-k subspace is about residual / gap.
+            let gap = lam[k - 1]
+                - if k < n.min(d) {
+                    signal_gap_next(&x, k)
+                } else {
+                    0.0
+                };
+            let diff = max_abs_diff(projector(&model).as_ref(), projector(&exact).as_ref());
+            assert!(
+                diff <= 10.0 * report.error_estimate * lam[0] / gap + 1e-9,
+                "{solver} {n}×{d}: projector diff {diff}"
+            );
+        }
+    }
+}
+
+fn signal_gap_next(x: &Mat<f64>, k: usize) -> f64 {
+    let all = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(k + 1),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    all.explained_variance()[k]
+}
+
+#[test]
+fn seeded_iterative_fits_are_bit_for_bit_repeatable_and_seeds_matter() {
+    let x = signal_plus_noise(300, 40, 6, 0.5, 9);
+    for solver in [Solver::Randomized, Solver::Power] {
+        let opts = IterativeOptions {
+            seed: 42,
+            power_iterations: Some(1),
+            max_iterations: 3,
+            ..Default::default()
+        };
+        let a = iterative(solver, 3, opts).fit(x.as_ref()).unwrap();
+        let b = iterative(solver, 3, opts).fit(x.as_ref()).unwrap();
+        assert_eq!(a, b, "{solver}");
+        let c = iterative(solver, 3, IterativeOptions { seed: 43, ..opts })
+            .fit(x.as_ref())
+            .unwrap();
+        assert_ne!(
+            a.explained_variance(),
+            c.explained_variance(),
+            "{solver}: the seed has no effect"
+        );
+    }
+}
+
+#[test]
+fn randomized_tolerance_raises_passes_until_the_estimate_meets_it() {
+    let x = signal_plus_noise(400, 80, 10, 0.3, 5);
+    let loose = iterative(
+        Solver::Randomized,
+        5,
+        IterativeOptions {
+            tolerance: Some(1e-2),
+            ..Default::default()
+        },
+    );
+    let tight = iterative(
+        Solver::Randomized,
+        5,
+        IterativeOptions {
+            tolerance: Some(1e-10),
+            ..Default::default()
+        },
+    );
+    let (a, b) = (
+        loose.fit(x.as_ref()).unwrap(),
+        tight.fit(x.as_ref()).unwrap(),
+    );
+    let (ra, rb) = (a.iteration_report().unwrap(), b.iteration_report().unwrap());
+    assert!(
+        ra.error_estimate <= 1e-2 && rb.error_estimate <= 1e-10,
+        "{ra:?} {rb:?}"
+    );
+    assert!(rb.passes > ra.passes, "{ra:?} {rb:?}");
+}
+
+#[test]
+fn power_iteration_that_cannot_converge_says_so() {
+    // Two equal leading eigenvalues: deflation's single vector converges, but give it 2 passes.
+    let x = random_matrix(200, 20, None, 0.0, 11);
+    let opts = IterativeOptions {
+        max_iterations: 2,
+        tolerance: Some(1e-12),
+        ..Default::default()
+    };
+    let model = iterative(Solver::Power, 3, opts).fit(x.as_ref()).unwrap();
+    assert!(!model.iteration_report().unwrap().converged);
+}
+
+#[test]
+fn variance_fraction_with_an_iterative_solver_is_refused() {
+    let x = random_matrix(50, 5, None, 0.0, 1);
+    let params = PcaBuilder::new()
+        .components(ComponentCount::VarianceFraction(0.9))
+        .solver(Solver::Randomized)
+        .build()
+        .unwrap();
+    assert!(matches!(
+        params.fit(x.as_ref()),
+        Err(PcaError::SolverUnsuitable { .. })
+    ));
+}
+
+/// A source that counts its passes and hands out `chunk` rows at a time, like a file.
+struct CountingSource {
+    data: Mat<f32>,
+    chunk: usize,
+    passes: usize,
+}
+
+impl ChunkSource for CountingSource {
+    fn n_features(&self) -> usize {
+        self.data.ncols()
+    }
+    fn pass(&mut self, visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()> {
+        self.passes += 1;
+        InMemory::new(self.data.as_ref(), self.chunk).pass(visit)
+    }
+}
+
+#[test]
+fn fitting_from_a_chunked_source_equals_the_in_memory_fit() {
+    let x64 = signal_plus_noise(257, 12, 5, 0.1, 3);
+    let x = Mat::from_fn(257, 12, |i, j| x64[(i, j)] as f32);
+    for solver in [
+        Solver::Auto,
+        Solver::Covariance,
+        Solver::Gram,
+        Solver::Svd,
+        Solver::Randomized,
+        Solver::Power,
+    ] {
+        for scaling in [Scaling::Center, Scaling::Standardize] {
+            let params = PcaBuilder::new()
+                .components(ComponentCount::Fixed(4))
+                .scaling(scaling)
+                .solver(solver)
+                .iterative(IterativeOptions {
+                    seed: 7,
+                    ..Default::default()
+                })
+                .build()
+                .unwrap();
+            let memory = params.fit(x.as_ref()).unwrap();
+            let mut source = CountingSource {
+                data: x.clone(),
+                chunk: 10,
+                passes: 0,
+            };
+            let streamed = params.fit_source(&mut source).unwrap();
+            assert_eq!(streamed.solver(), memory.solver());
+            let tol = 1e-10 * memory.total_variance();
+            for (a, b) in streamed
+                .explained_variance()
+                .iter()
+                .zip(memory.explained_variance())
+            {
+                assert!((a - b).abs() <= tol, "{solver} {scaling:?}: {a} vs {b}");
+            }
+            let diff = max_abs_diff(streamed.components(), memory.components());
+            assert!(
+                diff < 1e-8,
+                "{solver} {scaling:?}: components differ by {diff}"
+            );
+            if solver == Solver::Covariance {
+                assert_eq!(source.passes, 1, "covariance is one pass");
+            }
+        }
+    }
+}
+
+#[test]
+fn source_errors_pass_through_unchanged() {
+    struct Broken;
+    impl ChunkSource for Broken {
+        fn n_features(&self) -> usize {
+            3
+        }
+        fn pass(&mut self, _: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()> {
+            Err(source_error("shard.csv: line 7: unreadable"))
+        }
+    }
+    let err = PcaBuilder::new()
+        .build()
+        .unwrap()
+        .fit_source(&mut Broken)
+        .unwrap_err();
+    assert_eq!(err.to_string(), "shard.csv: line 7: unreadable");
 }

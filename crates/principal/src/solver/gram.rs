@@ -14,10 +14,30 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
     let (n, d) = (x.nrows(), x.ncols());
     let k = problem.n_components;
     let mut gram = Mat::zeros(n, n);
-    matmul(gram.as_mut(), Accum::Replace, x, x.transpose(), 1.0, Par::rayon(0));
-    let (eigenvalues, coefficients) = top_eigen(gram.as_ref(), k, n.min(d), (n - problem.ddof) as f64, "gram")?;
+    matmul(
+        gram.as_mut(),
+        Accum::Replace,
+        x,
+        x.transpose(),
+        1.0,
+        Par::rayon(0),
+    );
+    let (eigenvalues, coefficients) = top_eigen(
+        gram.as_ref(),
+        k,
+        n.min(d),
+        (n - problem.ddof) as f64,
+        "gram",
+    )?;
     let mut lifted = Mat::zeros(d, k);
-    matmul(lifted.as_mut(), Accum::Replace, x.transpose(), coefficients.as_ref(), 1.0, Par::rayon(0));
+    matmul(
+        lifted.as_mut(),
+        Accum::Replace,
+        x.transpose(),
+        coefficients.as_ref(),
+        1.0,
+        Par::rayon(0),
+    );
     // Columns with (near-)zero eigenvalues lift to rounding noise; a QR keeps every column
     // orthonormal and orthogonal to the ones before it, and leaves well-separated columns
     // equal to their normalized lift up to sign.
@@ -31,5 +51,9 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
             }
         }
     }
-    Ok(Spectrum { eigenvalues, vectors })
+    Ok(Spectrum {
+        eigenvalues,
+        vectors,
+        report: None,
+    })
 }

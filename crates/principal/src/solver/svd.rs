@@ -11,13 +11,18 @@ use crate::{PcaError, Result};
 pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
     let x = problem.data;
     let (n, d) = (x.nrows(), x.ncols());
-    let svd = x
-        .thin_svd()
-        .map_err(|e| PcaError::NoConvergence { solver: "svd", detail: format!("{e:?}") })?;
+    let svd = x.thin_svd().map_err(|e| PcaError::NoConvergence {
+        solver: "svd",
+        detail: format!("{e:?}"),
+    })?;
     let s = svd.S().column_vector();
     let divisor = (n - problem.ddof) as f64;
     let eigenvalues: Vec<f64> = (0..n.min(d)).map(|i| s[i] * s[i] / divisor).collect();
     let v = svd.V();
     let vectors = Mat::from_fn(d, problem.n_components, |i, j| v[(i, j)]);
-    Ok(Spectrum { eigenvalues, vectors })
+    Ok(Spectrum {
+        eigenvalues,
+        vectors,
+        report: None,
+    })
 }
