@@ -24,6 +24,7 @@
 //! # Ok::<(), principal::PcaError>(())
 //! ```
 
+mod crossprod;
 mod error;
 mod model;
 mod moments;

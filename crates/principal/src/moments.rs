@@ -1,9 +1,8 @@
 //! Streaming first and second moments: count, mean and centred cross-products.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 
-use crate::prepare::{center_scale, check_finite};
+use crate::prepare::check_finite;
 use crate::{PcaError, Real, Result};
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
@@ -80,19 +79,8 @@ impl MomentAccumulator {
             return Ok(());
         }
         check_finite(chunk, self.n)?;
-        let n_b = chunk.nrows();
-        let mean_b = column_means(chunk);
-        let centred = center_scale(chunk, &mean_b, None);
-        let mut scatter_b = Mat::zeros(self.n_features(), self.n_features());
-        matmul(
-            scatter_b.as_mut(),
-            Accum::Replace,
-            centred.transpose(),
-            centred.as_ref(),
-            1.0,
-            Par::rayon(0),
-        );
-        self.combine(n_b, &mean_b, scatter_b.as_ref());
+        let (mean_b, scatter_b) = crate::crossprod::chunk_moments(chunk);
+        self.combine(chunk.nrows(), &mean_b, scatter_b.as_ref());
         Ok(())
     }
 
@@ -116,14 +104,19 @@ impl MomentAccumulator {
         if n_a == 0 {
             self.n = n_b;
             self.mean.copy_from_slice(mean_b);
-            self.scatter.copy_from(scatter_b);
+            for j in 0..self.n_features() {
+                for i in j..self.n_features() {
+                    self.scatter[(i, j)] = scatter_b[(i, j)];
+                }
+            }
             return;
         }
         let delta: Vec<f64> = mean_b.iter().zip(&self.mean).map(|(b, a)| b - a).collect();
         let weight = (n_a as f64) * (n_b as f64) / (n as f64);
+        // Only the lower triangle is kept while accumulating; `finish` mirrors it.
         let d = self.n_features();
         for j in 0..d {
-            for i in 0..d {
+            for i in j..d {
                 self.scatter[(i, j)] += scatter_b[(i, j)] + weight * delta[i] * delta[j];
             }
         }
