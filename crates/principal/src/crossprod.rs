@@ -2,110 +2,136 @@
 //! covariance solver. Only the lower triangle of the cross-product is formed (half the work).
 //!
 //! Two paths, both exact to f64 rounding:
-//! - small integers (pixels, counts): after subtracting an integer shift per feature the values
-//!   are integers of magnitude ≤ m, so an f32 product over blocks of ⌊2²⁴/m²⌋ rows is exact
-//!   (every partial sum is an integer below 2²⁴). The f32 product runs at about twice the f64
-//!   rate; the blocks are summed in f64, still exactly, and the centred matrix follows as
-//!   `Σyyᵀ − (Σy)(Σy)ᵀ/n` from exact integer sums (the one place SPEC allows that form).
+//! - small integers (pixels, counts) of magnitude ≤ m: an f32 product over blocks of
+//!   ⌊2²⁴/m²⌋ rows is exact (every partial sum is an integer below 2²⁴). The f32 product runs
+//!   at about twice the f64 rate; the blocks are summed in f64, still exactly (below 2⁵³), and
+//!   the centred matrix follows as `Σxxᵀ − (Σx)(Σx)ᵀ/n` from exact integer sums (the one place
+//!   SPEC allows that form: a single rounding, no cancellation of rounded quantities).
 //! - anything else: centre the chunk on its own mean in f64, then one f64 product.
 
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::{Accum, Mat, MatRef, Par};
 
 use crate::moments::column_means;
-use crate::prepare::center_scale;
-use crate::Real;
+use crate::{ChunkRef, Real};
 
 /// Largest integer magnitude whose products still allow blocks of at least 64 rows in f32.
 const MAX_EXACT_MAGNITUDE: f64 = 512.0;
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero).
+///
+/// Row-major chunks (`col_stride() == 1`) are the fast layout: their transpose is a
+/// column-major D×n block, which is what the product wants as its left operand.
 pub(crate) fn chunk_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
-    match small_integer_shift(chunk) {
-        Some((shift, magnitude)) => integer_moments(chunk, &shift, magnitude),
+    match small_integer_magnitude(chunk) {
+        Some(magnitude) => integer_moments(chunk, magnitude),
         None => float_moments(chunk),
     }
 }
 
 fn float_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
-    let d = chunk.ncols();
+    let (n, d) = (chunk.nrows(), chunk.ncols());
     let mean = column_means(chunk);
-    let centred = center_scale(chunk, &mean, None);
+    // D×n, column-major: one column per sample.
+    let centred = Mat::<f64>::from_fn(d, n, |j, i| chunk[(i, j)].to_f64() - mean[j]);
     let mut scatter = Mat::zeros(d, d);
     lower_product(scatter.as_mut(), Accum::Replace, centred.as_ref());
     (mean, scatter)
 }
 
-/// `dst (+)= Lower(Xᵀ X)`.
-fn lower_product<E: faer::traits::ComplexField>(dst: faer::MatMut<'_, E>, accum: Accum, x: MatRef<'_, E>) {
+/// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y.
+fn lower_product<E: faer::traits::ComplexField>(
+    dst: faer::MatMut<'_, E>,
+    accum: Accum,
+    y: MatRef<'_, E>,
+) {
     matmul(
         dst,
         BlockStructure::TriangularLower,
         accum,
-        x.transpose(),
+        y,
         BlockStructure::Rectangular,
-        x,
+        y.transpose(),
         BlockStructure::Rectangular,
         E::one_impl(),
         Par::rayon(0),
     );
 }
 
-/// When every value is an integer, an integer shift per feature (its rounded mean) and the
-/// largest magnitude after shifting, if small enough for the exact f32 path.
-fn small_integer_shift<T: Real>(chunk: MatRef<'_, T>) -> Option<(Vec<f64>, f64)> {
-    let n = chunk.nrows();
-    if n < 64 {
+/// The largest magnitude when every value is an integer no larger than
+/// [`MAX_EXACT_MAGNITUDE`]; `None` otherwise (or for chunks too small to be worth it).
+fn small_integer_magnitude<T: Real>(chunk: MatRef<'_, T>) -> Option<f64> {
+    if chunk.nrows() < 64 {
         return None;
     }
-    let mut shift = Vec::with_capacity(chunk.ncols());
     let mut magnitude = 0.0f64;
-    for j in 0..chunk.ncols() {
-        let col = chunk.col(j);
-        let (mut lo, mut hi, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
-        for i in 0..n {
-            let v = col[i].to_f64();
-            if v != v.round() || v.abs() > 1e15 {
-                return None;
-            }
-            lo = lo.min(v);
-            hi = hi.max(v);
-            sum += v;
-        }
-        let s = (sum / n as f64).round().clamp(lo, hi);
-        magnitude = magnitude.max((hi - s).max(s - lo));
-        if magnitude > MAX_EXACT_MAGNITUDE {
-            return None;
-        }
-        shift.push(s);
-    }
-    Some((shift, magnitude))
+    let mut ok = true;
+    for_each_value(chunk, |v| {
+        ok &= v == v.round();
+        magnitude = magnitude.max(v.abs());
+    });
+    (ok && magnitude <= MAX_EXACT_MAGNITUDE).then_some(magnitude)
 }
 
-fn integer_moments<T: Real>(chunk: MatRef<'_, T>, shift: &[f64], magnitude: f64) -> (Vec<f64>, Mat<f64>) {
+/// Visits every value in memory order (fast for row- and column-major chunks alike).
+fn for_each_value<T: Real>(chunk: MatRef<'_, T>, mut visit: impl FnMut(f64)) {
+    if chunk.col_stride() == 1 {
+        for i in 0..chunk.nrows() {
+            chunk.row(i).iter().for_each(|v| visit(v.to_f64()));
+        }
+    } else {
+        for j in 0..chunk.ncols() {
+            chunk.col(j).iter().for_each(|v| visit(v.to_f64()));
+        }
+    }
+}
+
+fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, Mat<f64>) {
     let (n, d) = (chunk.nrows(), chunk.ncols());
     // Partial sums of products stay integers below 2^24, exact in f32.
     let block = ((16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize).clamp(1, n);
-    let shifted = Mat::<f32>::from_fn(n, d, |i, j| (chunk[(i, j)].to_f64() - shift[j]) as f32);
+    // f32 rows already in memory order are used in place; anything else is copied per block.
+    let direct = match T::chunk(chunk) {
+        ChunkRef::F32(m) if m.col_stride() == 1 => Some(m.transpose()),
+        _ => None,
+    };
+    let mut buffer = Mat::<f32>::zeros(if direct.is_some() { 0 } else { d }, block);
     let mut sums = vec![0.0f64; d];
-    for j in 0..d {
-        sums[j] = shifted.col(j).iter().map(|&v| f64::from(v)).sum();
-    }
     let mut raw = Mat::<f64>::zeros(d, d);
     let mut partial = Mat::<f32>::zeros(d, d);
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
-        lower_product(partial.as_mut(), Accum::Replace, shifted.as_ref().subrows(start, rows));
+        let y = match direct {
+            Some(t) => t.subcols(start, rows),
+            None => {
+                for i in 0..rows {
+                    for j in 0..d {
+                        buffer[(j, i)] = chunk[(start + i, j)].to_f64() as f32;
+                    }
+                }
+                buffer.as_ref().subcols(0, rows)
+            }
+        };
+        for i in 0..rows {
+            for (sum, v) in sums.iter_mut().zip(y.col(i).iter()) {
+                *sum += f64::from(*v);
+            }
+        }
+        lower_product(partial.as_mut(), Accum::Replace, y);
         for j in 0..d {
-            for i in j..d {
-                raw[(i, j)] += f64::from(partial[(i, j)]);
+            let (src, dst) = (
+                &partial.col_as_slice(j)[j..],
+                &mut raw.col_as_slice_mut(j)[j..],
+            );
+            for (r, p) in dst.iter_mut().zip(src) {
+                *r += f64::from(*p);
             }
         }
         start += rows;
     }
     let nf = n as f64;
-    let mean: Vec<f64> = (0..d).map(|j| shift[j] + sums[j] / nf).collect();
+    let mean: Vec<f64> = sums.iter().map(|s| s / nf).collect();
     for j in 0..d {
         for i in j..d {
             raw[(i, j)] -= sums[i] * sums[j] / nf;
@@ -123,9 +149,19 @@ mod tests {
     /// The obviously-correct reference: two-pass centring and a plain triple loop, compensated.
     fn reference(x: &Mat<f64>) -> (Vec<f64>, Vec<Vec<f64>>) {
         let (n, d) = (x.nrows(), x.ncols());
-        let mean: Vec<f64> = (0..d).map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64).collect();
+        let mean: Vec<f64> = (0..d)
+            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
         let scatter = (0..d)
-            .map(|a| (0..d).map(|b| (0..n).map(|i| (x[(i, a)] - mean[a]) * (x[(i, b)] - mean[b])).sum()).collect())
+            .map(|a| {
+                (0..d)
+                    .map(|b| {
+                        (0..n)
+                            .map(|i| (x[(i, a)] - mean[a]) * (x[(i, b)] - mean[b]))
+                            .sum()
+                    })
+                    .collect()
+            })
             .collect();
         (mean, scatter)
     }
@@ -134,16 +170,27 @@ mod tests {
     fn integer_path_is_taken_for_pixels_and_matches_the_reference_exactly() {
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         for (n, d, hi) in [(1000, 17, 255u32), (300, 5, 511), (64, 3, 1)] {
-            let x32 = Mat::<f32>::from_fn(n, d, |_, j| rng.random_range(0..=hi / (1 + j as u32 % 3)) as f32);
+            let x32 = Mat::<f32>::from_fn(n, d, |_, j| {
+                rng.random_range(0..=hi / (1 + j as u32 % 3)) as f32
+            });
             let x = Mat::<f64>::from_fn(n, d, |i, j| f64::from(x32[(i, j)]));
-            assert!(small_integer_shift(x32.as_ref()).is_some());
+            assert!(small_integer_magnitude(x32.as_ref()).is_some());
+            let rows = x32.transpose().to_owned();
+            let (mean_rm, scatter_rm) = chunk_moments(rows.as_ref().transpose());
+            assert_eq!(mean_rm, chunk_moments(x32.as_ref()).0);
+            assert_eq!(scatter_rm, chunk_moments(x32.as_ref()).1);
             let (mean, scatter) = chunk_moments(x32.as_ref());
             let (want_mean, want) = reference(&x);
             for a in 0..d {
                 assert!((mean[a] - want_mean[a]).abs() <= 1e-12 * want_mean[a].abs().max(1.0));
                 for b in 0..=a {
                     let tol = 1e-12 * want[a][a].max(want[b][b]).max(1.0);
-                    assert!((scatter[(a, b)] - want[a][b]).abs() <= tol, "{n}×{d} ({a},{b}): {} vs {}", scatter[(a, b)], want[a][b]);
+                    assert!(
+                        (scatter[(a, b)] - want[a][b]).abs() <= tol,
+                        "{n}×{d} ({a},{b}): {} vs {}",
+                        scatter[(a, b)],
+                        want[a][b]
+                    );
                 }
             }
         }
@@ -152,9 +199,9 @@ mod tests {
     #[test]
     fn non_integers_and_large_integers_take_the_float_path() {
         let x = Mat::<f64>::from_fn(100, 3, |i, j| (i * j) as f64 + 0.5);
-        assert!(small_integer_shift(x.as_ref()).is_none());
+        assert!(small_integer_magnitude(x.as_ref()).is_none());
         let big = Mat::<f64>::from_fn(100, 3, |i, _| (i * 1000) as f64);
-        assert!(small_integer_shift(big.as_ref()).is_none());
+        assert!(small_integer_magnitude(big.as_ref()).is_none());
         let (mean, scatter) = chunk_moments(x.as_ref());
         let (want_mean, want) = reference(&x);
         for a in 0..3 {

@@ -162,14 +162,36 @@ impl Moments {
     }
 }
 
-/// Column means with a correction pass (exact to rounding under large offsets).
+/// Column means with a correction pass (exact to rounding under large offsets), visiting
+/// memory in order for row- and column-major views alike.
 pub(crate) fn column_means<T: Real>(x: MatRef<'_, T>) -> Vec<f64> {
-    let n = x.nrows() as f64;
-    (0..x.ncols())
+    let (n, d) = (x.nrows(), x.ncols());
+    let nf = n as f64;
+    if x.col_stride() == 1 {
+        let mut rough = vec![0.0; d];
+        for i in 0..n {
+            for (s, v) in rough.iter_mut().zip(x.row(i).iter()) {
+                *s += v.to_f64();
+            }
+        }
+        rough.iter_mut().for_each(|s| *s /= nf);
+        let mut correction = vec![0.0; d];
+        for i in 0..n {
+            for ((c, v), r) in correction.iter_mut().zip(x.row(i).iter()).zip(&rough) {
+                *c += v.to_f64() - r;
+            }
+        }
+        return rough
+            .iter()
+            .zip(&correction)
+            .map(|(r, c)| r + c / nf)
+            .collect();
+    }
+    (0..d)
         .map(|j| {
             let col = x.col(j);
-            let rough = (0..x.nrows()).map(|i| col[i].to_f64()).sum::<f64>() / n;
-            let correction = (0..x.nrows()).map(|i| col[i].to_f64() - rough).sum::<f64>() / n;
+            let rough = col.iter().map(|v| v.to_f64()).sum::<f64>() / nf;
+            let correction = col.iter().map(|v| v.to_f64() - rough).sum::<f64>() / nf;
             rough + correction
         })
         .collect()

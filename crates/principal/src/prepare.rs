@@ -127,6 +127,15 @@ pub(crate) fn center_scale<T: Real>(
 
 /// The first non-finite value of `x` in reading order, as an error naming its place.
 pub(crate) fn check_finite<T: Real>(x: MatRef<'_, T>, row_offset: usize) -> Result<()> {
+    // Fast scan in memory order; the slow search for the first bad row runs only on failure.
+    let all_finite = if x.col_stride() == 1 {
+        (0..x.nrows()).all(|i| x.row(i).iter().all(|v| v.to_f64().is_finite()))
+    } else {
+        (0..x.ncols()).all(|j| x.col(j).iter().all(|v| v.to_f64().is_finite()))
+    };
+    if all_finite {
+        return Ok(());
+    }
     for i in 0..x.nrows() {
         for j in 0..x.ncols() {
             let v = x[(i, j)].to_f64();
