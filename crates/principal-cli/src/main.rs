@@ -1,1 +1,98 @@
-fn main() {}
+//! `principal`: the command-line front end of the principal PCA library.
+//!
+//! Glue only, as in ripgrep: `main` → [`run`] → one function per command. The raw arguments
+//! ([`args`]) are turned into a validated configuration before any file is read; the math is in
+//! `principal`, files in `principal-io`.
+//!
+//! Exit codes: 0 success, 1 runtime or data error, 2 usage error. Errors are printed once, as
+//! `error: <cause chain joined by ": ">`. A closed stdout pipe ends the program quietly.
+
+mod args;
+mod fit;
+mod inspect;
+mod inverse;
+mod report;
+mod select;
+mod transform;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(
+            io::stderr(),
+            "error: internal error (a bug in principal; please report it): {info}"
+        );
+    }));
+    match std::panic::catch_unwind(run) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Ok(Err(err)) => {
+            let _ = writeln!(io::stderr(), "error: {}", error_chain(&err));
+            ExitCode::from(1)
+        }
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+/// Parses the command line (usage errors exit 2 here), validates it, and runs one command.
+fn run() -> anyhow::Result<()> {
+    let cli = Cli::try_parse().unwrap_or_else(|err| err.exit());
+    match cli.command {
+        Command::Fit(args) => fit::run(&fit::FitConfig::new(args)?),
+        Command::Transform(args) => transform::run(&transform::TransformConfig::new(args)),
+        Command::Inverse(args) => inverse::run(&inverse::InverseConfig::new(args)),
+        Command::Inspect(args) => inspect::run(&inspect::InspectConfig::new(args)),
+    }
+}
+
+/// True when the error comes from writing to a pipe whose reader has gone (`… | head`).
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The messages of an error and its causes joined by ": ", skipping a cause whose message the
+/// previous one already contains (error types that print their source themselves).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let message = cause.to_string();
+        if parts.last().is_some_and(|last| last.contains(&message)) {
+            continue;
+        }
+        parts.push(message);
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_chain_joins_causes_once() {
+        let err = anyhow::Error::msg("inner").context("outer");
+        assert_eq!(error_chain(&err), "outer: inner");
+        let dup =
+            anyhow::Error::from(io::Error::other("disk full")).context("writing x: disk full");
+        assert_eq!(error_chain(&dup), "writing x: disk full");
+    }
+
+    #[test]
+    fn broken_pipe_is_recognised_through_context() {
+        let err = anyhow::Error::from(io::Error::from(io::ErrorKind::BrokenPipe))
+            .context("writing to stdout");
+        assert!(is_broken_pipe(&err));
+        assert!(!is_broken_pipe(&anyhow::Error::msg("other")));
+    }
+}

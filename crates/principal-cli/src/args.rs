@@ -1,0 +1,184 @@
+//! The raw command line, as clap parses it. Values that can be checked without data are checked
+//! here (by the library's own validation, so the messages are the library's) and rejected as
+//! usage errors (exit 2); everything else is checked when the configuration is built.
+
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
+use principal::{ComponentCount, PcaBuilder, Solver};
+use principal_io::ColumnSelector;
+
+/// Principal component analysis of tabular data: fit a model, project data onto it,
+/// reconstruct data from codes, and inspect a model file.
+#[derive(Debug, Parser)]
+#[command(
+    name = "principal",
+    version,
+    propagate_version = true,
+    arg_required_else_help = true
+)]
+#[command(after_help = "Exit codes: 0 success, 1 runtime or data error, 2 usage error.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fit a PCA model to the rows of INPUT (one sample per row) and save it to MODEL.
+    ///
+    /// Several inputs are shards of one data set, read in order. Without --components or
+    /// --variance every component is kept (min(n_samples, n_features) of them).
+    Fit(FitArgs),
+    /// Project data onto a model's components: z = ((x − mean) / scale) · componentsᵀ.
+    ///
+    /// When the model knows its feature names and the input has a header, the model's columns
+    /// are picked from the input by name (unless --columns or --exclude is given).
+    Transform(TransformArgs),
+    /// Reconstruct data from codes: x = (z · components) · scale + mean.
+    Inverse(InverseArgs),
+    /// Describe a model file: shape, settings and the variance explained by each component.
+    Inspect(InspectArgs),
+}
+
+/// Which columns of a table to use.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Use only these columns, in this order: names from the header, or 0-based indices.
+    #[arg(long, value_name = "A,B,..", value_delimiter = ',', num_args = 1)]
+    pub columns: Option<Vec<ColumnSelector>>,
+    /// Leave out these columns: names from the header, or 0-based indices.
+    #[arg(long, value_name = "A,B,..", value_delimiter = ',', num_args = 1)]
+    pub exclude: Vec<ColumnSelector>,
+    /// The first row of a CSV/TSV file is data, not column names (default: detected).
+    #[arg(long)]
+    pub no_header: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Data files: CSV or TSV (optionally .gz), NPY, or IDX (optionally .gz).
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Keep K components (1 ≤ K ≤ min(n_samples, n_features)).
+    #[arg(short = 'k', long, value_name = "K", value_parser = parse_components, conflicts_with = "variance", allow_negative_numbers = true)]
+    pub components: Option<usize>,
+    /// Keep the fewest components that explain at least this fraction F of the variance (0 < F ≤ 1).
+    #[arg(long, value_name = "F", value_parser = parse_variance, allow_negative_numbers = true)]
+    pub variance: Option<f64>,
+    /// Divide each centred feature by its standard deviation (PCA of the correlation matrix).
+    #[arg(long)]
+    pub standardize: bool,
+    /// Delta degrees of freedom: covariance = Xcᵀ Xc / (N − ddof).
+    #[arg(long, value_name = "0|1", default_value = "1", value_parser = parse_ddof, allow_negative_numbers = true)]
+    pub ddof: usize,
+    /// The algorithm; auto picks by shape and reports why.
+    #[arg(long, value_name = "SOLVER", default_value = "auto", value_parser = solver_parser())]
+    pub solver: Solver,
+    /// Where to write the model (safetensors; any extension).
+    #[arg(short, long, value_name = "MODEL")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TransformArgs {
+    /// A model written by `principal fit`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Data files, as for `fit`.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the codes: .csv, .tsv or .npy (CSV/TSV columns are named pc1..pcM).
+    #[arg(short, long, value_name = "CODES")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InverseArgs {
+    /// A model written by `principal fit`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Codes: CSV/TSV (with or without a header) or NPY, one column per component.
+    #[arg(value_name = "CODES")]
+    pub codes: PathBuf,
+    /// Where to write the reconstruction: .csv, .tsv or .npy.
+    #[arg(short, long, value_name = "RECONSTRUCTED")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A model written by `principal fit`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Print one JSON object with every field of the model instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_components(s: &str) -> Result<usize, String> {
+    let k: usize = s
+        .parse()
+        .map_err(|_| format!("--components {s} is not a whole number"))?;
+    PcaBuilder::new()
+        .components(ComponentCount::Fixed(k))
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(k)
+}
+
+fn parse_variance(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .parse()
+        .map_err(|_| format!("--variance {s} is not a number"))?;
+    PcaBuilder::new()
+        .components(ComponentCount::VarianceFraction(f))
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(f)
+}
+
+fn parse_ddof(s: &str) -> Result<usize, String> {
+    let ddof: usize = s
+        .parse()
+        .map_err(|_| format!("--ddof {s} is not allowed: use 0 or 1"))?;
+    PcaBuilder::new()
+        .ddof(ddof)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(ddof)
+}
+
+fn solver_parser() -> impl TypedValueParser<Value = Solver> {
+    PossibleValuesParser::new(Solver::NAMES).try_map(|s| s.parse::<Solver>())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_solver_name_parses() {
+        for name in Solver::NAMES {
+            let cli =
+                Cli::try_parse_from(["principal", "fit", "x.csv", "-o", "m", "--solver", name])
+                    .unwrap();
+            let Command::Fit(fit) = cli.command else {
+                panic!("not fit")
+            };
+            assert_eq!(fit.solver.name(), *name);
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! The crate's single error type.
+//!
+//! Every message names the file. Errors about the data also say where: a line and a column for
+//! text (both counted from 1, as an editor shows them, with the header name when there is one),
+//! a row and a column index for binary arrays (counted from 0, as numpy indexes them), and quote
+//! the offending value, so a front end can print them as they are.
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+
+use principal::PcaError;
+use thiserror::Error;
+
+/// A column of a text file, for messages: its 1-based number and its header name if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// 1-based, as an editor or spreadsheet counts.
+    pub number: usize,
+    /// The header name, when the file has a header.
+    pub name: Option<String>,
+}
+
+impl fmt::Display for Column {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "column {} ({name:?})", self.number),
+            None => write!(f, "column {}", self.number),
+        }
+    }
+}
+
+/// Everything that can go wrong while reading or writing files.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum IoError {
+    /// `read_table` or `ChunkReader::open` was given no path.
+    #[error("no input file given")]
+    NoInput,
+    /// The file could not be opened (missing, permissions, a directory…).
+    #[error("cannot open {}: {source}", path.display())]
+    Open { path: PathBuf, source: io::Error },
+    /// Reading failed after opening (including corrupt gzip data).
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    /// Writing, syncing or renaming failed.
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+    /// A text cell that does not parse as a number.
+    #[error("{}, line {line}, {column}: {value:?} is not a number{hint}", path.display())]
+    NonNumeric {
+        path: PathBuf,
+        line: u64,
+        column: Column,
+        value: String,
+        hint: String,
+    },
+    /// An empty text cell (missing values are not supported).
+    #[error("{}, line {line}, {column}: empty cell (missing values are not supported)", path.display())]
+    EmptyCell {
+        path: PathBuf,
+        line: u64,
+        column: Column,
+    },
+    /// A text cell holding NaN or infinity, or a number too large for f64 (such as `1e999`).
+    #[error("{}, line {line}, {column}: {value:?} is not a finite number", path.display())]
+    NonFinite {
+        path: PathBuf,
+        line: u64,
+        column: Column,
+        value: String,
+    },
+    /// NaN or infinity in a binary array.
+    #[error("{}: non-finite value {value} at row {row}, column {column} (counting from 0, as numpy does)", path.display())]
+    NonFiniteElement {
+        path: PathBuf,
+        row: usize,
+        column: usize,
+        value: f64,
+    },
+    /// A text row whose number of fields differs from the header's (or the first row's).
+    #[error("{}, line {line}: {found} fields but {reference} has {expected}", path.display())]
+    RaggedRow {
+        path: PathBuf,
+        line: u64,
+        found: usize,
+        expected: usize,
+        reference: &'static str,
+    },
+    /// A file with no data rows.
+    #[error("{} has no data rows{detail}", path.display())]
+    NoData { path: PathBuf, detail: &'static str },
+    /// The file has no columns, or the selection keeps none.
+    #[error("{}: no columns left to read (the file has {available}, after --columns/--exclude none is kept)", path.display())]
+    NoColumns { path: PathBuf, available: usize },
+    /// A column selected by a name the header does not have.
+    #[error("{}: no column named {name:?}; the columns are {}", path.display(), quote_list(available))]
+    UnknownColumn {
+        path: PathBuf,
+        name: String,
+        available: Vec<String>,
+    },
+    /// A column selected by name in a file without a header.
+    #[error("{}: column {name:?} is selected by name, but the file has no header; select columns by 0-based index instead", path.display())]
+    NoHeader { path: PathBuf, name: String },
+    /// A column name that appears more than once in the header, so selecting it is ambiguous.
+    #[error("{}: the header names columns {first} and {second} both {name:?}; select by 0-based index instead", path.display())]
+    AmbiguousColumn {
+        path: PathBuf,
+        name: String,
+        first: usize,
+        second: usize,
+    },
+    /// A 0-based column index past the last column.
+    #[error("{}: column index {index} is out of range: the file has {count} column(s), indices 0 to {}", path.display(), count.saturating_sub(1))]
+    ColumnOutOfRange {
+        path: PathBuf,
+        index: usize,
+        count: usize,
+    },
+    /// The same column selected twice by `columns`.
+    #[error("{}: {column} is selected twice", path.display())]
+    DuplicateColumn { path: PathBuf, column: Column },
+    /// A shard whose kept columns differ from the first shard's.
+    #[error("shard {} does not match the first shard {}: {detail}", path.display(), first.display())]
+    ShardMismatch {
+        path: PathBuf,
+        first: PathBuf,
+        detail: String,
+    },
+    /// A binary file whose header is malformed or describes something unsupported.
+    #[error("{}: {detail}", path.display())]
+    Format { path: PathBuf, detail: String },
+    /// A binary file shorter than its header says.
+    #[error("{} is truncated: its header promises {expected} bytes{} but there are only {actual}", path.display(), if *compressed { " (decompressed)" } else { "" })]
+    Truncated {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+        compressed: bool,
+    },
+    /// An output path whose extension says no known format.
+    #[error("{}: unknown extension {extension:?}; the allowed ones are {allowed}", path.display())]
+    UnknownExtension {
+        path: PathBuf,
+        extension: String,
+        allowed: &'static str,
+    },
+    /// Column or feature names whose count differs from the number of columns.
+    #[error("{}: {names} column name(s) given for {columns} column(s)", path.display())]
+    NameCount {
+        path: PathBuf,
+        names: usize,
+        columns: usize,
+    },
+    /// A file that is not a principal model file (truncated, garbage, another safetensors file…).
+    #[error("{} is not a principal model file ({detail})", path.display())]
+    NotAModel { path: PathBuf, detail: String },
+    /// A model file written by a newer (or older) incompatible principal.
+    #[error("model file {} has format version {found}; this principal reads version {}", path.display(), crate::MODEL_FORMAT_VERSION)]
+    ModelVersion { path: PathBuf, found: String },
+    /// A model file whose parts do not make a consistent model.
+    #[error("model file {}: {source}", path.display())]
+    InvalidModel { path: PathBuf, source: PcaError },
+}
+
+/// The crate's `Result`.
+pub type Result<T, E = IoError> = std::result::Result<T, E>;
+
+fn quote_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_display_has_number_and_name() {
+        let c = Column {
+            number: 5,
+            name: Some("species".into()),
+        };
+        assert_eq!(c.to_string(), "column 5 (\"species\")");
+        assert_eq!(
+            Column {
+                number: 2,
+                name: None
+            }
+            .to_string(),
+            "column 2"
+        );
+    }
+
+    #[test]
+    fn unknown_column_lists_names() {
+        let e = IoError::UnknownColumn {
+            path: "a.csv".into(),
+            name: "x".into(),
+            available: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "a.csv: no column named \"x\"; the columns are \"a\", \"b\""
+        );
+    }
+}

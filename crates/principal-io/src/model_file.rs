@@ -1,0 +1,538 @@
+//! Model files: safetensors, so that Python reads them with `safetensors.numpy.load_file` and
+//! no code of ours.
+//!
+//! Tensors (F64, little-endian, row-major): `mean` [D], `components` [M, D],
+//! `explained_variance`, `explained_variance_ratio`, `singular_values` [M], and `scale` [D]
+//! only when the model standardizes. Metadata (strings): `format` = `principal-pca`,
+//! `format_version`, `n_samples`, `n_features`, `n_components`, `ddof`, `standardize`,
+//! `solver`, `noise_variance`, `total_variance` (printed with `{}`, which round-trips exactly),
+//! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given),
+//! `principal_version`, and for iterative solvers `iteration_passes`,
+//! `iteration_error_estimate` and `iteration_converged`.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::Path;
+use std::str::FromStr;
+
+use faer::Mat;
+use principal::{IterationReport, ModelParts, PcaModel, Solver};
+use safetensors::tensor::{Dtype, SafeTensors, TensorView};
+
+use crate::{IoError, Result};
+
+/// The version of the model file layout this crate writes and reads.
+pub const MODEL_FORMAT_VERSION: u32 = 1;
+const FORMAT: &str = "principal-pca";
+
+/// A model read from a file, with the feature names it was saved with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SavedModel {
+    /// The fitted model.
+    pub model: PcaModel,
+    /// Names of the training columns, when they were known.
+    pub feature_names: Option<Vec<String>>,
+}
+
+fn le_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
+    values.into_iter().flat_map(f64::to_le_bytes).collect()
+}
+
+/// Saves `model` (and the names of its features, when known) to `path`, atomically.
+pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]>) -> Result<()> {
+    let (m, d) = (model.n_components(), model.n_features());
+    if let Some(names) = feature_names {
+        if names.len() != d {
+            return Err(IoError::NameCount {
+                path: path.to_owned(),
+                names: names.len(),
+                columns: d,
+            });
+        }
+    }
+    let components = model.components();
+    let mut data: Vec<(&str, Vec<usize>, Vec<u8>)> = vec![
+        ("mean", vec![d], le_bytes(model.mean().iter().copied())),
+        (
+            "components",
+            vec![m, d],
+            le_bytes((0..m).flat_map(|i| (0..d).map(move |j| components[(i, j)]))),
+        ),
+        (
+            "explained_variance",
+            vec![m],
+            le_bytes(model.explained_variance().iter().copied()),
+        ),
+        (
+            "explained_variance_ratio",
+            vec![m],
+            le_bytes(model.explained_variance_ratio().iter().copied()),
+        ),
+        (
+            "singular_values",
+            vec![m],
+            le_bytes(model.singular_values().iter().copied()),
+        ),
+    ];
+    if let Some(scale) = model.scale() {
+        data.push(("scale", vec![d], le_bytes(scale.iter().copied())));
+    }
+    let mut meta: HashMap<String, String> = [
+        ("format", FORMAT.to_owned()),
+        ("format_version", MODEL_FORMAT_VERSION.to_string()),
+        ("n_samples", model.n_samples().to_string()),
+        ("n_features", d.to_string()),
+        ("n_components", m.to_string()),
+        ("ddof", model.ddof().to_string()),
+        ("standardize", model.scale().is_some().to_string()),
+        ("solver", model.solver().name().to_owned()),
+        ("noise_variance", model.noise_variance().to_string()),
+        ("total_variance", model.total_variance().to_string()),
+        (
+            "zero_variance_features",
+            serde_json::to_string(model.zero_variance_features()).unwrap_or_default(),
+        ),
+        ("principal_version", env!("CARGO_PKG_VERSION").to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    if let Some(names) = feature_names {
+        meta.insert(
+            "feature_names".into(),
+            serde_json::to_string(names).unwrap_or_default(),
+        );
+    }
+    if let Some(report) = model.iteration_report() {
+        meta.insert("iteration_passes".into(), report.passes.to_string());
+        meta.insert(
+            "iteration_error_estimate".into(),
+            report.error_estimate.to_string(),
+        );
+        meta.insert("iteration_converged".into(), report.converged.to_string());
+    }
+    let mut views = Vec::with_capacity(data.len());
+    for (name, shape, bytes) in &data {
+        let view =
+            TensorView::new(Dtype::F64, shape.clone(), bytes).map_err(|e| IoError::Write {
+                path: path.to_owned(),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        views.push((*name, view));
+    }
+    let bytes = safetensors::serialize(views, Some(meta)).map_err(|e| IoError::Write {
+        path: path.to_owned(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    crate::write_atomically(path, |w| w.write_all(&bytes))
+}
+
+/// Loads a model saved by [`save_model`], checking the format, its version, every tensor's
+/// type and shape, and every scalar.
+pub fn load_model(path: &Path) -> Result<SavedModel> {
+    let bytes = fs::read(path).map_err(|source| IoError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
+    let not_model = |detail: String| IoError::NotAModel {
+        path: path.to_owned(),
+        detail,
+    };
+    let (_, header) = SafeTensors::read_metadata(&bytes)
+        .map_err(|e| not_model(format!("not a safetensors file: {e}")))?;
+    let meta = header.metadata().clone().unwrap_or_default();
+    match meta.get("format") {
+        Some(f) if f == FORMAT => {}
+        Some(f) => return Err(not_model(format!("its format is {f:?}, not {FORMAT:?}"))),
+        None => {
+            return Err(not_model(
+                "a safetensors file without the principal format tag".into(),
+            ))
+        }
+    }
+    let Some(version) = meta.get("format_version") else {
+        return Err(not_model("the metadata has no \"format_version\"".into()));
+    };
+    if *version != MODEL_FORMAT_VERSION.to_string() {
+        return Err(IoError::ModelVersion {
+            path: path.to_owned(),
+            found: version.clone(),
+        });
+    }
+    let tensors =
+        SafeTensors::deserialize(&bytes).map_err(|e| not_model(format!("damaged tensors: {e}")))?;
+
+    let scalar = |key: &str| -> Result<&str> {
+        meta.get(key)
+            .map(String::as_str)
+            .ok_or_else(|| not_model(format!("the metadata has no {key:?}")))
+    };
+    fn parse<T: FromStr>(path: &Path, key: &str, text: &str) -> Result<T> {
+        text.parse().map_err(|_| IoError::NotAModel {
+            path: path.to_owned(),
+            detail: format!(
+                "metadata {key:?} = {text:?} is not a valid {}",
+                std::any::type_name::<T>()
+            ),
+        })
+    }
+    let n_samples: usize = parse(path, "n_samples", scalar("n_samples")?)?;
+    let d: usize = parse(path, "n_features", scalar("n_features")?)?;
+    let m: usize = parse(path, "n_components", scalar("n_components")?)?;
+    let ddof: usize = parse(path, "ddof", scalar("ddof")?)?;
+    let standardize: bool = parse(path, "standardize", scalar("standardize")?)?;
+    let solver = Solver::from_str(scalar("solver")?)
+        .map_err(|e| not_model(format!("metadata \"solver\": {e}")))?;
+    let noise_variance: f64 = parse(path, "noise_variance", scalar("noise_variance")?)?;
+    let total_variance: f64 = parse(path, "total_variance", scalar("total_variance")?)?;
+    let zero_variance_features: Vec<usize> =
+        serde_json::from_str(scalar("zero_variance_features")?).map_err(|e| {
+            not_model(format!(
+                "metadata \"zero_variance_features\" is not a JSON list of indices: {e}"
+            ))
+        })?;
+    let feature_names: Option<Vec<String>> = match meta.get("feature_names") {
+        None => None,
+        Some(text) => {
+            let names: Vec<String> = serde_json::from_str(text).map_err(|e| {
+                not_model(format!(
+                    "metadata \"feature_names\" is not a JSON list of strings: {e}"
+                ))
+            })?;
+            if names.len() != d {
+                return Err(not_model(format!(
+                    "{} feature names for {d} features",
+                    names.len()
+                )));
+            }
+            Some(names)
+        }
+    };
+    let iteration_report = match meta.get("iteration_passes") {
+        None => None,
+        Some(passes) => Some(IterationReport {
+            passes: parse(path, "iteration_passes", passes)?,
+            error_estimate: parse(
+                path,
+                "iteration_error_estimate",
+                scalar("iteration_error_estimate")?,
+            )?,
+            converged: parse(path, "iteration_converged", scalar("iteration_converged")?)?,
+        }),
+    };
+
+    let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
+        let view = tensors
+            .tensor(name)
+            .map_err(|_| not_model(format!("it has no tensor {name:?}")))?;
+        if view.dtype() != Dtype::F64 {
+            return Err(not_model(format!(
+                "tensor {name:?} is {:?}, not F64",
+                view.dtype()
+            )));
+        }
+        if view.shape() != shape {
+            return Err(not_model(format!(
+                "tensor {name:?} has shape {:?} but the metadata says {shape:?}",
+                view.shape()
+            )));
+        }
+        Ok(view
+            .data()
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
+    };
+    let mean = tensor("mean", &[d])?;
+    let flat = tensor("components", &[m, d])?;
+    let components = Mat::from_fn(m, d, |i, j| flat[i * d + j]);
+    let explained_variance = tensor("explained_variance", &[m])?;
+    let explained_variance_ratio = tensor("explained_variance_ratio", &[m])?;
+    let singular_values = tensor("singular_values", &[m])?;
+    let scale = if standardize {
+        Some(tensor("scale", &[d])?)
+    } else {
+        if tensors.tensor("scale").is_ok() {
+            return Err(not_model(
+                "it has a \"scale\" tensor but \"standardize\" is false".into(),
+            ));
+        }
+        None
+    };
+    let model = PcaModel::from_parts(ModelParts {
+        mean,
+        scale,
+        components,
+        explained_variance,
+        explained_variance_ratio,
+        singular_values,
+        noise_variance,
+        total_variance,
+        n_samples,
+        ddof,
+        solver,
+        zero_variance_features,
+        iteration_report,
+    })
+    .map_err(|source| IoError::InvalidModel {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(SavedModel {
+        model,
+        feature_names,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use principal::{ComponentCount, PcaBuilder, Scaling};
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::test_util::names;
+
+    fn data() -> Mat<f64> {
+        // Deterministic, full rank, with a constant column (a zero-variance feature).
+        Mat::from_fn(12, 4, |i, j| {
+            let (x, y) = (i as f64, j as f64);
+            if j == 3 {
+                5.0
+            } else {
+                (x * 0.37 + y).sin() * (y + 1.0) + x * 0.1 * y
+            }
+        })
+    }
+
+    fn fit(scaling: Scaling, solver: Solver, m: usize) -> PcaModel {
+        PcaBuilder::new()
+            .components(ComponentCount::Fixed(m))
+            .scaling(scaling)
+            .solver(solver)
+            .build()
+            .unwrap()
+            .fit(data().as_ref())
+            .unwrap()
+    }
+
+    #[test]
+    fn models_round_trip_exactly() {
+        let dir = TempDir::new().unwrap();
+        let feature_names = names(&["a", "b \"quoted\"", "c", "constant"]);
+        let cases = [
+            (fit(Scaling::Center, Solver::Covariance, 2), None),
+            (
+                fit(Scaling::Standardize, Solver::Svd, 3),
+                feature_names.clone(),
+            ),
+            (fit(Scaling::Center, Solver::Randomized, 2), feature_names),
+        ];
+        for (k, (model, names)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(format!("m{k}.safetensors"));
+            save_model(&path, &model, names.as_deref()).unwrap();
+            let loaded = load_model(&path).unwrap();
+            assert_eq!(loaded.model, model, "case {k}");
+            assert_eq!(loaded.feature_names, names, "case {k}");
+        }
+    }
+
+    #[test]
+    fn metadata_is_readable_without_our_code() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("m.safetensors");
+        let model = fit(Scaling::Standardize, Solver::Svd, 2);
+        save_model(&path, &model, names(&["a", "b", "c", "d"]).as_deref()).unwrap();
+        let bytes = fs::read(&path).unwrap();
+        let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+        let meta = header.metadata().clone().unwrap();
+        assert_eq!(meta["format"], "principal-pca");
+        assert_eq!(meta["format_version"], "1");
+        assert_eq!(meta["n_samples"], "12");
+        assert_eq!(meta["n_features"], "4");
+        assert_eq!(meta["n_components"], "2");
+        assert_eq!(meta["ddof"], "1");
+        assert_eq!(meta["standardize"], "true");
+        assert_eq!(meta["solver"], "svd");
+        assert_eq!(meta["zero_variance_features"], "[3]");
+        assert_eq!(meta["feature_names"], "[\"a\",\"b\",\"c\",\"d\"]");
+        assert_eq!(meta["principal_version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            meta["total_variance"].parse::<f64>().unwrap(),
+            model.total_variance()
+        );
+        let tensors = SafeTensors::deserialize(&bytes).unwrap();
+        let mut got: Vec<(String, Vec<usize>)> = tensors
+            .tensors()
+            .into_iter()
+            .map(|(n, v)| (n, v.shape().to_vec()))
+            .collect();
+        got.sort();
+        let expected = [
+            ("components", vec![2, 4]),
+            ("explained_variance", vec![2]),
+            ("explained_variance_ratio", vec![2]),
+            ("mean", vec![4]),
+            ("scale", vec![4]),
+            ("singular_values", vec![2]),
+        ];
+        assert_eq!(got, expected.map(|(n, s)| (n.to_owned(), s)).to_vec());
+        // Row-major components.
+        let c = tensors.tensor("components").unwrap();
+        let second = f64::from_le_bytes(c.data()[8..16].try_into().unwrap());
+        assert_eq!(second, model.components()[(0, 1)]);
+        // A centred model has no scale.
+        save_model(&path, &fit(Scaling::Center, Solver::Svd, 2), None).unwrap();
+        let bytes = fs::read(&path).unwrap();
+        assert!(SafeTensors::deserialize(&bytes)
+            .unwrap()
+            .tensor("scale")
+            .is_err());
+    }
+
+    /// Rewrites a saved model after `edit` changes its metadata and tensors.
+    fn tamper(
+        path: &Path,
+        edit: impl FnOnce(&mut HashMap<String, String>, &mut Vec<(String, Dtype, Vec<usize>, Vec<u8>)>),
+    ) {
+        let bytes = fs::read(path).unwrap();
+        let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+        let mut meta = header.metadata().clone().unwrap();
+        let tensors = SafeTensors::deserialize(&bytes).unwrap();
+        let mut list: Vec<(String, Dtype, Vec<usize>, Vec<u8>)> = tensors
+            .tensors()
+            .into_iter()
+            .map(|(n, v)| (n, v.dtype(), v.shape().to_vec(), v.data().to_vec()))
+            .collect();
+        edit(&mut meta, &mut list);
+        let views: Vec<(String, TensorView<'_>)> = list
+            .iter()
+            .map(|(n, d, s, b)| (n.clone(), TensorView::new(*d, s.clone(), b).unwrap()))
+            .collect();
+        fs::write(path, safetensors::serialize(views, Some(meta)).unwrap()).unwrap();
+    }
+
+    fn saved(dir: &TempDir) -> PathBuf {
+        let path = dir.path().join("m.safetensors");
+        save_model(&path, &fit(Scaling::Standardize, Solver::Svd, 2), None).unwrap();
+        path
+    }
+
+    fn load_err(path: &Path) -> String {
+        load_model(path).unwrap_err().to_string()
+    }
+
+    use std::path::PathBuf;
+
+    #[test]
+    fn damaged_files_are_refused_with_reasons() {
+        let dir = TempDir::new().unwrap();
+        let path = saved(&dir);
+        let p = path.display().to_string();
+
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
+        let e = load_err(&path);
+        assert!(
+            e.starts_with(&format!("{p} is not a principal model file (")),
+            "{e}"
+        );
+        fs::write(&path, &bytes[..5]).unwrap();
+        assert!(load_err(&path).starts_with(&format!("{p} is not a principal model file (")));
+        fs::write(&path, b"a,b\n1,2\n").unwrap();
+        assert!(load_err(&path).starts_with(&format!("{p} is not a principal model file (")));
+
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.insert("format_version".into(), "7".into());
+        });
+        assert_eq!(
+            load_err(&path),
+            format!("model file {p} has format version 7; this principal reads version 1")
+        );
+
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.insert("format".into(), "something-else".into());
+        });
+        assert!(load_err(&path).contains("its format is \"something-else\""));
+
+        let path = saved(&dir);
+        tamper(&path, |_, t| {
+            let c = t.iter_mut().find(|x| x.0 == "components").unwrap();
+            c.2 = vec![4, 2];
+        });
+        let e = load_err(&path);
+        assert!(
+            e.contains("tensor \"components\" has shape [4, 2] but the metadata says [2, 4]"),
+            "{e}"
+        );
+
+        let path = saved(&dir);
+        tamper(&path, |_, t| {
+            let c = t.iter_mut().find(|x| x.0 == "mean").unwrap();
+            c.1 = Dtype::F32;
+            c.2 = vec![8];
+        });
+        assert!(load_err(&path).contains("tensor \"mean\" is F32, not F64"));
+
+        let path = saved(&dir);
+        tamper(&path, |_, t| t.retain(|x| x.0 != "scale"));
+        assert!(load_err(&path).contains("it has no tensor \"scale\""));
+
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.insert("ddof".into(), "one".into());
+        });
+        assert!(load_err(&path).contains("metadata \"ddof\" = \"one\" is not a valid usize"));
+
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.insert("solver".into(), "magic".into());
+        });
+        assert!(load_err(&path).contains("unknown solver \"magic\""));
+
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.remove("noise_variance");
+        });
+        assert!(load_err(&path).contains("the metadata has no \"noise_variance\""));
+
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.insert("feature_names".into(), "[\"only one\"]".into());
+        });
+        assert!(load_err(&path).contains("1 feature names for 4 features"));
+
+        // Consistent shapes, inconsistent model: reported by the math crate, with the file.
+        let path = saved(&dir);
+        tamper(&path, |m, _| {
+            m.insert("ddof".into(), "3".into());
+        });
+        let e = load_err(&path);
+        assert!(
+            e.starts_with(&format!("model file {p}: inconsistent model")),
+            "{e}"
+        );
+
+        let e = load_err(&dir.path().join("missing.safetensors"));
+        assert!(e.starts_with("cannot open"), "{e}");
+    }
+
+    #[test]
+    fn wrong_number_of_feature_names_is_refused_when_saving() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("m.safetensors");
+        let e = save_model(
+            &path,
+            &fit(Scaling::Center, Solver::Svd, 1),
+            names(&["a"]).as_deref(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1 column name(s) given for 4 column(s)"),
+            "{e}"
+        );
+        assert!(!path.exists());
+    }
+}

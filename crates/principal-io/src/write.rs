@@ -1,0 +1,271 @@
+//! Writers: every file goes through [`write_atomically`], so a failed or interrupted write never
+//! leaves a half-written file where a good one was.
+
+use std::fmt::Write as _;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use faer::MatRef;
+
+use crate::{npy, IoError, Result};
+
+/// The extensions [`write_matrix`] knows.
+const MATRIX_EXTENSIONS: &str = ".npy, .csv, .tsv";
+
+/// Distinguishes temporary files of concurrent writes from one process to the same path.
+static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+/// Writes a file atomically: `write` fills a temporary file in the same directory
+/// (`.NAME.tmp-PID-K`), which is flushed, synced, and renamed over `path` only when `write`
+/// succeeded. On any error the temporary file is removed and an existing file at `path` is
+/// left untouched.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    let err = |source| IoError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let name = path.file_name().ok_or_else(|| {
+        err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path does not name a file",
+        ))
+    })?;
+    // Same directory: a rename across file systems would not be atomic (or would fail).
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let (temp, file) = create_temp(&dir, &name.to_string_lossy()).map_err(err)?;
+    let result = (|| {
+        let mut out = BufWriter::new(file);
+        write(&mut out)?;
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&temp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&temp);
+        return Err(err(e));
+    }
+    // Makes the rename itself durable; not possible on every platform, so best effort.
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
+    loop {
+        let k = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let temp = dir.join(format!(".{name}.tmp-{}-{k}", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            // Left behind by a killed process with a recycled id: try the next name.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes a matrix by extension (case-insensitive): `.npy` (f64, C order, little-endian),
+/// `.csv` or `.tsv` (a header line from `column_names` when given; values printed with Rust's
+/// shortest round-trip formatting, so reading them back gives the same f64). NPY has no place
+/// for column names; they are not written there.
+pub fn write_matrix(
+    path: &Path,
+    data: MatRef<'_, f64>,
+    column_names: Option<&[String]>,
+) -> Result<()> {
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let delimiter = match extension.as_str() {
+        "npy" => return write_atomically(path, |w| npy::write_f64(w, data)),
+        "csv" => b',',
+        "tsv" => b'\t',
+        _ => {
+            return Err(IoError::UnknownExtension {
+                path: path.to_owned(),
+                extension: if extension.is_empty() {
+                    "(none)".into()
+                } else {
+                    format!(".{extension}")
+                },
+                allowed: MATRIX_EXTENSIONS,
+            })
+        }
+    };
+    if let Some(names) = column_names {
+        if names.len() != data.ncols() {
+            return Err(IoError::NameCount {
+                path: path.to_owned(),
+                names: names.len(),
+                columns: data.ncols(),
+            });
+        }
+    }
+    write_atomically(path, |w| write_delimited(w, data, column_names, delimiter))
+}
+
+fn write_delimited(
+    w: &mut dyn Write,
+    data: MatRef<'_, f64>,
+    column_names: Option<&[String]>,
+    delimiter: u8,
+) -> io::Result<()> {
+    // The csv writer quotes names that hold the delimiter, quotes or newlines.
+    let mut out = ::csv::WriterBuilder::new()
+        .delimiter(delimiter)
+        .from_writer(w);
+    if let Some(names) = column_names {
+        out.write_record(names)?;
+    }
+    let mut text = String::new();
+    for i in 0..data.nrows() {
+        for j in 0..data.ncols() {
+            text.clear();
+            let _ = write!(text, "{}", data[(i, j)]);
+            out.write_field(&text)?;
+        }
+        out.write_record(None::<&[u8]>)?;
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::test_util::*;
+    use crate::{read_table, HeaderMode, Mat, Matrix, ReadOptions};
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp-"))
+            .collect()
+    }
+
+    fn sample() -> Mat<f64> {
+        Mat::from_fn(3, 2, |i, j| {
+            [[0.1, -2.5e-12], [1e300, 7.0], [1.0 / 3.0, -0.0]][i][j]
+        })
+    }
+
+    #[test]
+    fn matrices_round_trip_exactly_in_every_format() {
+        let dir = TempDir::new().unwrap();
+        let m = sample();
+        let header = names(&["first, with comma", "second \"quoted\""]);
+        for name in ["m.npy", "m.csv", "m.tsv", "UPPER.CSV"] {
+            let path = dir.path().join(name);
+            write_matrix(&path, m.as_ref(), header.as_deref()).unwrap();
+            let t = read_table(&[path], &ReadOptions::default()).unwrap();
+            assert_eq!(t.data, Matrix::F64(m.clone()), "{name}");
+            let expect_names = if name.ends_with(".npy") {
+                None
+            } else {
+                header.clone()
+            };
+            assert_eq!(t.column_names, expect_names, "{name}");
+        }
+        write_matrix(&dir.path().join("plain.csv"), m.as_ref(), None).unwrap();
+        let text = fs::read_to_string(dir.path().join("plain.csv")).unwrap();
+        assert!(text.starts_with("0.1,-0.0000000000025\n"), "{text}");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn unknown_extension_and_name_count_are_errors() {
+        let dir = TempDir::new().unwrap();
+        let e = write_matrix(&dir.path().join("m.parquet"), sample().as_ref(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown extension \".parquet\"; the allowed ones are .npy, .csv, .tsv"),
+            "{e}"
+        );
+        let e = write_matrix(&dir.path().join("m"), sample().as_ref(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown extension \"(none)\""), "{e}");
+        let e = write_matrix(
+            &dir.path().join("m.csv"),
+            sample().as_ref(),
+            names(&["a"]).as_deref(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("1 column name(s) given for 2 column(s)"), "{e}");
+        assert!(!dir.path().join("m.csv").exists());
+    }
+
+    #[test]
+    fn failed_write_leaves_the_old_file_and_no_temporary() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("out.csv");
+        fs::write(&path, "old contents\n").unwrap();
+        let e = write_atomically(&path, |w| {
+            w.write_all(b"half of the new")?;
+            Err(io::Error::other("disk on fire"))
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("cannot write {}: disk on fire", path.display())
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), "old contents\n");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+        write_atomically(&path, |w| w.write_all(b"new\n")).unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new\n");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn missing_directory_is_an_error() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("no/such/dir/out.npy");
+        let e = write_matrix(&path, sample().as_ref(), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("cannot write {}", path.display())),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_path_without_a_file_name_is_an_error() {
+        let e = write_atomically(Path::new("/"), |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not name a file"), "{e}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn csv_round_trips_any_finite_value(values in prop::collection::vec(any::<f64>().prop_filter("finite", |v| v.is_finite()), 1..40)) {
+            let dir = TempDir::new().unwrap();
+            let m = Mat::from_fn(values.len(), 1, |i, _| values[i]);
+            let path = dir.path().join("v.csv");
+            write_matrix(&path, m.as_ref(), None).unwrap();
+            let options = ReadOptions { header: HeaderMode::Absent, ..Default::default() };
+            let t = read_table(&[path], &options).unwrap();
+            let back = t.data.to_f64();
+            for (i, v) in values.iter().enumerate() {
+                prop_assert_eq!(back[(i, 0)].to_bits(), v.to_bits());
+            }
+        }
+    }
+}
