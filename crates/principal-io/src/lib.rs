@@ -2,8 +2,9 @@
 //!
 //! The math crate knows nothing about files; this crate holds the readers and writers:
 //! - data: CSV, TSV and text (optionally gzip-compressed), NPY, and IDX (MNIST's format),
-//!   read whole with [`read_table`] or streamed with [`ChunkReader`], from one file or several
-//!   shards concatenated by rows;
+//!   read whole with [`read_table`], streamed once with [`ChunkReader`], or pass after pass
+//!   by the solvers through [`FileSource`] (a `principal::ChunkSource`), from one file or
+//!   several shards concatenated by rows;
 //! - results: [`write_matrix`] to NPY, CSV or TSV, always through [`write_atomically`];
 //! - models: [`save_model`] / [`load_model`], a safetensors file that Python's
 //!   `safetensors.numpy.load_file` reads as it is.

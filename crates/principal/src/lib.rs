@@ -39,7 +39,8 @@ pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, Moments};
 pub use params::{
-    ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod, Scaling, Solver,
+    Candidate, ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod, Scaling,
+    Solver, SolverPlan,
 };
 pub use real::Real;
 pub use solver::{IterationReport, Spectrum};

@@ -118,67 +118,186 @@ impl Solver {
 
     /// Resolves `Auto` for data of `n_samples × n_features` when `n_components` are wanted
     /// (`None`: the count depends on the spectrum, so an exact solver is needed). Other solvers
-    /// are returned as they are. Returns the solver and a sentence saying why.
-    ///
-    /// The policy compares estimated multiply-adds and memory:
-    /// - covariance: N·D²/2 + 10·D³, memory D²; gram: N²·D/2 + 10·N³, memory N² + N·D;
-    /// - randomized: (q + 1) passes of 2·N·D·(k + 10), memory D·(k + 10), q from the default rule;
-    /// - tiny problems (N·D ≤ 10⁴) use svd, the most accurate, since time does not matter;
-    /// - randomized is chosen only when it is at least 4× cheaper than the best exact solver
-    ///   (exact answers are worth a little time);
-    /// - power is never chosen: its iteration count depends on eigenvalue gaps unknown in
-    ///   advance, and randomized subspace iteration dominates it.
+    /// are returned as they are. Returns the solver and a sentence saying why; see
+    /// [`Solver::plan`] for the policy and the figures behind it.
     pub fn resolve(
         self,
         n_samples: usize,
         n_features: usize,
         n_components: Option<usize>,
     ) -> (Solver, String) {
-        if self != Solver::Auto {
-            return (self, format!("{} chosen by the caller", self.name()));
-        }
+        let plan = self.plan(n_samples, n_features, n_components, None);
+        (plan.solver, plan.reason)
+    }
+
+    /// Estimated cost of every solver on this problem, and the choice.
+    ///
+    /// The policy compares multiply-adds and working memory (data not counted):
+    /// - covariance: N·D²/2 + 10·D³, memory 2·D² doubles;
+    /// - gram: N²·D/2 + 10·N³, memory 2·N² + N·D doubles;
+    /// - svd: 2·N·D·min(N, D) + 10·min(N, D)³, memory 2·N·D doubles;
+    /// - randomized: (q + 1) passes of 2·N·D·(k + 10), memory 4·D·(k + 10) doubles;
+    /// - power: unknown passes of 2·N·D·k (the count depends on eigenvalue gaps).
+    ///
+    /// Auto takes svd for tiny problems (N·D ≤ 10⁴; the most accurate, time does not matter),
+    /// else the cheaper of covariance and gram within the memory limit, unless k is known and
+    /// randomized is at least 4× cheaper than that (exact answers are worth a little time) or
+    /// no exact solver fits in memory. Power is never chosen: randomized subspace iteration
+    /// with oversampling dominates it.
+    pub fn plan(
+        self,
+        n_samples: usize,
+        n_features: usize,
+        n_components: Option<usize>,
+        memory_limit: Option<u64>,
+    ) -> SolverPlan {
         let (n, d) = (n_samples as f64, n_features as f64);
-        if n * d <= 1e4 {
-            return (
-                Solver::Svd,
-                format!("small problem ({n_samples}×{n_features}): thin SVD, the most accurate"),
-            );
-        }
-        let covariance = n * d * d / 2.0 + 10.0 * d * d * d;
-        let gram = n * n * d / 2.0 + 10.0 * n * n * n;
-        let (exact, exact_cost, why) = if covariance <= gram {
-            (
+        let small = n.min(d);
+        let k = n_components.map(|k| k as f64);
+        let width = k.map(|k| (k + 10.0).min(small));
+        let q = n_components.map(|k| {
+            crate::solver::randomized::default_power_iterations(k, n_samples, n_features) as f64
+        });
+        let limit = memory_limit.map(|m| m as f64);
+        let mut candidates = vec![
+            Candidate::new(
                 Solver::Covariance,
-                covariance,
-                format!("{n_features}×{n_features} covariance"),
-            )
-        } else {
-            (
+                Some(n * d * d / 2.0 + 10.0 * d * d * d),
+                16.0 * d * d,
+                limit,
+            ),
+            Candidate::new(
                 Solver::Gram,
-                gram,
-                format!("{n_samples}×{n_samples} Gram matrix"),
-            )
-        };
-        if let Some(k) = n_components {
-            let width = (k + 10).min(n_samples.min(n_features)) as f64;
-            let q = crate::solver::randomized::default_power_iterations(k, n_samples, n_features)
-                as f64;
-            let randomized = (q + 1.0) * 2.0 * n * d * width;
-            if randomized * 4.0 < exact_cost {
-                return (
-                    Solver::Randomized,
-                    format!(
-                        "{k} of min({n_samples}, {n_features}) components: randomized ≈ {:.2e} multiply-adds vs {:.2e} for the exact {why}",
-                        randomized, exact_cost
-                    ),
-                );
+                Some(n * n * d / 2.0 + 10.0 * n * n * n),
+                8.0 * (2.0 * n * n + n * d),
+                limit,
+            ),
+            Candidate::new(
+                Solver::Svd,
+                Some(2.0 * n * d * small + 10.0 * small.powi(3)),
+                16.0 * n * d,
+                limit,
+            ),
+            Candidate::new(
+                Solver::Randomized,
+                width.zip(q).map(|(w, q)| (q + 1.0) * 2.0 * n * d * w),
+                32.0 * d * width.unwrap_or(small),
+                limit,
+            ),
+            Candidate::new(Solver::Power, None, 32.0 * d * k.unwrap_or(small), limit),
+        ];
+        if n_components.is_none() {
+            for c in candidates.iter_mut().filter(|c| !c.solver.is_exact()) {
+                c.note = Some("needs a fixed number of components".into());
             }
         }
-        (
-            exact,
-            format!("exact; the {why} is the smaller problem (≈ {exact_cost:.2e} multiply-adds)"),
-        )
+        let cost = |s: Solver| {
+            candidates
+                .iter()
+                .find(|c| c.solver == s)
+                .and_then(|c| c.multiply_adds)
+        };
+        if self != Solver::Auto {
+            let reason = format!("{} chosen by the caller", self.name());
+            return SolverPlan {
+                solver: self,
+                reason,
+                candidates,
+            };
+        }
+        let fits = |s: Solver| candidates.iter().any(|c| c.solver == s && c.note.is_none());
+        if n * d <= 1e4 && fits(Solver::Svd) {
+            let reason =
+                format!("small problem ({n_samples}×{n_features}): thin SVD, the most accurate");
+            return SolverPlan {
+                solver: Solver::Svd,
+                reason,
+                candidates,
+            };
+        }
+        let exact = [Solver::Covariance, Solver::Gram, Solver::Svd]
+            .into_iter()
+            .filter(|&s| fits(s))
+            .min_by(|&a, &b| {
+                cost(a)
+                    .unwrap_or(f64::INFINITY)
+                    .total_cmp(&cost(b).unwrap_or(f64::INFINITY))
+            });
+        let randomized = cost(Solver::Randomized).filter(|_| fits(Solver::Randomized));
+        let (solver, reason) = match (exact, randomized) {
+            (Some(e), Some(r)) if r * 4.0 < cost(e).unwrap_or(f64::INFINITY) => (
+                Solver::Randomized,
+                format!(
+                    "randomized ≈ {r:.2e} multiply-adds is over 4× cheaper than the exact {e} (≈ {:.2e})",
+                    cost(e).unwrap_or(f64::NAN)
+                ),
+            ),
+            (Some(e), _) => (
+                e,
+                format!("exact, and the cheapest exact solver (≈ {:.2e} multiply-adds)", cost(e).unwrap_or(f64::NAN)),
+            ),
+            (None, Some(r)) => (
+                Solver::Randomized,
+                format!("no exact solver fits in the memory limit; randomized ≈ {r:.2e} multiply-adds"),
+            ),
+            (None, None) => (
+                Solver::Covariance,
+                "nothing fits in the memory limit; covariance needs the least for an exact answer".into(),
+            ),
+        };
+        SolverPlan {
+            solver,
+            reason,
+            candidates,
+        }
     }
+}
+
+/// One solver's estimated cost on a problem (see [`Solver::plan`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The solver.
+    pub solver: Solver,
+    /// Estimated multiply-adds; `None` when unknown in advance (power).
+    pub multiply_adds: Option<f64>,
+    /// Estimated working memory in bytes, not counting the data.
+    pub memory_bytes: f64,
+    /// Why the solver cannot be used here, if it cannot.
+    pub note: Option<String>,
+}
+
+impl Candidate {
+    fn new(
+        solver: Solver,
+        multiply_adds: Option<f64>,
+        memory_bytes: f64,
+        limit: Option<f64>,
+    ) -> Self {
+        let note = limit.filter(|&l| memory_bytes > l).map(|l| {
+            format!(
+                "needs ≈ {:.0} MB, over the memory limit of {:.0} MB",
+                memory_bytes / 1e6,
+                l / 1e6
+            )
+        });
+        Candidate {
+            solver,
+            multiply_adds,
+            memory_bytes,
+            note,
+        }
+    }
+}
+
+/// The solver chosen for a problem, why, and what every solver would cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SolverPlan {
+    /// The solver that will run (never `Auto`).
+    pub solver: Solver,
+    /// One sentence: why this one.
+    pub reason: String,
+    /// Every solver's estimate.
+    pub candidates: Vec<Candidate>,
 }
 
 impl fmt::Display for Solver {
@@ -227,6 +346,7 @@ pub struct PcaBuilder {
     ddof: usize,
     solver: Solver,
     iterative: IterativeOptions,
+    memory_limit: Option<u64>,
 }
 
 impl Default for PcaBuilder {
@@ -244,6 +364,7 @@ impl PcaBuilder {
             ddof: 1,
             solver: Solver::Auto,
             iterative: IterativeOptions::default(),
+            memory_limit: None,
         }
     }
 
@@ -268,6 +389,12 @@ impl PcaBuilder {
     /// Which solver computes the eigenpairs.
     pub fn solver(mut self, solver: Solver) -> Self {
         self.solver = solver;
+        self
+    }
+
+    /// Working-memory budget in bytes that `Auto` respects when choosing a solver.
+    pub fn memory_limit(mut self, bytes: Option<u64>) -> Self {
+        self.memory_limit = bytes;
         self
     }
 
@@ -303,6 +430,7 @@ impl PcaBuilder {
             ddof: self.ddof,
             solver: self.solver,
             iterative: self.iterative,
+            memory_limit: self.memory_limit,
         })
     }
 }
@@ -316,6 +444,7 @@ pub struct PcaParams {
     ddof: usize,
     solver: Solver,
     iterative: IterativeOptions,
+    memory_limit: Option<u64>,
 }
 
 /// Rows per chunk when the covariance solver streams an in-memory matrix: bounds the f64 copy.
@@ -346,11 +475,23 @@ impl PcaParams {
 
     /// The solver `fit` would use on `n_samples × n_features`, with the reason.
     pub fn resolve_solver(&self, n_samples: usize, n_features: usize) -> (Solver, String) {
+        let plan = self.plan(n_samples, n_features);
+        (plan.solver, plan.reason)
+    }
+
+    /// The full plan (every solver's estimated cost) for `n_samples × n_features`.
+    pub fn plan(&self, n_samples: usize, n_features: usize) -> SolverPlan {
         let k = match self.components {
             ComponentCount::Fixed(k) => Some(k),
             ComponentCount::All | ComponentCount::VarianceFraction(_) => None,
         };
-        self.solver.resolve(n_samples, n_features, k)
+        self.solver
+            .plan(n_samples, n_features, k, self.memory_limit)
+    }
+
+    /// The working-memory budget given to the builder.
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.memory_limit
     }
 
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
