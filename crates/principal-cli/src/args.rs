@@ -54,6 +54,9 @@ pub struct SelectArgs {
     /// The first row of a CSV/TSV file is data, not column names (default: detected).
     #[arg(long)]
     pub no_header: bool,
+    /// Read rows from one list/fixed-size-list column of embeddings (Parquet/Arrow)
+    #[arg(long, value_name = "NAME")]
+    pub column: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +84,39 @@ pub struct FitArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub select: SelectArgs,
+    #[command(flatten)]
+    pub iterative: IterativeArgs,
+    /// Print how the solver and the reading mode were chosen: every solver's estimated
+    /// multiply-adds and memory.
+    #[arg(long)]
+    pub explain: bool,
+    /// Working-memory budget, e.g. 300M, 2G, 512MiB (default: half of the machine's memory).
+    /// Data larger than the budget is streamed from the files, never held in memory.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
+}
+
+/// Settings of the randomized and power solvers.
+#[derive(Debug, Args)]
+pub struct IterativeArgs {
+    /// Seed of the random start (randomized, power): the same seed gives the same model.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1).
+    #[arg(long, value_name = "T", value_parser = parse_tolerance)]
+    pub tolerance: Option<f64>,
+    /// Power iterations of the randomized solver (default: 7 when K < 0.1·min(N, D), else 4).
+    #[arg(long, value_name = "Q")]
+    pub power_iterations: Option<usize>,
+    /// Extra random columns of the randomized solver.
+    #[arg(long, value_name = "P", default_value_t = 10)]
+    pub oversampling: usize,
+    /// Upper bound on passes when iterating to a tolerance.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_iterations: u64,
+    /// How the power solver finds several components.
+    #[arg(long, value_name = "METHOD", default_value = "block", value_parser = ["block", "deflation"])]
+    pub power_method: String,
 }
 
 #[derive(Debug, Args)]
@@ -154,6 +190,54 @@ fn parse_ddof(s: &str) -> Result<usize, String> {
     Ok(ddof)
 }
 
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .parse()
+        .map_err(|_| format!("--tolerance {s} is not a number"))?;
+    let options = principal::IterativeOptions {
+        tolerance: Some(t),
+        ..Default::default()
+    };
+    PcaBuilder::new()
+        .iterative(options)
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(t)
+}
+
+/// A size in bytes: a number with an optional unit K, M, G, T (powers of 1000) or KiB, MiB,
+/// GiB, TiB (powers of 1024); a trailing B is optional.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("--memory-limit {s:?} is not a size such as 300M or 2GiB"))?;
+    let factor =
+        match unit.trim().to_ascii_lowercase().trim_end_matches('b') {
+            "" => 1.0,
+            "k" => 1e3,
+            "m" => 1e6,
+            "g" => 1e9,
+            "t" => 1e12,
+            "ki" => 1024.0,
+            "mi" => 1024.0 * 1024.0,
+            "gi" => 1024.0 * 1024.0 * 1024.0,
+            "ti" => 1024.0f64.powi(4),
+            _ => return Err(format!(
+                "--memory-limit {s:?}: unknown unit {unit:?}; use K, M, G, T, KiB, MiB, GiB or TiB"
+            )),
+        };
+    let bytes = value * factor;
+    if !(bytes >= 1e6) {
+        return Err(format!("--memory-limit {s:?} is below the minimum of 1M"));
+    }
+    Ok(bytes as u64)
+}
+
 fn solver_parser() -> impl TypedValueParser<Value = Solver> {
     PossibleValuesParser::new(Solver::NAMES).try_map(|s| s.parse::<Solver>())
 }
@@ -167,6 +251,19 @@ mod tests {
     #[test]
     fn command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes_parse_with_decimal_and_binary_units() {
+        assert_eq!(parse_size("300M"), Ok(300_000_000));
+        assert_eq!(parse_size("2GiB"), Ok(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_size("1.5g"), Ok(1_500_000_000));
+        assert_eq!(parse_size("5000000"), Ok(5_000_000));
+        assert!(parse_size("12 parsecs")
+            .unwrap_err()
+            .contains("unknown unit"));
+        assert!(parse_size("10K").unwrap_err().contains("minimum"));
+        assert!(parse_size("lots").is_err());
     }
 
     #[test]

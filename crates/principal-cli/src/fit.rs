@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use principal::{ComponentCount, PcaBuilder, PcaModel, PcaParams, Scaling};
-use principal_io::{read_table, save_model, Matrix, ReadOptions};
+use principal::{
+    ComponentCount, IterativeOptions, PcaBuilder, PcaModel, PcaParams, PowerMethod, Scaling, Solver,
+};
+use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, ReadOptions};
 
 use crate::args::FitArgs;
+use crate::progress::Progress;
 use crate::report::{self, percent};
 use crate::select::{describe, show, Selection};
 
@@ -22,6 +25,8 @@ pub struct FitConfig {
     read: ReadOptions,
     params: PcaParams,
     output: PathBuf,
+    explain: bool,
+    memory_limit: u64,
 }
 
 impl FitConfig {
@@ -36,44 +41,250 @@ impl FitConfig {
         } else {
             Scaling::Center
         };
+        let it = &args.iterative;
+        let iterative = IterativeOptions {
+            seed: it.seed,
+            tolerance: it.tolerance,
+            power_iterations: it.power_iterations,
+            oversampling: it.oversampling,
+            max_iterations: usize::try_from(it.max_iterations).unwrap_or(usize::MAX),
+            power_method: if it.power_method == "deflation" {
+                PowerMethod::Deflation
+            } else {
+                PowerMethod::Block
+            },
+        };
+        let memory_limit = args.memory_limit.unwrap_or_else(default_memory_limit);
         let params = PcaBuilder::new()
             .components(components)
             .scaling(scaling)
             .ddof(args.ddof)
             .solver(args.solver)
+            .iterative(iterative)
+            .memory_limit(Some(memory_limit))
             .build()?;
         Ok(FitConfig {
             inputs: args.inputs,
             read: Selection::new(args.select).read_options(),
             params,
             output: args.output,
+            explain: args.explain,
+            memory_limit,
         })
     }
 }
 
+/// Half of the machine's memory (from /proc/meminfo), or 4 GB where that cannot be read.
+fn default_memory_limit() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024 / 2)
+        })
+        .unwrap_or(4_000_000_000)
+}
+
+/// Peak resident memory of this process so far, in bytes (Linux; `None` elsewhere).
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+/// Whether the data is read into memory or streamed from the files, and why.
+struct ReadingPlan {
+    streaming: bool,
+    why: String,
+}
+
+/// Data that fits in half the budget is read into memory when a solver makes several passes
+/// (memory is faster than re-reading); the covariance solver always streams (one pass, and
+/// its memory is D² whatever N is); gram and svd need the data whole.
+fn reading_plan(
+    config: &FitConfig,
+    rows: Option<usize>,
+    d: usize,
+    data_bytes: u64,
+) -> Result<ReadingPlan> {
+    let limit = config.memory_limit;
+    let solver = match (config.params.solver(), rows) {
+        (Solver::Auto, Some(n)) => config.params.plan(n, d).solver,
+        (requested, _) => requested,
+    };
+    let size = format!("≈ {} MB of data", data_bytes.div_ceil(1_000_000));
+    let fits = data_bytes <= limit / 2;
+    let (streaming, why) = match solver {
+        Solver::Covariance => (
+            true,
+            "covariance makes one pass; its memory is D², whatever N is".to_string(),
+        ),
+        Solver::Gram | Solver::Svd if data_bytes > limit => anyhow::bail!(
+            "--solver {solver} needs the data in memory ({size}), over --memory-limit {} MB; \
+             use --solver covariance, randomized or power, which stream from the files",
+            limit / 1_000_000
+        ),
+        Solver::Gram | Solver::Svd => {
+            (false, format!("{solver} needs the data in memory ({size})"))
+        }
+        _ if fits => (
+            false,
+            format!("{size} fits in half the memory limit; passes run from memory"),
+        ),
+        _ => (
+            true,
+            format!(
+                "{size} exceeds half the memory limit of {} MB",
+                limit / 1_000_000
+            ),
+        ),
+    };
+    Ok(ReadingPlan { streaming, why })
+}
+
+/// Bytes the data takes in memory: exact for binary formats, estimated from file sizes for
+/// text (a number in text takes about as many bytes as an f64; gzip shrinks text about 4×).
+fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value: u64) -> u64 {
+    if let Some(n) = rows {
+        return n as u64 * d as u64 * bytes_per_value;
+    }
+    inputs
+        .iter()
+        .map(|p| {
+            let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            let gz = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+            if gz {
+                len * 4
+            } else {
+                len
+            }
+        })
+        .sum()
+}
+
+/// Rows per chunk when streaming: about 1/16 of the budget, at most 32 MiB of f64, whole
+/// blocks of 256 rows (the exact small-integer kernel's block).
+fn chunk_rows(d: usize, limit: u64) -> usize {
+    let bytes = (limit / 16).min(32 << 20) as usize;
+    let rows = bytes / (8 * d.max(1));
+    (rows / 256 * 256).max(256)
+}
+
 pub fn run(config: &FitConfig) -> Result<()> {
     let started = Instant::now();
-    let table = read_table(&config.inputs, &config.read)?;
-    let read_time = started.elapsed();
-    let (n, d) = (table.data.nrows(), table.data.ncols());
+    let reader = ChunkReader::open(&config.inputs, &config.read)?;
+    let (d, rows, f32) = (reader.n_features(), reader.n_rows_hint(), reader.is_f32());
+    drop(reader);
+    let bytes_per_value = if f32 { 4 } else { 8 };
+    let plan = reading_plan(
+        config,
+        rows,
+        d,
+        data_bytes(&config.inputs, rows, d, bytes_per_value),
+    )?;
+    let fit_error = || format!("cannot fit {}", describe(&config.inputs));
 
-    let fitting = Instant::now();
-    let fitted = match &table.data {
-        Matrix::F32(x) => config.params.fit(x.as_ref()),
-        Matrix::F64(x) => config.params.fit(x.as_ref()),
+    let (model, names, timing) = if plan.streaming {
+        let mut files = FileSource::open(
+            &config.inputs,
+            &config.read,
+            chunk_rows(d, config.memory_limit),
+        )?;
+        let names = files.column_names().map(<[String]>::to_vec);
+        let mut source = Progress::new(&mut files, rows.map(|n| n as u64), bytes_per_value);
+        let model = config
+            .params
+            .fit_source(&mut source)
+            .with_context(fit_error)?;
+        source.finish();
+        let passes = source.passes();
+        (
+            model,
+            names,
+            Timing::Streamed {
+                total: started.elapsed(),
+                passes,
+            },
+        )
+    } else {
+        let table = read_table(&config.inputs, &config.read)?;
+        let read_time = started.elapsed();
+        let fitting = Instant::now();
+        let fitted = match &table.data {
+            Matrix::F32(x) => config.params.fit(x.as_ref()),
+            Matrix::F64(x) => config.params.fit(x.as_ref()),
+        };
+        let model = fitted.with_context(fit_error)?;
+        (
+            model,
+            table.column_names,
+            Timing::InMemory {
+                read: read_time,
+                fit: fitting.elapsed(),
+            },
+        )
     };
-    let model = fitted.with_context(|| format!("cannot fit {}", describe(&config.inputs)))?;
-    let fit_time = fitting.elapsed();
 
-    let names = table.column_names.as_deref();
-    save_model(&config.output, &model, names)?;
+    save_model(&config.output, &model, names.as_deref())?;
 
     if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
-        report::stderr(&zero_variance_warning(&model, names));
+        report::stderr(&zero_variance_warning(&model, names.as_deref()));
     }
-    let (_, why) = config.params.resolve_solver(n, d);
-    report::stderr(&summary(&model, config, &why, read_time, fit_time));
+    let solver_plan = config.params.plan(model.n_samples(), model.n_features());
+    if config.explain {
+        report::stderr(&explanation(&solver_plan, &plan, config.memory_limit));
+    }
+    report::stderr(&summary(&model, config, &solver_plan.reason, &timing));
     Ok(())
+}
+
+/// How long the work took.
+enum Timing {
+    InMemory {
+        read: std::time::Duration,
+        fit: std::time::Duration,
+    },
+    Streamed {
+        total: std::time::Duration,
+        passes: usize,
+    },
+}
+
+fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "solver choice (memory limit {} MB):", limit / 1_000_000);
+    let _ = writeln!(
+        s,
+        "  {:<11} {:>16} {:>12}  note",
+        "solver", "multiply-adds", "memory"
+    );
+    for c in &solver.candidates {
+        let cost = c
+            .multiply_adds
+            .map_or("unknown".to_string(), |m| format!("{m:.2e}"));
+        let mark = if c.solver == solver.solver {
+            "  ← chosen"
+        } else {
+            ""
+        };
+        let note = c.note.as_deref().unwrap_or("");
+        let _ = writeln!(
+            s,
+            "  {:<11} {:>16} {:>9} MB  {note}{mark}",
+            c.solver.name(),
+            cost,
+            (c.memory_bytes / 1e6).ceil()
+        );
+    }
+    let _ = writeln!(s, "  why: {}", solver.reason);
+    let mode = if reading.streaming {
+        "streamed from the files"
+    } else {
+        "read into memory"
+    };
+    let _ = writeln!(s, "data {mode}: {}", reading.why);
+    s
 }
 
 fn zero_variance_warning(model: &PcaModel, names: Option<&[String]>) -> String {
@@ -94,13 +305,7 @@ fn zero_variance_warning(model: &PcaModel, names: Option<&[String]>) -> String {
     )
 }
 
-fn summary(
-    model: &PcaModel,
-    config: &FitConfig,
-    why: &str,
-    read_time: std::time::Duration,
-    fit_time: std::time::Duration,
-) -> String {
+fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> String {
     let m = model.n_components();
     let ratios = model.explained_variance_ratio();
     let total: f64 = ratios.iter().sum();
@@ -156,12 +361,26 @@ fn summary(
             }
         );
     }
-    let _ = writeln!(
-        s,
-        "time: {} reading, {} fitting",
-        report::duration(read_time),
-        report::duration(fit_time)
-    );
+    let peak = peak_memory().map_or(String::new(), |b| {
+        format!("; peak memory {} MB", b.div_ceil(1_000_000))
+    });
+    match timing {
+        Timing::InMemory { read, fit } => {
+            let _ = writeln!(
+                s,
+                "time: {} reading, {} fitting{peak}",
+                report::duration(*read),
+                report::duration(*fit)
+            );
+        }
+        Timing::Streamed { total, passes } => {
+            let _ = writeln!(
+                s,
+                "time: {} reading and fitting, streamed in {passes} pass(es){peak}",
+                report::duration(*total)
+            );
+        }
+    }
     let _ = writeln!(s, "model written to {}", show(&config.output));
     s
 }

@@ -50,7 +50,7 @@ fn to_json(saved: &SavedModel) -> Value {
                 .collect()
         })
         .collect();
-    let mut value = json!({
+    let value = json!({
         "n_samples": model.n_samples(),
         "n_features": model.n_features(),
         "n_components": model.n_components(),
@@ -68,12 +68,13 @@ fn to_json(saved: &SavedModel) -> Value {
         "total_variance": model.total_variance(),
         "zero_variance_features": model.zero_variance_features(),
         "format_version": principal_io::MODEL_FORMAT_VERSION,
+        // Iterative solvers only: passes, a-posteriori error estimate, convergence.
+        "iteration_report": model.iteration_report().map(|r| json!({
+            "passes": r.passes,
+            "error_estimate": r.error_estimate,
+            "converged": r.converged,
+        })),
     });
-    if let Some(report) = model.iteration_report() {
-        value["iteration_passes"] = json!(report.passes);
-        value["iteration_error_estimate"] = json!(report.error_estimate);
-        value["iteration_converged"] = json!(report.converged);
-    }
     value
 }
 

@@ -11,6 +11,7 @@ mod args;
 mod fit;
 mod inspect;
 mod inverse;
+mod progress;
 mod report;
 mod select;
 mod transform;

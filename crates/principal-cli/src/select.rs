@@ -37,6 +37,7 @@ impl Selection {
             header: self.header,
             columns: self.columns.clone(),
             exclude: self.exclude.clone(),
+            ..ReadOptions::default()
         }
     }
 }

@@ -1215,3 +1215,209 @@ fn model_path_extension_does_not_matter() {
         assert_eq!(env.inspect(name)["n_features"], 4);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Large data: iterative solvers, streaming, explanations
+// ---------------------------------------------------------------------------------------------
+
+fn mnist() -> String {
+    data("mnist-5k.csv.gz").display().to_string()
+}
+
+fn eigenvalues(model: &Value) -> Vec<f64> {
+    numbers(&model["explained_variance"])
+}
+
+#[test]
+fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
+    let env = Env::new();
+    let stderr = env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "m.pca",
+        "--explain",
+    ]);
+    for solver in ["covariance", "gram", "svd", "randomized", "power"] {
+        assert!(
+            stderr.contains(&format!("  {solver} ")),
+            "{solver} missing:\n{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("← chosen") && stderr.contains("multiply-adds"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("data read into memory"), "{stderr}");
+}
+
+#[test]
+fn randomized_fit_reports_its_error_estimate_and_a_seed_makes_it_repeatable() {
+    let env = Env::new();
+    let args = |out: &'static str, seed: &'static str| {
+        vec![
+            "fit",
+            "MNIST",
+            "--exclude",
+            "784",
+            "-k",
+            "10",
+            "--solver",
+            "randomized",
+            "--seed",
+            seed,
+            "-o",
+            out,
+        ]
+    };
+    let m = mnist();
+    let run = |out, seed| {
+        let a: Vec<&str> = args(out, seed)
+            .into_iter()
+            .map(|s| if s == "MNIST" { m.as_str() } else { s })
+            .collect();
+        env.ok(&a)
+    };
+    let stderr = run("a.pca", "3");
+    assert!(stderr.contains("error estimate"), "{stderr}");
+    run("b.pca", "3");
+    run("c.pca", "4");
+    let (a, b, c) = (
+        fs::read(env.path("a.pca")).unwrap(),
+        fs::read(env.path("b.pca")).unwrap(),
+        fs::read(env.path("c.pca")).unwrap(),
+    );
+    assert_eq!(
+        a, b,
+        "the same seed must give the same model file, byte for byte"
+    );
+    assert_ne!(
+        a, c,
+        "another seed gives another (slightly different) model"
+    );
+    let report = &env.inspect("a.pca")["iteration_report"];
+    assert!(report["passes"].as_u64().unwrap() >= 2, "{report}");
+    assert!(
+        report["error_estimate"].as_f64().unwrap() < 1e-2,
+        "{report}"
+    );
+}
+
+#[test]
+fn streamed_fits_equal_in_memory_fits() {
+    let env = Env::new();
+    let m = mnist();
+    let base = ["fit", m.as_str(), "--exclude", "784", "-k", "8"];
+    let fit = |out: &str, extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["-o", out]);
+        env.ok(&a)
+    };
+    // The exact reference, in memory.
+    let exact = fit("svd.pca", &["--solver", "svd"]);
+    assert!(exact.contains("reading,"), "{exact}");
+    // Covariance always streams; randomized streams when the data exceeds half the budget.
+    let cov = fit("cov.pca", &["--solver", "covariance"]);
+    assert!(cov.contains("streamed in 1 pass"), "{cov}");
+    let tol = [
+        "--solver",
+        "randomized",
+        "--tolerance",
+        "1e-9",
+        "--seed",
+        "1",
+    ];
+    fit("rand-memory.pca", &tol);
+    let mut streamed = tol.to_vec();
+    streamed.extend_from_slice(&["--memory-limit", "2M"]);
+    let out = fit("rand-streamed.pca", &streamed);
+    assert!(out.contains("streamed in"), "{out}");
+    let reference = eigenvalues(&env.inspect("svd.pca"));
+    for (name, tol) in [
+        ("cov.pca", 1e-9),
+        ("rand-memory.pca", 1e-7),
+        ("rand-streamed.pca", 1e-7),
+    ] {
+        let got = eigenvalues(&env.inspect(name));
+        assert_close(&got, &reference, tol * reference[0], name);
+    }
+    // Same seed, same passes: streaming changes nothing but where the rows come from.
+    let (a, b) = (
+        env.inspect("rand-memory.pca"),
+        env.inspect("rand-streamed.pca"),
+    );
+    assert_same_model(&a, &b, 1e-9);
+}
+
+#[test]
+fn gram_over_the_memory_limit_is_refused_before_reading() {
+    let env = Env::new();
+    let err = env.fails(
+        1,
+        &[
+            "fit",
+            &mnist(),
+            "--exclude",
+            "784",
+            "--solver",
+            "gram",
+            "--memory-limit",
+            "2M",
+            "-o",
+            "m.pca",
+        ],
+    );
+    assert!(
+        err.contains("--memory-limit") && err.contains("gram"),
+        "{err}"
+    );
+    assert!(!env.path("m.pca").exists());
+}
+
+#[test]
+fn power_iteration_converges_on_iris_and_says_how() {
+    let env = Env::new();
+    for method in ["block", "deflation"] {
+        let stderr = env.ok(&[
+            "fit",
+            &iris(),
+            "--exclude",
+            "species",
+            "-k",
+            "2",
+            "--solver",
+            "power",
+            "--power-method",
+            method,
+            "-o",
+            "p.pca",
+        ]);
+        assert!(
+            stderr.contains("passes") && !stderr.contains("NOT reached"),
+            "{stderr}"
+        );
+        let got = eigenvalues(&env.inspect("p.pca"));
+        assert_close(&got, &[4.22824171, 0.24267075], 1e-7, method);
+    }
+}
+
+#[test]
+fn iterative_settings_are_checked_as_usage_errors() {
+    let env = Env::new();
+    for bad in [
+        ["--tolerance", "0"],
+        ["--tolerance", "2"],
+        ["--max-iterations", "0"],
+        ["--memory-limit", "12 parsecs"],
+        ["--power-method", "magic"],
+    ] {
+        let mut args = vec!["fit", "x.csv", "-o", "m.pca"];
+        args.extend_from_slice(&bad);
+        env.fails(2, &args);
+    }
+}

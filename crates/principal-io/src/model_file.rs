@@ -124,7 +124,37 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
         path: path.to_owned(),
         source: std::io::Error::other(e.to_string()),
     })?;
+    let bytes = canonical_header(bytes);
     crate::write_atomically(path, |w| w.write_all(&bytes))
+}
+
+/// The same file with its JSON header's keys sorted (the metadata is a hash map, so its order
+/// changes from run to run): the same model is then the same bytes. Offsets in the header are
+/// relative to the data, so only the header and its length change; the padding to 8 bytes that
+/// safetensors keeps is restored with spaces.
+fn canonical_header(bytes: Vec<u8>) -> Vec<u8> {
+    let Some(len) = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) as usize)
+    else {
+        return bytes;
+    };
+    let Some(header) = bytes.get(8..8 + len) else {
+        return bytes;
+    };
+    // serde_json's map is ordered by key (no `preserve_order` feature here).
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(header) else {
+        return bytes;
+    };
+    let mut text = value.to_string().into_bytes();
+    while text.len() % 8 != 0 {
+        text.push(b' ');
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&bytes[8 + len..]);
+    out
 }
 
 /// Loads a model saved by [`save_model`], checking the format, its version, every tensor's
@@ -313,6 +343,27 @@ mod tests {
             .unwrap()
             .fit(data().as_ref())
             .unwrap()
+    }
+
+    #[test]
+    fn the_same_model_is_written_as_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let x = principal::faer::Mat::<f64>::from_fn(30, 4, |i, j| ((i * 7 + j * 3) % 11) as f64);
+        let model = principal::PcaBuilder::new()
+            .build()
+            .unwrap()
+            .fit(x.as_ref())
+            .unwrap();
+        let names: Vec<String> = (0..4).map(|j| format!("f{j}")).collect();
+        let files: Vec<Vec<u8>> = (0..4)
+            .map(|i| {
+                let path = dir.path().join(format!("m{i}"));
+                save_model(&path, &model, Some(&names)).unwrap();
+                fs::read(&path).unwrap()
+            })
+            .collect();
+        assert!(files.windows(2).all(|w| w[0] == w[1]));
+        assert_eq!(load_model(&dir.path().join("m0")).unwrap().model, model);
     }
 
     #[test]

@@ -232,10 +232,14 @@ impl Solver {
                     cost(e).unwrap_or(f64::NAN)
                 ),
             ),
-            (Some(e), _) => (
-                e,
-                format!("exact, and the cheapest exact solver (≈ {:.2e} multiply-adds)", cost(e).unwrap_or(f64::NAN)),
-            ),
+            (Some(e), _) => {
+                let route = match e {
+                    Solver::Covariance => format!("the {n_features}×{n_features} covariance matrix"),
+                    Solver::Gram => format!("the {n_samples}×{n_samples} Gram matrix"),
+                    _ => format!("a thin SVD of the {n_samples}×{n_features} data"),
+                };
+                (e, format!("exact; {route} is the cheapest exact route (≈ {:.2e} multiply-adds)", cost(e).unwrap_or(f64::NAN)))
+            }
             (None, Some(r)) => (
                 Solver::Randomized,
                 format!("no exact solver fits in the memory limit; randomized ≈ {r:.2e} multiply-adds"),
