@@ -232,7 +232,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             )),
         };
     let bytes = value * factor;
-    if !(bytes >= 1e6) {
+    if bytes.is_nan() || bytes < 1e6 {
         return Err(format!("--memory-limit {s:?} is below the minimum of 1M"));
     }
     Ok(bytes as u64)

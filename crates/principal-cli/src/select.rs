@@ -6,12 +6,15 @@ use principal_io::{ColumnSelector, HeaderMode, ReadOptions};
 
 use crate::args::SelectArgs;
 
-/// Validated column selection: what `--columns`, `--exclude` and `--no-header` asked for.
+/// Validated column selection: what `--columns`, `--exclude`, `--no-header` and `--column`
+/// asked for.
 #[derive(Debug)]
 pub struct Selection {
     pub header: HeaderMode,
     pub columns: Option<Vec<ColumnSelector>>,
     pub exclude: Vec<ColumnSelector>,
+    /// `--column`: a list column of embeddings (Parquet/Arrow) whose lists are the rows.
+    pub list_column: Option<String>,
 }
 
 impl Selection {
@@ -24,12 +27,13 @@ impl Selection {
             },
             columns: args.columns,
             exclude: args.exclude,
+            list_column: args.column,
         }
     }
 
     /// True when the user chose columns themselves.
     pub fn is_explicit(&self) -> bool {
-        self.columns.is_some() || !self.exclude.is_empty()
+        self.columns.is_some() || !self.exclude.is_empty() || self.list_column.is_some()
     }
 
     pub fn read_options(&self) -> ReadOptions {
@@ -37,7 +41,7 @@ impl Selection {
             header: self.header,
             columns: self.columns.clone(),
             exclude: self.exclude.clone(),
-            ..ReadOptions::default()
+            list_column: self.list_column.clone(),
         }
     }
 }
