@@ -8,6 +8,9 @@ use principal::faer::Mat;
 use principal::{ComponentCount, MomentAccumulator, PcaBuilder, Solver};
 
 fn main() {
+    if std::env::args().any(|a| a == "wide") {
+        return wide();
+    }
     let (n, d) = (60_000, 784);
     // Deterministic pseudo-pixels: mostly dark, some bright, correlated across neighbours.
     let mut state = 0x2545F4914F6CDD1Du64;
@@ -86,4 +89,51 @@ fn time_moments<T: principal::Real>(x: principal::faer::MatRef<'_, T>) -> f64 {
     }
     acc.finish().unwrap();
     t.elapsed().as_secs_f64()
+}
+
+/// The wide case of the benchmark (2,000×20,000, rank-30 signal plus noise, 50 components):
+/// randomized, in-process.
+#[allow(dead_code)]
+fn wide() {
+    use principal::IterativeOptions;
+    let (n, d) = (2000, 20_000);
+    let mut state = 0x9E3779B97F4A7C15u64;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let a = Mat::<f64>::from_fn(n, 30, |_, j| uniform() * 10.0 / (1.0 + j as f64));
+    let b = Mat::<f64>::from_fn(30, d, |_, _| uniform());
+    let mut x = &a * &b;
+    for j in 0..d {
+        for i in 0..n {
+            x[(i, j)] += 0.1 * uniform();
+        }
+    }
+    for (name, options) in [
+        ("randomized, default", IterativeOptions::default()),
+        (
+            "randomized, tolerance 1e-6",
+            IterativeOptions {
+                tolerance: Some(1e-6),
+                ..Default::default()
+            },
+        ),
+    ] {
+        let params = PcaBuilder::new()
+            .components(ComponentCount::Fixed(50))
+            .solver(Solver::Randomized)
+            .iterative(options)
+            .build()
+            .unwrap();
+        let t = Instant::now();
+        let model = params.fit(x.as_ref()).unwrap();
+        println!(
+            "{name:38} {:.3} s  {:?}",
+            t.elapsed().as_secs_f64(),
+            model.iteration_report().unwrap()
+        );
+    }
 }

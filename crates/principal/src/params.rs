@@ -516,7 +516,8 @@ impl PcaParams {
             }
             Solver::Randomized | Solver::Power => {
                 let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
-                self.fit_iterative(&mut InMemory::new(x, CHUNK_ROWS), prep, n, solver)
+                // One chunk: the products are as large as they can be, and nothing is copied.
+                self.fit_iterative(&mut InMemory::new(x, n), prep, n, solver)
             }
             Solver::Gram | Solver::Svd | Solver::Auto => {
                 let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
@@ -638,6 +639,11 @@ impl PcaParams {
             source,
             mean: &prep.mean,
             scale: prep.scale.as_deref(),
+            centring: solver::Centring::choose(
+                &prep.mean,
+                prep.scale.as_deref(),
+                prep.total_variance,
+            ),
             n_samples: n,
             ddof: self.ddof,
             n_components: k,

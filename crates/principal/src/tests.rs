@@ -886,3 +886,39 @@ fn source_errors_pass_through_unchanged() {
         .unwrap_err();
     assert_eq!(err.to_string(), "shard.csv: line 7: unreadable");
 }
+
+#[test]
+fn iterative_solvers_stay_exact_under_an_offset_of_1e6() {
+    // The mean is 10⁶ spreads from zero: chunks must be centred explicitly.
+    let x = signal_plus_noise(300, 40, 5, 1e-2, 21);
+    let shifted = Mat::from_fn(300, 40, |i, j| x[(i, j)] + 1e6);
+    let exact = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(4),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    for solver in [Solver::Randomized, Solver::Power] {
+        let opts = IterativeOptions {
+            tolerance: Some(1e-10),
+            ..Default::default()
+        };
+        let model = iterative(solver, 4, opts).fit(shifted.as_ref()).unwrap();
+        let lam = exact.explained_variance();
+        for (a, b) in model.explained_variance().iter().zip(lam) {
+            // Storing x + 1e6 rounds each entry by up to 1.2e-10: far below these variances.
+            assert!((a - b).abs() <= 1e-8 * lam[0], "{solver}: {a} vs {b}");
+        }
+    }
+    let mean = vec![1e6; 40];
+    assert_eq!(
+        solver::Centring::choose(&mean, None, 1.0),
+        solver::Centring::Explicit
+    );
+    assert_eq!(
+        solver::Centring::choose(&[3.0; 40], None, 1.0),
+        solver::Centring::Implicit
+    );
+}

@@ -18,6 +18,8 @@ pub mod gram;
 pub mod power;
 pub mod randomized;
 mod subspace;
+
+pub use subspace::Centring;
 pub mod svd;
 
 use crate::{ChunkSource, IterativeOptions};
@@ -65,6 +67,8 @@ pub struct IterativeProblem<'a> {
     pub mean: &'a [f64],
     /// Training standard deviations when standardizing.
     pub scale: Option<&'a [f64]>,
+    /// How chunks are centred (see [`Centring::choose`]).
+    pub centring: Centring,
     /// N.
     pub n_samples: usize,
     /// Divide by `N − ddof` for the covariance.

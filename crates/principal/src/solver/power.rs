@@ -21,7 +21,13 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     };
     // Rayleigh–Ritz over what was found: orthonormal vectors, best eigenvalues, true residuals.
     let q = orthonormalize(basis.as_ref());
-    let w = apply_scatter(problem.source, problem.mean, problem.scale, q.as_ref())?;
+    let w = apply_scatter(
+        problem.source,
+        problem.mean,
+        problem.scale,
+        problem.centring,
+        q.as_ref(),
+    )?;
     passes += 1;
     let ritz = rayleigh_ritz(q.as_ref(), w.as_ref(), "power")?;
     let top = ritz.values[0].max(f64::MIN_POSITIVE);
@@ -51,7 +57,13 @@ fn block(
     let mut q = orthonormalize(gaussian(d, k, problem.options.seed).as_ref());
     let mut passes = 0;
     loop {
-        let w = apply_scatter(problem.source, problem.mean, problem.scale, q.as_ref())?;
+        let w = apply_scatter(
+            problem.source,
+            problem.mean,
+            problem.scale,
+            problem.centring,
+            q.as_ref(),
+        )?;
         passes += 1;
         let ritz = rayleigh_ritz(q.as_ref(), w.as_ref(), "power")?;
         let top = ritz.values[0].max(f64::MIN_POSITIVE);
@@ -78,7 +90,13 @@ fn deflation(
         x /= x.norm_l2();
         let mut iterations = 0;
         loop {
-            let w = apply_scatter(problem.source, problem.mean, problem.scale, x.as_mat())?;
+            let w = apply_scatter(
+                problem.source,
+                problem.mean,
+                problem.scale,
+                problem.centring,
+                x.as_mat(),
+            )?;
             passes += 1;
             iterations += 1;
             let mut sx = w.col(0).to_owned();

@@ -36,7 +36,13 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     let mut q = orthonormalize(gaussian(d, width, opts.seed).as_ref());
     let mut passes = 0;
     loop {
-        let w = apply_scatter(problem.source, problem.mean, problem.scale, q.as_ref())?;
+        let w = apply_scatter(
+            problem.source,
+            problem.mean,
+            problem.scale,
+            problem.centring,
+            q.as_ref(),
+        )?;
         passes += 1;
         let ritz = rayleigh_ritz(q.as_ref(), w.as_ref(), "randomized")?;
         let top = ritz.values[0].max(f64::MIN_POSITIVE);

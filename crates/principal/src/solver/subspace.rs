@@ -1,8 +1,8 @@
 //! What the iterative solvers share: applying the scatter matrix `Xsᵀ Xs` to a block of vectors
 //! in one pass over a [`ChunkSource`], and the Rayleigh–Ritz step with its residuals.
 //!
-//! Centring is done chunk by chunk in f64 (never `X − 1μᵀ` for the whole X, and never
-//! `XᵀX − N μμᵀ`, which would lose everything under an offset of 1e6).
+//! Centring is done chunk by chunk (never `X − 1μᵀ` for the whole X, and never
+//! `XᵀX − N μμᵀ`, which would lose everything under an offset of 1e6); see [`Centring`].
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
@@ -13,9 +13,38 @@ use rand_distr::{Distribution, StandardNormal};
 use crate::prepare::center_scale;
 use crate::{ChunkRef, ChunkSource, PcaError, Result};
 
-/// Rows centred at once: bounds the f64 copy to about 16 MiB whatever D is.
+/// Rows centred at once when a chunk must be copied: bounds the f64 copy to about 64 MiB.
 fn block_rows(n_features: usize) -> usize {
-    ((1 << 21) / n_features.max(1)).clamp(64, 8192)
+    ((1 << 23) / n_features.max(1)).clamp(256, 65536)
+}
+
+/// How chunks are centred on every pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Centring {
+    /// Copy each block, subtract the mean, then multiply: exact under any offset.
+    Explicit,
+    /// Multiply the raw f64 chunk and subtract the mean's contribution afterwards
+    /// (`Xc P = X P − 1 μᵀP`, `Xcᵀ Y = Xᵀ Y − μ 1ᵀY`): no copy, one large product per chunk.
+    /// Its error is about ε·‖μ‖/spread relative, so it is used only when the mean is within
+    /// 10³ spreads of zero.
+    Implicit,
+}
+
+impl Centring {
+    /// Implicit when `‖μ/σ‖ ≤ 10³ · sqrt(total variance)`, else explicit.
+    pub fn choose(mean: &[f64], scale: Option<&[f64]>, total_variance: f64) -> Centring {
+        let offset: f64 = mean
+            .iter()
+            .enumerate()
+            .map(|(j, m)| (m / scale.map_or(1.0, |s| s[j])).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        if offset <= 1e3 * total_variance.sqrt() {
+            Centring::Implicit
+        } else {
+            Centring::Explicit
+        }
+    }
 }
 
 /// `W = Xsᵀ (Xs P)` for the centred, scaled data Xs and a D×L block P: one pass.
@@ -23,10 +52,19 @@ pub(crate) fn apply_scatter(
     source: &mut dyn ChunkSource,
     mean: &[f64],
     scale: Option<&[f64]>,
+    centring: Centring,
     p: MatRef<'_, f64>,
 ) -> Result<Mat<f64>> {
     let (d, l) = (p.nrows(), p.ncols());
+    // Scaling folds into P and W: Xs = Xc S⁻¹, so Xsᵀ Xs P = S⁻¹ Xcᵀ Xc (S⁻¹ P).
+    let inv = |j: usize| scale.map_or(1.0, |s| 1.0 / s[j]);
+    let ps = Mat::<f64>::from_fn(d, l, |j, c| p[(j, c)] * inv(j));
+    // μᵀ S⁻¹P: what the mean contributes to every row of X S⁻¹P.
+    let shift: Vec<f64> = (0..l)
+        .map(|c| (0..d).map(|j| mean[j] * ps[(j, c)]).sum())
+        .collect();
     let mut w = Mat::<f64>::zeros(d, l);
+    let mut column_sums = vec![0.0; l];
     let step = block_rows(d);
     source.pass(&mut |chunk| {
         if chunk.ncols() != d {
@@ -35,34 +73,68 @@ pub(crate) fn apply_scatter(
                 found: chunk.ncols(),
             });
         }
-        let mut start = 0;
-        while start < chunk.nrows() {
-            let rows = step.min(chunk.nrows() - start);
-            let xs = match chunk {
-                ChunkRef::F32(m) => center_scale(m.subrows(start, rows), mean, scale),
-                ChunkRef::F64(m) => center_scale(m.subrows(start, rows), mean, scale),
-            };
-            let mut y = Mat::<f64>::zeros(rows, l);
-            matmul(
-                y.as_mut(),
-                Accum::Replace,
-                xs.as_ref(),
-                p,
-                1.0,
-                Par::rayon(0),
-            );
-            matmul(
-                w.as_mut(),
-                Accum::Add,
-                xs.transpose(),
-                y.as_ref(),
-                1.0,
-                Par::rayon(0),
-            );
-            start += rows;
+        match (centring, chunk) {
+            (Centring::Implicit, ChunkRef::F64(x)) => {
+                let mut y = Mat::<f64>::zeros(x.nrows(), l);
+                matmul(
+                    y.as_mut(),
+                    Accum::Replace,
+                    x,
+                    ps.as_ref(),
+                    1.0,
+                    Par::rayon(0),
+                );
+                for c in 0..l {
+                    let col = y.col_as_slice_mut(c);
+                    col.iter_mut().for_each(|v| *v -= shift[c]);
+                    column_sums[c] += col.iter().sum::<f64>();
+                }
+                matmul(
+                    w.as_mut(),
+                    Accum::Add,
+                    x.transpose(),
+                    y.as_ref(),
+                    1.0,
+                    Par::rayon(0),
+                );
+            }
+            _ => {
+                let mut start = 0;
+                while start < chunk.nrows() {
+                    let rows = step.min(chunk.nrows() - start);
+                    let xc = match chunk {
+                        ChunkRef::F32(m) => center_scale(m.subrows(start, rows), mean, None),
+                        ChunkRef::F64(m) => center_scale(m.subrows(start, rows), mean, None),
+                    };
+                    let mut y = Mat::<f64>::zeros(rows, l);
+                    matmul(
+                        y.as_mut(),
+                        Accum::Replace,
+                        xc.as_ref(),
+                        ps.as_ref(),
+                        1.0,
+                        Par::rayon(0),
+                    );
+                    matmul(
+                        w.as_mut(),
+                        Accum::Add,
+                        xc.transpose(),
+                        y.as_ref(),
+                        1.0,
+                        Par::rayon(0),
+                    );
+                    start += rows;
+                }
+            }
         }
         Ok(())
     })?;
+    // Implicit chunks gave Xᵀ Y; remove μ (1ᵀY). Explicit chunks left column_sums at zero.
+    for c in 0..l {
+        for j in 0..d {
+            w[(j, c)] = (w[(j, c)] - mean[j] * column_sums[c]) * inv(j);
+        }
+    }
     Ok(w)
 }
 
