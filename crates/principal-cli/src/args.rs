@@ -216,21 +216,22 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let value: f64 = number
         .parse()
         .map_err(|_| format!("--memory-limit {s:?} is not a size such as 300M or 2GiB"))?;
-    let factor =
-        match unit.trim().to_ascii_lowercase().trim_end_matches('b') {
-            "" => 1.0,
-            "k" => 1e3,
-            "m" => 1e6,
-            "g" => 1e9,
-            "t" => 1e12,
-            "ki" => 1024.0,
-            "mi" => 1024.0 * 1024.0,
-            "gi" => 1024.0 * 1024.0 * 1024.0,
-            "ti" => 1024.0f64.powi(4),
-            _ => return Err(format!(
+    let factor = match unit.trim().to_ascii_lowercase().trim_end_matches('b') {
+        "" => 1.0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        "ki" => 1024.0,
+        "mi" => 1024.0 * 1024.0,
+        "gi" => 1024.0 * 1024.0 * 1024.0,
+        "ti" => 1024.0f64.powi(4),
+        _ => {
+            return Err(format!(
                 "--memory-limit {s:?}: unknown unit {unit:?}; use K, M, G, T, KiB, MiB, GiB or TiB"
-            )),
-        };
+            ))
+        }
+    };
     let bytes = value * factor;
     if bytes.is_nan() || bytes < 1e6 {
         return Err(format!("--memory-limit {s:?} is below the minimum of 1M"));

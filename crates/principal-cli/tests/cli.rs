@@ -1421,3 +1421,71 @@ fn iterative_settings_are_checked_as_usage_errors() {
         env.fails(2, &args);
     }
 }
+
+/// Peak memory as `fit` reports it, in MB.
+fn reported_peak_mb(stderr: &str) -> u64 {
+    let at = stderr
+        .find("peak memory ")
+        .expect("fit reports its peak memory")
+        + "peak memory ".len();
+    stderr[at..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_file_far_larger_than_the_memory_limit_is_fitted_within_it() {
+    // 120,000 × 100 f64 = 96 MB of data; the budget is 16 MB.
+    let env = Env::new();
+    let (n, d) = (120_000usize, 100usize);
+    let mut rows = Vec::with_capacity(n);
+    let mut rng = Lcg(11);
+    for i in 0..n {
+        let t = i as f64 / n as f64;
+        rows.push(
+            (0..d)
+                .map(|j| (t * (1 + j % 7) as f64).sin() + 0.1 * rng.next())
+                .collect::<Vec<f64>>(),
+        );
+    }
+    env.write("big.npy", npy(&rows, false));
+    drop(rows);
+    let size_mb = fs::metadata(env.path("big.npy")).unwrap().len() / 1_000_000;
+    assert!(size_mb >= 90);
+    for solver in ["covariance", "randomized", "power"] {
+        let out = format!("{solver}.pca");
+        let stderr = env.ok(&[
+            "fit",
+            "big.npy",
+            "-k",
+            "4",
+            "--solver",
+            solver,
+            "--tolerance",
+            "1e-8",
+            "--memory-limit",
+            "16M",
+            "-o",
+            &out,
+        ]);
+        assert!(stderr.contains("streamed in"), "{solver}: {stderr}");
+        let peak = reported_peak_mb(&stderr);
+        assert!(
+            peak < 60,
+            "{solver}: peak memory {peak} MB for a {size_mb} MB file under a 16 MB budget"
+        );
+    }
+    // The streamed answers are the exact one (eigenvalues from the covariance solver).
+    let exact = eigenvalues(&env.inspect("covariance.pca"));
+    for name in ["randomized.pca", "power.pca"] {
+        assert_close(
+            &eigenvalues(&env.inspect(name)),
+            &exact,
+            1e-7 * exact[0],
+            name,
+        );
+    }
+}
