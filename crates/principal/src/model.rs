@@ -248,17 +248,21 @@ impl PcaModel {
 
     /// Codes `z = Bᵀ (x − μ) / σ`: an N×M matrix for N×D data.
     pub fn transform<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
-        let xs = self.prepare(x)?;
-        let mut z = Mat::zeros(x.nrows(), self.n_components());
+        Ok(self.codes(self.prepare(x)?.as_ref()))
+    }
+
+    /// `xs Bᵀ` for data already centred and scaled.
+    fn codes(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+        let mut z = Mat::zeros(xs.nrows(), self.n_components());
         matmul(
             z.as_mut(),
             Accum::Replace,
-            xs.as_ref(),
+            xs,
             self.components.transpose(),
             1.0,
             Par::rayon(0),
         );
-        Ok(z)
+        z
     }
 
     /// Reconstruction `x̃ = (B z) σ + μ` from N×M codes.
@@ -294,15 +298,7 @@ impl PcaModel {
     /// `((N − ddof)/N) Σ_{j>M} λ_j`.
     pub fn reconstruction_error<T: Real>(&self, x: MatRef<'_, T>) -> Result<f64> {
         let xs = self.prepare(x)?;
-        let mut z = Mat::zeros(x.nrows(), self.n_components());
-        matmul(
-            z.as_mut(),
-            Accum::Replace,
-            xs.as_ref(),
-            self.components.transpose(),
-            1.0,
-            Par::rayon(0),
-        );
+        let z = self.codes(xs.as_ref());
         let mut residual = xs;
         matmul(
             residual.as_mut(),

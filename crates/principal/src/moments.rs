@@ -3,7 +3,7 @@
 use faer::{Mat, MatRef};
 
 use crate::prepare::check_finite;
-use crate::{PcaError, Real, Result};
+use crate::{ChunkRef, ChunkSource, PcaError, Real, Result};
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
 /// of rows, and merges with other accumulators exactly (Chan, Golub & LeVeque's pairwise update):
@@ -82,6 +82,21 @@ impl MomentAccumulator {
         let (mean_b, scatter_b) = crate::crossprod::chunk_moments(chunk);
         self.combine(chunk.nrows(), &mean_b, scatter_b.as_ref());
         Ok(())
+    }
+
+    /// Adds a chunk as a source hands it out (`f32` or `f64`).
+    pub fn push_chunk(&mut self, chunk: ChunkRef<'_>) -> Result<()> {
+        match chunk {
+            ChunkRef::F32(m) => self.push(m),
+            ChunkRef::F64(m) => self.push(m),
+        }
+    }
+
+    /// One pass over `source`.
+    pub fn from_source(source: &mut dyn ChunkSource) -> Result<Self> {
+        let mut acc = MomentAccumulator::new(source.n_features());
+        source.pass(&mut |chunk| acc.push_chunk(chunk))?;
+        Ok(acc)
     }
 
     /// Merges another accumulator into this one; the result equals one pass over both inputs.
@@ -212,6 +227,13 @@ impl ColumnAccumulator {
             n: 0,
             mean: vec![0.0; n_features],
             sum_sq: vec![0.0; n_features],
+        }
+    }
+
+    pub fn push_chunk(&mut self, chunk: ChunkRef<'_>) -> Result<()> {
+        match chunk {
+            ChunkRef::F32(m) => self.push(m),
+            ChunkRef::F64(m) => self.push(m),
         }
     }
 

@@ -549,11 +549,7 @@ impl PcaParams {
             _ => false,
         };
         if covariance_first {
-            let mut acc = MomentAccumulator::new(d);
-            source.pass(&mut |chunk| match chunk {
-                ChunkRef::F32(m) => acc.push(m),
-                ChunkRef::F64(m) => acc.push(m),
-            })?;
+            let acc = MomentAccumulator::from_source(source)?;
             let n = acc.n_samples();
             self.check_shape(n, d)?;
             let (solver, _) = self.resolve_solver(n, d);
@@ -562,10 +558,7 @@ impl PcaParams {
             }
         }
         let mut columns = ColumnAccumulator::new(d);
-        source.pass(&mut |chunk| match chunk {
-            ChunkRef::F32(m) => columns.push(m),
-            ChunkRef::F64(m) => columns.push(m),
-        })?;
+        source.pass(&mut |chunk| columns.push_chunk(chunk))?;
         let n = columns.n;
         self.check_shape(n, d)?;
         let (solver, _) = self.resolve_solver(n, d);
@@ -581,11 +574,7 @@ impl PcaParams {
                 self.fit_iterative(source, prep, n, solver)
             }
             Solver::Covariance => {
-                let mut acc = MomentAccumulator::new(d);
-                source.pass(&mut |chunk| match chunk {
-                    ChunkRef::F32(m) => acc.push(m),
-                    ChunkRef::F64(m) => acc.push(m),
-                })?;
+                let acc = MomentAccumulator::from_source(source)?;
                 self.fit_resolved_moments(&acc.finish()?, solver)
             }
             Solver::Gram | Solver::Svd | Solver::Auto => {

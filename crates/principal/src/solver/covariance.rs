@@ -4,7 +4,7 @@
 //! accumulated by [`crate::MomentAccumulator`] over chunks, threads or machines.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, Par};
+use faer::{Accum, Mat, MatRef, Par};
 
 use super::{top_eigen, Problem, Spectrum};
 use crate::prepare::Preprocessing;
@@ -23,13 +23,13 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
         1.0,
         Par::rayon(0),
     );
-    let (eigenvalues, vectors) = top_eigen(
-        scatter.as_ref(),
-        problem.n_components,
-        n.min(d),
-        (n - problem.ddof) as f64,
-        "covariance",
-    )?;
+    from_scatter(scatter.as_ref(), n, problem.ddof, problem.n_components)
+}
+
+/// Eigenpairs of `scatter / (N − ddof)`: the top `k` vectors, min(N, D) values.
+fn from_scatter(scatter: MatRef<'_, f64>, n: usize, ddof: usize, k: usize) -> Result<Spectrum> {
+    let d = scatter.nrows();
+    let (eigenvalues, vectors) = top_eigen(scatter, k, n.min(d), (n - ddof) as f64, "covariance")?;
     Ok(Spectrum {
         eigenvalues,
         vectors,
@@ -49,16 +49,5 @@ pub(crate) fn solve_moments(
         None => scatter.to_owned(),
         Some(s) => Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j])),
     };
-    let (eigenvalues, vectors) = top_eigen(
-        scaled.as_ref(),
-        d.min(n),
-        n.min(d),
-        (n - ddof) as f64,
-        "covariance",
-    )?;
-    Ok(Spectrum {
-        eigenvalues,
-        vectors,
-        report: None,
-    })
+    from_scatter(scaled.as_ref(), n, ddof, d.min(n))
 }

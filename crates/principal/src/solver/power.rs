@@ -7,7 +7,7 @@
 
 use faer::Mat;
 
-use super::subspace::{apply_scatter, gaussian, orthonormalize, rayleigh_ritz};
+use super::subspace::{apply_scatter, gaussian, orthonormalize};
 use super::{IterationReport, IterativeProblem, Spectrum};
 use crate::{PowerMethod, Result};
 
@@ -20,29 +20,16 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
         PowerMethod::Deflation => deflation(problem, tolerance)?,
     };
     // Rayleigh–Ritz over what was found: orthonormal vectors, best eigenvalues, true residuals.
-    let q = orthonormalize(basis.as_ref());
-    let w = apply_scatter(
-        problem.source,
-        problem.mean,
-        problem.scale,
-        problem.centring,
-        q.as_ref(),
-    )?;
+    let k = problem.n_components;
+    let step = problem.step(orthonormalize(basis.as_ref()).as_ref(), k, "power")?;
     passes += 1;
-    let ritz = rayleigh_ritz(q.as_ref(), w.as_ref(), "power")?;
-    let top = ritz.values[0].max(f64::MIN_POSITIVE);
-    let estimate = ritz.residuals.iter().fold(0.0f64, |a, &r| a.max(r / top));
-    converged &= estimate <= tolerance * 10.0;
-    let divisor = (problem.n_samples - problem.ddof) as f64;
-    Ok(Spectrum {
-        eigenvalues: ritz.values.iter().map(|v| v / divisor).collect(),
-        vectors: ritz.vectors,
-        report: Some(IterationReport {
-            passes,
-            error_estimate: estimate,
-            converged,
-        }),
-    })
+    converged &= step.estimate <= tolerance * 10.0;
+    let report = IterationReport {
+        passes,
+        error_estimate: step.estimate,
+        converged,
+    };
+    Ok(problem.spectrum(step.ritz, k, report))
 }
 
 /// Relative residual at which the power method stops when no tolerance is given.
@@ -57,21 +44,12 @@ fn block(
     let mut q = orthonormalize(gaussian(d, k, problem.options.seed).as_ref());
     let mut passes = 0;
     loop {
-        let w = apply_scatter(
-            problem.source,
-            problem.mean,
-            problem.scale,
-            problem.centring,
-            q.as_ref(),
-        )?;
+        let step = problem.step(q.as_ref(), k, "power")?;
         passes += 1;
-        let ritz = rayleigh_ritz(q.as_ref(), w.as_ref(), "power")?;
-        let top = ritz.values[0].max(f64::MIN_POSITIVE);
-        let estimate = ritz.residuals.iter().fold(0.0f64, |a, &r| a.max(r / top));
-        if estimate <= tolerance || passes >= problem.options.max_iterations {
-            return Ok((ritz.vectors, passes, estimate <= tolerance));
+        if step.estimate <= tolerance || passes >= problem.options.max_iterations {
+            return Ok((step.ritz.vectors, passes, step.estimate <= tolerance));
         }
-        q = orthonormalize(w.as_ref());
+        q = orthonormalize(step.w.as_ref());
     }
 }
 

@@ -8,7 +8,7 @@
 //! estimate; with a tolerance the iteration stops as soon as the estimate meets it, and the
 //! estimate is always reported.
 
-use super::subspace::{apply_scatter, gaussian, orthonormalize, rayleigh_ritz};
+use super::subspace::{gaussian, orthonormalize};
 use super::{IterationReport, IterativeProblem, Spectrum};
 use crate::Result;
 
@@ -32,37 +32,21 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
         (Some(_), None) => opts.max_iterations,
         (None, None) => default_power_iterations(k, problem.n_samples, d) + 1,
     };
-    let divisor = (problem.n_samples - problem.ddof) as f64;
     let mut q = orthonormalize(gaussian(d, width, opts.seed).as_ref());
     let mut passes = 0;
     loop {
-        let w = apply_scatter(
-            problem.source,
-            problem.mean,
-            problem.scale,
-            problem.centring,
-            q.as_ref(),
-        )?;
+        let step = problem.step(q.as_ref(), k, "randomized")?;
         passes += 1;
-        let ritz = rayleigh_ritz(q.as_ref(), w.as_ref(), "randomized")?;
-        let top = ritz.values[0].max(f64::MIN_POSITIVE);
-        let estimate = ritz.residuals[..k]
-            .iter()
-            .fold(0.0f64, |a, &r| a.max(r / top));
-        let met = opts.tolerance.is_some_and(|t| estimate <= t);
+        let met = opts.tolerance.is_some_and(|t| step.estimate <= t);
         if met || passes >= planned {
-            let converged = opts.tolerance.is_none_or(|t| estimate <= t);
-            let vectors = ritz.vectors.subcols(0, k).to_owned();
-            return Ok(Spectrum {
-                eigenvalues: ritz.values.iter().map(|v| v / divisor).collect(),
-                vectors,
-                report: Some(IterationReport {
-                    passes,
-                    error_estimate: estimate,
-                    converged,
-                }),
-            });
+            let converged = opts.tolerance.is_none_or(|t| step.estimate <= t);
+            let report = IterationReport {
+                passes,
+                error_estimate: step.estimate,
+                converged,
+            };
+            return Ok(problem.spectrum(step.ritz, k, report));
         }
-        q = orthonormalize(w.as_ref());
+        q = orthonormalize(step.w.as_ref());
     }
 }

@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use super::{IterationReport, IterativeProblem, Spectrum};
 use crate::prepare::center_scale;
 use crate::{ChunkRef, ChunkSource, PcaError, Result};
 
@@ -192,4 +193,43 @@ pub(crate) fn rayleigh_ritz(
         vectors,
         residuals,
     })
+}
+
+/// One pass and a Rayleigh–Ritz step on span(Q).
+pub(crate) struct Step {
+    /// `Xsᵀ Xs Q`: the next basis before orthonormalisation.
+    pub w: Mat<f64>,
+    /// Ritz pairs of span(Q).
+    pub ritz: Ritz,
+    /// `max ‖S b − θ b‖ / θ₁` over the first k Ritz pairs.
+    pub estimate: f64,
+}
+
+impl IterativeProblem<'_> {
+    /// Applies the scatter matrix to `q` (one pass) and extracts Ritz pairs; the estimate
+    /// covers the first `k`.
+    pub(crate) fn step(
+        &mut self,
+        q: MatRef<'_, f64>,
+        k: usize,
+        solver: &'static str,
+    ) -> Result<Step> {
+        let w = apply_scatter(self.source, self.mean, self.scale, self.centring, q)?;
+        let ritz = rayleigh_ritz(q, w.as_ref(), solver)?;
+        let top = ritz.values[0].max(f64::MIN_POSITIVE);
+        let estimate = ritz.residuals[..k]
+            .iter()
+            .fold(0.0f64, |a, &r| a.max(r / top));
+        Ok(Step { w, ritz, estimate })
+    }
+
+    /// The first `k` Ritz pairs as a spectrum of the covariance (divided by N − ddof).
+    pub(crate) fn spectrum(&self, ritz: Ritz, k: usize, report: IterationReport) -> Spectrum {
+        let divisor = (self.n_samples - self.ddof) as f64;
+        Spectrum {
+            eigenvalues: ritz.values.iter().map(|v| v / divisor).collect(),
+            vectors: ritz.vectors.subcols(0, k).to_owned(),
+            report: Some(report),
+        }
+    }
 }
