@@ -64,26 +64,29 @@ fn small_integer_magnitude<T: Real>(chunk: MatRef<'_, T>) -> Option<f64> {
     if chunk.nrows() < 64 {
         return None;
     }
-    let mut magnitude = 0.0f64;
-    let mut ok = true;
-    for_each_value(chunk, |v| {
-        ok &= v == v.round();
-        magnitude = magnitude.max(v.abs());
-    });
-    (ok && magnitude <= MAX_EXACT_MAGNITUDE).then_some(magnitude)
-}
-
-/// Visits every value in memory order (fast for row- and column-major chunks alike).
-fn for_each_value<T: Real>(chunk: MatRef<'_, T>, mut visit: impl FnMut(f64)) {
-    if chunk.col_stride() == 1 {
-        for i in 0..chunk.nrows() {
-            chunk.row(i).iter().for_each(|v| visit(v.to_f64()));
-        }
+    // Stops at the first value that is not a small integer: real-valued data pays almost nothing.
+    let small_integer = |v: &T| {
+        let v = v.to_f64();
+        v == v.round() && v.abs() <= MAX_EXACT_MAGNITUDE
+    };
+    let all = if chunk.col_stride() == 1 {
+        (0..chunk.nrows()).all(|i| chunk.row(i).iter().all(small_integer))
     } else {
-        for j in 0..chunk.ncols() {
-            chunk.col(j).iter().for_each(|v| visit(v.to_f64()));
-        }
+        (0..chunk.ncols()).all(|j| chunk.col(j).iter().all(small_integer))
+    };
+    if !all {
+        return None;
     }
+    let magnitude = if chunk.col_stride() == 1 {
+        (0..chunk.nrows())
+            .flat_map(|i| chunk.row(i).iter())
+            .fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
+    } else {
+        (0..chunk.ncols())
+            .flat_map(|j| chunk.col(j).iter())
+            .fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
+    };
+    Some(magnitude)
 }
 
 fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, Mat<f64>) {
