@@ -18,6 +18,12 @@ use crate::{ChunkRef, Real};
 /// Largest integer magnitude whose products still allow blocks of at least 64 rows in f32.
 const MAX_EXACT_MAGNITUDE: f64 = 512.0;
 
+/// Rows per piece so that a piece of f64 rows takes about 4 MiB, in whole blocks of 256 rows
+/// (the exact small-integer kernel's block).
+pub(crate) fn cached_rows(n_features: usize) -> usize {
+    ((1usize << 19) / n_features.max(1) / 256 * 256).clamp(256, 8192)
+}
+
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero).
 ///
 /// Row-major chunks (`col_stride() == 1`) are the fast layout: their transpose is a
@@ -32,10 +38,28 @@ pub(crate) fn chunk_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64
 fn float_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
     let (n, d) = (chunk.nrows(), chunk.ncols());
     let mean = column_means(chunk);
-    // D×n, column-major: one column per sample.
-    let centred = Mat::<f64>::from_fn(d, n, |j, i| chunk[(i, j)].to_f64() - mean[j]);
+    // Blocks of about 8 MiB: a D×rows operand that stays in cache makes the product 2–10×
+    // faster than one spanning a large chunk (measured for D = 100 and 784).
+    let block = ((1usize << 20) / d.max(1)).clamp(256, 8192).min(n);
+    let mut centred = Mat::<f64>::zeros(d, block);
     let mut scatter = Mat::zeros(d, d);
-    lower_product(scatter.as_mut(), Accum::Replace, centred.as_ref());
+    let mut start = 0;
+    while start < n {
+        let rows = block.min(n - start);
+        // D×rows, column-major: one column per sample.
+        for i in 0..rows {
+            let col = centred.col_as_slice_mut(i);
+            for j in 0..d {
+                col[j] = chunk[(start + i, j)].to_f64() - mean[j];
+            }
+        }
+        lower_product(
+            scatter.as_mut(),
+            Accum::Add,
+            centred.as_ref().subcols(0, rows),
+        );
+        start += rows;
+    }
     (mean, scatter)
 }
 

@@ -75,12 +75,18 @@ impl MomentAccumulator {
                 found: chunk.ncols(),
             });
         }
-        if chunk.nrows() == 0 {
-            return Ok(());
+        // Pieces of a few MiB: every look at the rows (checks, means, products) then hits the
+        // cache; one look per piece at a large chunk would go to memory each time.
+        let piece = crate::crossprod::cached_rows(self.n_features());
+        let mut start = 0;
+        while start < chunk.nrows() {
+            let rows = piece.min(chunk.nrows() - start);
+            let part = chunk.subrows(start, rows);
+            check_finite(part, self.n)?;
+            let (mean_b, scatter_b) = crate::crossprod::chunk_moments(part);
+            self.combine(rows, &mean_b, scatter_b.as_ref());
+            start += rows;
         }
-        check_finite(chunk, self.n)?;
-        let (mean_b, scatter_b) = crate::crossprod::chunk_moments(chunk);
-        self.combine(chunk.nrows(), &mean_b, scatter_b.as_ref());
         Ok(())
     }
 
