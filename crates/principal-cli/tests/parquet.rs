@@ -9,18 +9,19 @@ use arrow_array::types::Float32Type;
 use arrow_array::{ArrayRef, FixedSizeListArray, Float64Array, RecordBatch, StringArray};
 use principal_io::{read_table, Matrix, ReadOptions};
 
-fn run(dir: &Path, args: &[&str]) -> Output {
+/// Runs `principal` with the words of `args` in `dir`.
+fn run(dir: &Path, args: &str) -> Output {
     assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"))
         .current_dir(dir)
-        .args(args)
+        .args(args.split_whitespace())
         .output()
         .expect("run principal")
 }
 
-fn ok(dir: &Path, args: &[&str]) -> String {
+fn ok(dir: &Path, args: &str) -> String {
     let out = run(dir, args);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "principal {args:?} failed:\n{stderr}");
+    assert!(out.status.success(), "principal {args} failed:\n{stderr}");
     stderr
 }
 
@@ -77,57 +78,17 @@ fn fit_and_transform_parquet_columns_and_embeddings() {
     write_data(&d.join("data.parquet"));
 
     // Numeric columns: from memory, and streamed by the covariance solver.
+    ok(d, "fit data.parquet --columns x,y,z -k 2 -o cols.model");
+    // A pattern is the files it matches.
     ok(
         d,
-        &[
-            "fit",
-            "data.parquet",
-            "--columns",
-            "x,y,z",
-            "-k",
-            "2",
-            "-o",
-            "cols.model",
-        ],
+        "fit data.* --columns x,y,z -k 2 --solver covariance -o streamed.model",
     );
+    // Without --columns, transform picks the model's features by name, past the id column.
+    ok(d, "transform cols.model data.parquet -o codes.parquet");
     ok(
         d,
-        &[
-            "fit",
-            "data.parquet",
-            "--columns",
-            "x,y,z",
-            "-k",
-            "2",
-            "--solver",
-            "covariance",
-            "-o",
-            "streamed.model",
-        ],
-    );
-    ok(
-        d,
-        &[
-            "transform",
-            "cols.model",
-            "data.parquet",
-            "--columns",
-            "x,y,z",
-            "-o",
-            "codes.parquet",
-        ],
-    );
-    ok(
-        d,
-        &[
-            "transform",
-            "streamed.model",
-            "data.parquet",
-            "--columns",
-            "x,y,z",
-            "-o",
-            "streamed.csv",
-        ],
+        "transform streamed.model data.parquet --columns x,y,z -o streamed.csv",
     );
     let codes = read_table(&[d.join("codes.parquet")], &ReadOptions::default()).unwrap();
     assert_eq!((codes.data.nrows(), codes.data.ncols()), (60, 2));
@@ -144,7 +105,7 @@ fn fit_and_transform_parquet_columns_and_embeddings() {
     }
 
     // The id column is not numeric: a clear error with the way out.
-    let out = run(d, &["fit", "data.parquet", "-k", "1", "-o", "bad.model"]);
+    let out = run(d, "fit data.parquet -k 1 -o bad.model");
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -153,30 +114,10 @@ fn fit_and_transform_parquet_columns_and_embeddings() {
     );
 
     // Embeddings: one row per list, f32.
+    ok(d, "fit data.parquet --column embedding -k 2 -o emb.model");
     ok(
         d,
-        &[
-            "fit",
-            "data.parquet",
-            "--column",
-            "embedding",
-            "-k",
-            "2",
-            "-o",
-            "emb.model",
-        ],
-    );
-    ok(
-        d,
-        &[
-            "transform",
-            "emb.model",
-            "data.parquet",
-            "--column",
-            "embedding",
-            "-o",
-            "emb.parquet",
-        ],
+        "transform emb.model data.parquet --column embedding -o emb.parquet",
     );
     let emb = read_table(&[d.join("emb.parquet")], &ReadOptions::default()).unwrap();
     assert_eq!((emb.data.nrows(), emb.data.ncols()), (60, 2));
@@ -185,10 +126,7 @@ fn fit_and_transform_parquet_columns_and_embeddings() {
     };
     assert!((0..60).all(|i| m[(i, 0)].is_finite()));
     // The embeddings span 2 dimensions around their mean: two components reconstruct them.
-    ok(
-        d,
-        &["inverse", "emb.model", "emb.parquet", "-o", "back.parquet"],
-    );
+    ok(d, "inverse emb.model emb.parquet -o back.parquet");
     let back = read_table(&[d.join("back.parquet")], &ReadOptions::default()).unwrap();
     let list = ReadOptions {
         list_column: Some("embedding".into()),

@@ -175,7 +175,7 @@ impl CsvSource {
 }
 
 /// `name` quoted for a POSIX shell when it needs it.
-fn shell_word(name: &str) -> String {
+pub(crate) fn shell_word(name: &str) -> String {
     let plain = !name.is_empty()
         && name
             .bytes()

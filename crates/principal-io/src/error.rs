@@ -128,6 +128,35 @@ pub enum IoError {
         first: PathBuf,
         detail: String,
     },
+    /// A bad value in a Parquet or Arrow file: a null, NaN or infinity, or a list of the wrong
+    /// length. Rows count from 0, as in the binary formats.
+    #[error("{}, row {row} (counting from 0), column {column:?}: {detail}", path.display())]
+    BadValue {
+        path: PathBuf,
+        row: u64,
+        column: String,
+        detail: String,
+    },
+    /// A Parquet or Arrow column that does not hold numbers.
+    #[error("{}: column {column:?} holds {data_type}, not numbers; {hint}", path.display())]
+    NonNumericColumn {
+        path: PathBuf,
+        column: String,
+        data_type: String,
+        hint: String,
+    },
+    /// An input glob pattern that matches no file.
+    #[error("no file matches the pattern {pattern}")]
+    NoMatch { pattern: String },
+    /// An input glob pattern that does not parse.
+    #[error("{pattern} is not a valid pattern: {detail}")]
+    BadPattern { pattern: String, detail: String },
+    /// An input directory without a file of a known data format.
+    #[error("directory {} holds no data files (recognised: {allowed})", path.display())]
+    EmptyDirectory {
+        path: PathBuf,
+        allowed: &'static str,
+    },
     /// A binary file whose header is malformed or describes something unsupported.
     #[error("{}: {detail}", path.display())]
     Format { path: PathBuf, detail: String },

@@ -1,22 +1,27 @@
 //! # principal-io — files in and out of `principal`
 //!
 //! The math crate knows nothing about files; this crate holds the readers and writers:
-//! - data: CSV, TSV and text (optionally gzip-compressed), NPY, and IDX (MNIST's format),
-//!   read whole with [`read_table`], streamed once with [`ChunkReader`], or pass after pass
-//!   by the solvers through [`FileSource`] (a `principal::ChunkSource`), from one file or
-//!   several shards concatenated by rows;
-//! - results: [`write_matrix`] to NPY, CSV or TSV, always through [`write_atomically`];
+//! - data: CSV, TSV and text (optionally gzip-compressed), NPY, IDX (MNIST's format), Parquet
+//!   and Arrow IPC (Feather v2) — numeric columns, or one list column of embeddings — read
+//!   whole with [`read_table`], streamed once with [`ChunkReader`], or pass after pass by the
+//!   solvers through [`FileSource`] (a `principal::ChunkSource`), from one file or several
+//!   shards concatenated by rows; a directory or a glob pattern is a data set of shards
+//!   ([`expand_inputs`]);
+//! - results: [`write_matrix`] to NPY, CSV, TSV or Parquet, always through [`write_atomically`];
 //! - models: [`save_model`] / [`load_model`], a safetensors file that Python's
 //!   `safetensors.numpy.load_file` reads as it is.
 //!
-//! Formats are recognised by content (gzip, NPY and IDX magic bytes) before extension, so
+//! Formats are recognised by content (gzip, NPY, IDX, Parquet and Arrow magic bytes) before
+//! extension, so
 //! `train-images-idx3-ubyte.gz` needs no special name. Every error names the file and, for bad
 //! data, where in it and the offending value.
 
 mod binary;
+mod columnar;
 mod csv;
 mod error;
 mod idx;
+mod inputs;
 mod model_file;
 mod npy;
 mod source;
@@ -32,6 +37,7 @@ pub use faer::Mat;
 
 pub use error::{Column, IoError, Result};
 pub use idx::read_labels;
+pub use inputs::expand_inputs;
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
 pub use source::{ChunkReader, FileSource};
 pub use write::{write_atomically, write_matrix};
@@ -168,14 +174,20 @@ pub struct ReadOptions {
     pub columns: Option<Vec<ColumnSelector>>,
     /// Columns to leave out (applied after `columns`); each must exist.
     pub exclude: Vec<ColumnSelector>,
+    /// Parquet and Arrow only: the name of one list (or fixed-size list) column of numbers,
+    /// such as embeddings, whose lists are the rows; every list must have the same length.
+    /// Not combined with `columns` or `exclude`.
+    pub list_column: Option<String>,
 }
 
-/// Reads one data set from one or more files (shards, concatenated by rows in the given order).
+/// Reads one data set from one or more files (shards, concatenated by rows in the given order;
+/// directories and glob patterns are expanded by [`expand_inputs`]).
 ///
 /// Every shard must keep the same number of columns (and the same names when both have
 /// headers). The format of each file is recognised by content, then extension: `.csv`, `.tsv`,
-/// `.txt` (each optionally `.gz`), `.npy`, and IDX (raw or gzip). The result is f32 when every
-/// shard is f32 or a small integer type, else f64.
+/// `.txt` (each optionally `.gz`), `.npy`, IDX (raw or gzip), Parquet (`.parquet`, `.pq`) and
+/// Arrow IPC files or streams (`.arrow`, `.feather`, `.ipc`, `.arrows`). The result is f32 when
+/// every shard is f32 or a small integer type (also f16), else f64.
 pub fn read_table(paths: &[PathBuf], options: &ReadOptions) -> Result<Table> {
     let mut reader = ChunkReader::open(paths, options)?;
     let data = reader.read_all()?;

@@ -1,18 +1,27 @@
-//! Opening files (gzip and format detection), column selection, and the streaming reader that
-//! dispatches to the CSV, NPY and IDX readers.
+//! Opening files (gzip and format detection), column selection, the streaming reader that
+//! dispatches to the CSV, NPY, IDX, Parquet and Arrow readers, and [`FileSource`], which reads
+//! ahead on a thread while the solver computes.
 
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
+use faer::MatRef;
 use flate2::bufread::MultiGzDecoder;
 
 use crate::binary::BinaryRows;
+use crate::columnar::{self, ColumnarSource, Dst};
 use crate::csv::CsvSource;
 use crate::error::Column;
-use crate::{idx, npy, ColumnSelector, IoError, Mat, Matrix, ReadOptions, Result};
+use crate::{expand_inputs, idx, npy, ColumnSelector, IoError, Mat, Matrix, ReadOptions, Result};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const PARQUET_MAGIC: &[u8] = b"PAR1";
+const ARROW_MAGIC: &[u8] = b"ARROW1";
+/// An Arrow IPC stream starts with a continuation marker before its schema message.
+const ARROW_STREAM_MAGIC: &[u8] = &[0xff, 0xff, 0xff, 0xff];
+const FEATHER_V1_MAGIC: &[u8] = b"FEA1";
 /// Large reads: data files are read sequentially, often from slow disks or gzip.
 const BUFFER: usize = 1 << 16;
 
@@ -23,6 +32,9 @@ pub(crate) enum Format {
     Text(u8),
     Npy,
     Idx,
+    Parquet,
+    ArrowFile,
+    ArrowStream,
 }
 
 /// A file opened for reading: decompressed if needed, its first bytes already classified.
@@ -104,10 +116,49 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
     let (head, reader) = peek(stream, 6).map_err(read_err)?;
     let name = inner_name(path);
     let file_len = (!compressed && meta.is_file()).then_some(meta.len());
+    let format_err = |detail: &str| {
+        Err(IoError::Format {
+            path: path.to_owned(),
+            detail: detail.to_owned(),
+        })
+    };
+    let arrow_name = [".arrow", ".arrows", ".feather", ".ipc"]
+        .iter()
+        .any(|e| name.ends_with(e));
     let format = if head.starts_with(npy::MAGIC) {
         Format::Npy
     } else if is_idx_magic(&head) {
         Format::Idx
+    } else if head.starts_with(PARQUET_MAGIC) || head.starts_with(ARROW_MAGIC) {
+        // Both are read from their footer: they need a seekable file.
+        if compressed {
+            return format_err(
+                "gzip-compressed Parquet and Arrow files cannot be read (their data is found \
+                 through a footer, which needs seeking): decompress the file first; Parquet and \
+                 Arrow compress their data themselves",
+            );
+        }
+        if head.starts_with(PARQUET_MAGIC) {
+            Format::Parquet
+        } else {
+            Format::ArrowFile
+        }
+    } else if head.starts_with(ARROW_STREAM_MAGIC) {
+        Format::ArrowStream
+    } else if name.ends_with(".parquet") || name.ends_with(".pq") {
+        return format_err(
+            "the name says Parquet but the content does not start with the Parquet magic bytes PAR1",
+        );
+    } else if arrow_name && head.starts_with(FEATHER_V1_MAGIC) {
+        return format_err(
+            "Feather version 1 files cannot be read; rewrite it as Feather version 2 (Arrow IPC), \
+             e.g. with pyarrow.feather.write_feather",
+        );
+    } else if arrow_name {
+        return format_err(
+            "the name says Arrow IPC but the content starts neither with the Arrow file magic \
+             bytes ARROW1 nor as an Arrow IPC stream",
+        );
     } else if name.ends_with(".npy") {
         return Err(IoError::Format {
             path: path.to_owned(),
@@ -229,15 +280,45 @@ pub(crate) enum RowBuf {
 }
 
 impl RowBuf {
+    /// Empties the buffer, keeping its allocation.
+    fn clear(&mut self) {
+        match self {
+            RowBuf::F32(v) => v.clear(),
+            RowBuf::F64(v) => v.clear(),
+        }
+    }
+
+    /// Makes the buffer f64 (a no-op when it is).
+    pub(crate) fn widen(&mut self) {
+        if let RowBuf::F32(v) = self {
+            *self = RowBuf::F64(v.iter().map(|&x| f64::from(x)).collect());
+        }
+    }
+
+    /// Appends `n` zeros and returns them, to be filled in place.
+    pub(crate) fn grow(&mut self, n: usize) -> Dst<'_> {
+        match self {
+            RowBuf::F32(v) => {
+                let start = v.len();
+                v.resize(start + n, 0.0);
+                Dst::F32(&mut v[start..])
+            }
+            RowBuf::F64(v) => {
+                let start = v.len();
+                v.resize(start + n, 0.0);
+                Dst::F64(&mut v[start..])
+            }
+        }
+    }
+
     #[inline]
     pub(crate) fn push_f64(&mut self, v: f64) {
         match self {
             RowBuf::F64(b) => b.push(v),
             // Never reached (the stream is f64 when any shard is), but widening is always safe.
-            RowBuf::F32(b) => {
-                let mut wide: Vec<f64> = b.iter().map(|&x| f64::from(x)).collect();
-                wide.push(v);
-                *self = RowBuf::F64(wide);
+            RowBuf::F32(_) => {
+                self.widen();
+                self.push_f64(v);
             }
         }
     }
@@ -271,11 +352,24 @@ fn transpose_rows<T: Copy + Default>(rows: &[T], nrows: usize, ncols: usize) -> 
 enum Source {
     Csv(Box<CsvSource>),
     Binary(BinaryRows),
+    Columnar(Box<ColumnarSource>),
 }
 
 impl Source {
     fn open(path: &Path, options: &ReadOptions) -> Result<Source> {
         let opened = open(path)?;
+        let columnar = matches!(
+            opened.format,
+            Format::Parquet | Format::ArrowFile | Format::ArrowStream
+        );
+        if options.list_column.is_some() && !columnar {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                detail: "a list column of embeddings (--column) can be read from Parquet and \
+                         Arrow files only; this file is not one"
+                    .into(),
+            });
+        }
         Ok(match opened.format {
             Format::Text(delimiter) => Source::Csv(Box::new(CsvSource::new(
                 path,
@@ -285,6 +379,19 @@ impl Source {
             )?)),
             Format::Npy => Source::Binary(npy::open_rows(path, opened, options)?),
             Format::Idx => Source::Binary(idx::open_rows(path, opened, options)?),
+            Format::Parquet => {
+                drop(opened);
+                Source::Columnar(Box::new(columnar::open_parquet(path, options)?))
+            }
+            Format::ArrowFile => {
+                drop(opened);
+                Source::Columnar(Box::new(columnar::open_arrow_file(path, options)?))
+            }
+            Format::ArrowStream => Source::Columnar(Box::new(columnar::open_arrow_stream(
+                path,
+                opened.reader,
+                options,
+            )?)),
         })
     }
 
@@ -292,6 +399,7 @@ impl Source {
         match self {
             Source::Csv(c) => c.n_features(),
             Source::Binary(b) => b.n_features(),
+            Source::Columnar(c) => c.n_features(),
         }
     }
 
@@ -299,6 +407,7 @@ impl Source {
         match self {
             Source::Csv(c) => c.kept_names(),
             Source::Binary(_) => None,
+            Source::Columnar(c) => c.column_names(),
         }
     }
 
@@ -306,6 +415,7 @@ impl Source {
         match self {
             Source::Csv(_) => false,
             Source::Binary(b) => b.is_f32(),
+            Source::Columnar(c) => c.is_f32(),
         }
     }
 
@@ -313,6 +423,7 @@ impl Source {
         match self {
             Source::Csv(_) => None,
             Source::Binary(b) => Some(b.nrows()),
+            Source::Columnar(c) => c.n_rows(),
         }
     }
 
@@ -320,6 +431,7 @@ impl Source {
         match self {
             Source::Csv(_) => false,
             Source::Binary(b) => b.size_checked(),
+            Source::Columnar(c) => c.size_checked(),
         }
     }
 
@@ -327,6 +439,7 @@ impl Source {
         match self {
             Source::Csv(c) => c.read_rows(max_rows, out),
             Source::Binary(b) => b.read_rows(max_rows, out),
+            Source::Columnar(c) => c.read_rows(max_rows, out),
         }
     }
 }
@@ -363,8 +476,10 @@ impl std::fmt::Debug for ChunkReader {
 }
 
 impl ChunkReader {
-    /// Opens every shard and checks that they agree.
+    /// Opens every shard and checks that they agree. Directories and glob patterns among
+    /// `paths` are expanded first ([`expand_inputs`]).
     pub fn open(paths: &[PathBuf], options: &ReadOptions) -> Result<ChunkReader> {
+        let paths = &expand_inputs(paths)?[..];
         let Some(first_path) = paths.first() else {
             return Err(IoError::NoInput);
         };
@@ -418,7 +533,13 @@ impl ChunkReader {
         self.f32
     }
 
-    /// The total number of rows when every shard's header says it (NPY, IDX); `None` for text.
+    /// The files read, in order, after expanding directories and patterns.
+    pub fn paths(&self) -> &[PathBuf] {
+        &self.paths
+    }
+
+    /// The total number of rows when every shard's header says it (NPY, IDX, Parquet); `None`
+    /// for text and Arrow.
     pub fn n_rows_hint(&self) -> Option<usize> {
         self.n_rows
     }
@@ -522,6 +643,10 @@ fn check_shard(
 /// Files as a re-readable [`principal::ChunkSource`] for the solvers that make several passes:
 /// every pass reads the files again from the start, `chunk_rows` rows at a time, so the data
 /// is never held in memory whole.
+///
+/// A pass reads and decodes the next chunk on a second thread while the solver works on the
+/// current one, and hands chunks out as row-major views of the buffers they were decoded into
+/// (no copy, no transpose): at most two chunks are in memory at a time.
 #[derive(Debug)]
 pub struct FileSource {
     paths: Vec<PathBuf>,
@@ -529,19 +654,21 @@ pub struct FileSource {
     chunk_rows: usize,
     n_features: usize,
     column_names: Option<Vec<String>>,
+    f32: bool,
 }
 
 impl FileSource {
-    /// Opens and checks every shard once (as [`ChunkReader::open`]), so that errors in the
-    /// files' headers show before any pass.
+    /// Opens and checks every shard once (as [`ChunkReader::open`], which also expands
+    /// directories and patterns), so that errors in the files' headers show before any pass.
     pub fn open(paths: &[PathBuf], options: &ReadOptions, chunk_rows: usize) -> Result<FileSource> {
         let reader = ChunkReader::open(paths, options)?;
         Ok(FileSource {
-            paths: paths.to_vec(),
+            paths: reader.paths.clone(),
             options: options.clone(),
             chunk_rows: chunk_rows.max(1),
             n_features: reader.n_features(),
             column_names: reader.column_names().map(<[String]>::to_vec),
+            f32: reader.is_f32(),
         })
     }
 
@@ -549,7 +676,26 @@ impl FileSource {
     pub fn column_names(&self) -> Option<&[String]> {
         self.column_names.as_deref()
     }
+
+    /// A reader at the start of the data that opens each shard when it gets to it (and checks
+    /// it then against what [`FileSource::open`] found), rather than all of them up front.
+    fn restart(&self) -> ChunkReader {
+        ChunkReader {
+            paths: self.paths.clone(),
+            options: self.options.clone(),
+            n_features: self.n_features,
+            column_names: self.column_names.clone(),
+            f32: self.f32,
+            n_rows: None,
+            sizes_checked: false,
+            shard: 0,
+            current: None,
+        }
+    }
 }
+
+/// A chunk decoded by the reading thread: its rows, row-major, and how many.
+type Decoded = Result<(RowBuf, usize)>;
 
 impl principal::ChunkSource for FileSource {
     fn n_features(&self) -> usize {
@@ -560,18 +706,50 @@ impl principal::ChunkSource for FileSource {
         &mut self,
         visit: &mut dyn FnMut(principal::ChunkRef<'_>) -> principal::Result<()>,
     ) -> principal::Result<()> {
-        let mut reader =
-            ChunkReader::open(&self.paths, &self.options).map_err(principal::source_error)?;
-        while let Some(chunk) = reader
-            .next_chunk(self.chunk_rows)
-            .map_err(principal::source_error)?
-        {
-            match &chunk {
-                Matrix::F32(m) => visit(principal::ChunkRef::F32(m.as_ref()))?,
-                Matrix::F64(m) => visit(principal::ChunkRef::F64(m.as_ref()))?,
+        let d = self.n_features;
+        let chunk_rows = self.chunk_rows;
+        let mut reader = self.restart();
+        std::thread::scope(|scope| {
+            // A rendezvous channel: the reader decodes one chunk ahead and waits until the
+            // solver takes it, so two buffers are in use (one visited, one being filled).
+            let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(0);
+            let (empty_tx, empty_rx) = mpsc::channel::<RowBuf>();
+            scope.spawn(move || loop {
+                let mut buf = match empty_rx.try_recv() {
+                    Ok(mut buf) => {
+                        buf.clear();
+                        buf
+                    }
+                    Err(_) => reader.new_buf(chunk_rows, 1 << 24),
+                };
+                let decoded = match reader.read_rows(chunk_rows, &mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => Ok((buf, n)),
+                    Err(e) => Err(e),
+                };
+                let failed = decoded.is_err();
+                // A send fails when the pass has stopped (the visitor returned an error): stop.
+                if full_tx.send(decoded).is_err() || failed {
+                    return;
+                }
+            });
+            // On return (or a panic in `visit`) `full_rx` is dropped first, which ends the
+            // reading thread at its next chunk; the scope then joins it.
+            for decoded in full_rx {
+                let (buf, n) = decoded.map_err(principal::source_error)?;
+                match &buf {
+                    RowBuf::F32(v) => visit(principal::ChunkRef::F32(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    ))?,
+                    RowBuf::F64(v) => visit(principal::ChunkRef::F64(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    ))?,
+                }
+                // Recycled: the reader takes it for the chunk after next.
+                let _ = empty_tx.send(buf);
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
@@ -766,7 +944,13 @@ mod tests {
             &[dir.path().to_owned()],
             &ReadOptions::default(),
         ));
-        assert!(e.contains("it is a directory"), "{e}");
+        assert!(
+            e.starts_with(&format!(
+                "directory {} holds no data files",
+                dir.path().display()
+            )),
+            "{e}"
+        );
     }
 
     #[test]
@@ -797,5 +981,203 @@ mod tests {
         }
         assert_eq!(passes[0], vec![0.0, 3.0, 6.0, 9.0, 12.0, 1.0, 4.0]);
         assert_eq!(passes[0], passes[1]);
+    }
+
+    /// Every row of every pass of `source`, with the chunks' element type; checks that chunks
+    /// are row-major views of at most `size` rows.
+    fn pass_rows(source: &mut FileSource, size: usize) -> (Vec<Vec<f64>>, bool) {
+        let mut all = Vec::new();
+        let mut f32 = None;
+        source
+            .pass(&mut |chunk| {
+                assert!(chunk.nrows() >= 1 && chunk.nrows() <= size);
+                let m = match chunk {
+                    principal::ChunkRef::F32(m) => {
+                        assert!(*f32.get_or_insert(true));
+                        (
+                            m.col_stride(),
+                            m.row_stride(),
+                            Mat::from_fn(m.nrows(), m.ncols(), |i, j| f64::from(m[(i, j)])),
+                        )
+                    }
+                    principal::ChunkRef::F64(m) => {
+                        assert!(!*f32.get_or_insert(false));
+                        (m.col_stride(), m.row_stride(), m.to_owned())
+                    }
+                };
+                let (col_stride, row_stride, m) = m;
+                assert_eq!(
+                    (col_stride, row_stride),
+                    (1, m.ncols() as isize),
+                    "row-major"
+                );
+                all.extend(
+                    (0..m.nrows()).map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect::<Vec<_>>()),
+                );
+                Ok(())
+            })
+            .unwrap();
+        (all, f32.unwrap_or(false))
+    }
+
+    #[test]
+    fn file_source_equals_read_table_for_every_layout() {
+        let dir = TempDir::new().unwrap();
+        let d = dir.path();
+        let csv: String = std::iter::once("a,b,c\n".to_owned())
+            .chain((0..23).map(|i| format!("{i},{},{}\n", i * 2, f64::from(i) / 7.0)))
+            .collect();
+        let f32_npy = npy(
+            "<f4",
+            false,
+            &[9, 3],
+            &(0..27)
+                .map(|i| i as f32 * 0.25)
+                .flat_map(f32::to_le_bytes)
+                .collect::<Vec<_>>(),
+        );
+        let columns = crate::test_util::batch(
+            ["a", "b", "c"]
+                .iter()
+                .enumerate()
+                .map(|(j, name)| {
+                    let v: Vec<f64> = (0..31).map(|i| (i * 3 + j) as f64).collect();
+                    (
+                        *name,
+                        std::sync::Arc::new(arrow_array::Float64Array::from(v))
+                            as arrow_array::ArrayRef,
+                    )
+                })
+                .collect(),
+        );
+        std::fs::create_dir(d.join("shards")).unwrap();
+        let cases: Vec<Vec<PathBuf>> = vec![
+            vec![write_file(d, "a.csv", csv.as_bytes())],
+            vec![write_file(d, "a.csv.gz", &gz(csv.as_bytes()))],
+            vec![write_file(d, "f.npy", &f32_npy)],
+            vec![parquet_file(d, "p.parquet", &columns, 4)],
+            vec![arrow_file(
+                d,
+                "p.arrow",
+                &[columns.slice(0, 10), columns.slice(10, 21)],
+                false,
+            )],
+            vec![
+                write_file(d, "shards/1.npy", &f64_npy(5, 3, false, 0.0)),
+                d.join("a.csv"),
+                parquet_file(d, "shards/2.parquet", &columns, 7),
+                write_file(d, "shards/3.npy", &f64_npy(1, 3, true, 100.0)),
+            ],
+            vec![d.join("f.npy"), d.join("f.npy")],
+            vec![d.join("shards")],
+            vec![d.join("shards/*.npy"), d.join("p.*")],
+        ];
+        for paths in &cases {
+            let whole = read_table(paths, &ReadOptions::default()).unwrap();
+            for size in [1, 3, 7, 1000] {
+                let mut source = FileSource::open(paths, &ReadOptions::default(), size).unwrap();
+                for _ in 0..2 {
+                    let (got, f32) = pass_rows(&mut source, size);
+                    assert_eq!(got, rows(&whole.data), "{paths:?} by {size}");
+                    assert_eq!(f32, whole.data.is_f32(), "{paths:?}");
+                }
+            }
+        }
+        // A directory and a pattern are the files they expand to.
+        let t = read_table(&[d.join("shards")], &ReadOptions::default()).unwrap();
+        let files = [
+            d.join("shards/1.npy"),
+            d.join("shards/2.parquet"),
+            d.join("shards/3.npy"),
+        ];
+        assert_eq!(t, read_table(&files, &ReadOptions::default()).unwrap());
+        let r = ChunkReader::open(&[d.join("shards/*.npy")], &ReadOptions::default()).unwrap();
+        assert_eq!(r.paths(), [d.join("shards/1.npy"), d.join("shards/3.npy")]);
+        assert_eq!(r.n_rows_hint(), Some(6));
+    }
+
+    #[test]
+    fn file_source_errors_mid_file_surface_with_their_message() {
+        let dir = TempDir::new().unwrap();
+        let mut text = String::from("a,b\n");
+        for i in 0..100 {
+            if i == 58 {
+                text.push_str("1,oops\n");
+            } else {
+                text.push_str(&format!("{i},1\n"));
+            }
+        }
+        let p = write_file(dir.path(), "bad.csv", text.as_bytes());
+        let expected = err_of(read_table(
+            std::slice::from_ref(&p),
+            &ReadOptions::default(),
+        ));
+        assert!(
+            expected.contains("line 60, column 2 (\"b\"): \"oops\" is not a number"),
+            "{expected}"
+        );
+        let mut source = FileSource::open(&[p], &ReadOptions::default(), 7).unwrap();
+        for _ in 0..2 {
+            let mut seen = 0;
+            let e = source
+                .pass(&mut |chunk| {
+                    seen += chunk.nrows();
+                    Ok(())
+                })
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                principal::source_error(&expected).to_string()
+            );
+            assert_eq!(seen, 56, "the chunks before the bad one");
+        }
+        // A shard that went bad after `open` is caught on the pass, with its message.
+        let dir = TempDir::new().unwrap();
+        let a = write_file(dir.path(), "a.csv", b"x,y\n1,2\n");
+        let b = write_file(dir.path(), "b.csv", b"x,y\n3,4\n");
+        let mut source = FileSource::open(&[a, b.clone()], &ReadOptions::default(), 1).unwrap();
+        std::fs::write(&b, "x,z\n3,4\n").unwrap();
+        let e = source.pass(&mut |_| Ok(())).unwrap_err().to_string();
+        assert!(
+            e.contains("its kept column 2 is \"z\" where the first shard has \"y\""),
+            "{e}"
+        );
+        std::fs::remove_file(&b).unwrap();
+        let e = source.pass(&mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains(&format!("cannot open {}", b.display())), "{e}");
+    }
+
+    #[test]
+    fn a_failing_visitor_stops_the_pass_cleanly() {
+        let dir = TempDir::new().unwrap();
+        let p = write_file(dir.path(), "big.npy", &f64_npy(1000, 5, false, 0.0));
+        let mut source = FileSource::open(&[p], &ReadOptions::default(), 10).unwrap();
+        for stop_after in [1, 2, 99, 100] {
+            let mut calls = 0;
+            let e = source
+                .pass(&mut |_| {
+                    calls += 1;
+                    if calls == stop_after {
+                        Err(principal::source_error("the solver gave up"))
+                    } else {
+                        Ok(())
+                    }
+                })
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                principal::source_error("the solver gave up").to_string()
+            );
+            assert_eq!(calls, stop_after);
+        }
+        // A panicking visitor: the panic comes out, the reading thread ends.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            source.pass(&mut |_| panic!("visitor panic"))
+        }));
+        assert!(caught.is_err());
+        // The source is still good for full passes.
+        let (all, _) = pass_rows(&mut source, 10);
+        assert_eq!(all.len(), 1000);
+        assert_eq!(all[999][4], 4999.0);
     }
 }

@@ -73,3 +73,54 @@ pub(crate) fn err_of<T: std::fmt::Debug>(r: Result<T>) -> String {
 pub(crate) fn names(list: &[&str]) -> Option<Vec<String>> {
     Some(list.iter().map(|s| s.to_string()).collect())
 }
+
+/// A Parquet file of `batch`, in row groups of at most `row_group_rows` rows.
+pub(crate) fn parquet_file(
+    dir: &Path,
+    name: &str,
+    batch: &arrow_array::RecordBatch,
+    row_group_rows: usize,
+) -> PathBuf {
+    let path = dir.join(name);
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(row_group_rows)
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .build();
+    let file = std::fs::File::create(&path).unwrap();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(batch).unwrap();
+    writer.close().unwrap();
+    path
+}
+
+/// An Arrow IPC file (`stream: false`) or stream of `batches`.
+pub(crate) fn arrow_file(
+    dir: &Path,
+    name: &str,
+    batches: &[arrow_array::RecordBatch],
+    stream: bool,
+) -> PathBuf {
+    let path = dir.join(name);
+    let file = std::fs::File::create(&path).unwrap();
+    let schema = batches[0].schema();
+    if stream {
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(file, &schema).unwrap();
+        for b in batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    } else {
+        let mut w = arrow_ipc::writer::FileWriter::try_new(file, &schema).unwrap();
+        for b in batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    path
+}
+
+/// A record batch of the named columns.
+pub(crate) fn batch(columns: Vec<(&str, arrow_array::ArrayRef)>) -> arrow_array::RecordBatch {
+    arrow_array::RecordBatch::try_from_iter(columns).unwrap()
+}

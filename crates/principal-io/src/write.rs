@@ -7,12 +7,23 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
 use faer::MatRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
 
 use crate::{npy, IoError, Result};
 
 /// The extensions [`write_matrix`] knows.
-const MATRIX_EXTENSIONS: &str = ".npy, .csv, .tsv";
+const MATRIX_EXTENSIONS: &str = ".npy, .csv, .tsv, .parquet, .pq";
+
+/// Values per Parquet row group (64 MiB of f64): big enough for fast scans, small enough that
+/// readers stream a file a row group at a time.
+const ROW_GROUP_VALUES: usize = 1 << 23;
 
 /// Distinguishes temporary files of concurrent writes from one process to the same path.
 static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
@@ -24,6 +35,14 @@ static TEMP_COUNTER: AtomicUsize = AtomicUsize::new(0);
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    write_atomically_to(path, |w| write(w))
+}
+
+/// [`write_atomically`] with the concrete writer, which is `Send` (as Parquet's writer needs).
+fn write_atomically_to(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> Result<()> {
     let err = |source| IoError::Write {
         path: path.to_owned(),
@@ -75,8 +94,10 @@ fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
 
 /// Writes a matrix by extension (case-insensitive): `.npy` (f64, C order, little-endian),
 /// `.csv` or `.tsv` (a header line from `column_names` when given; values printed with Rust's
-/// shortest round-trip formatting, so reading them back gives the same f64). NPY has no place
-/// for column names; they are not written there.
+/// shortest round-trip formatting, so reading them back gives the same f64), `.parquet` or
+/// `.pq` (one non-null Float64 column per matrix column, named by `column_names` or `c1..cN`;
+/// Snappy-compressed, row groups of about 64 MiB). NPY has no place for column names; they
+/// are not written there.
 pub fn write_matrix(
     path: &Path,
     data: MatRef<'_, f64>,
@@ -88,8 +109,9 @@ pub fn write_matrix(
         .unwrap_or_default();
     let delimiter = match extension.as_str() {
         "npy" => return write_atomically(path, |w| npy::write_f64(w, data)),
-        "csv" => b',',
-        "tsv" => b'\t',
+        "csv" => Some(b','),
+        "tsv" => Some(b'\t'),
+        "parquet" | "pq" => None,
         _ => {
             return Err(IoError::UnknownExtension {
                 path: path.to_owned(),
@@ -111,7 +133,56 @@ pub fn write_matrix(
             });
         }
     }
-    write_atomically(path, |w| write_delimited(w, data, column_names, delimiter))
+    match delimiter {
+        Some(delimiter) => {
+            write_atomically(path, |w| write_delimited(w, data, column_names, delimiter))
+        }
+        None => write_atomically_to(path, |w| {
+            write_parquet(w, data, column_names, row_group_rows(data.ncols()))
+        }),
+    }
+}
+
+/// Rows per Parquet row group for rows of `d` values.
+fn row_group_rows(d: usize) -> usize {
+    (ROW_GROUP_VALUES / d.max(1)).clamp(1024, 1 << 20)
+}
+
+fn write_parquet(
+    w: &mut BufWriter<File>,
+    data: MatRef<'_, f64>,
+    column_names: Option<&[String]>,
+    group_rows: usize,
+) -> io::Result<()> {
+    let (n, d) = (data.nrows(), data.ncols());
+    let fields: Vec<Field> = (0..d)
+        .map(|j| {
+            let name = column_names.map_or_else(|| format!("c{}", j + 1), |c| c[j].clone());
+            Field::new(name, DataType::Float64, false)
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_size(group_rows)
+        .build();
+    let mut writer =
+        ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(io::Error::other)?;
+    // Batches of at most one row group: only that much is converted at a time.
+    for start in (0..n).step_by(group_rows) {
+        let rows = group_rows.min(n - start);
+        let part = data.subrows(start, rows);
+        let columns: Vec<ArrayRef> = (0..d)
+            .map(|j| {
+                let col = part.col(j);
+                Arc::new(Float64Array::from_iter_values((0..rows).map(|i| col[i]))) as ArrayRef
+            })
+            .collect();
+        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(io::Error::other)?;
+        writer.write(&batch).map_err(io::Error::other)?;
+    }
+    writer.close().map_err(io::Error::other)?;
+    Ok(())
 }
 
 fn write_delimited(
@@ -167,7 +238,7 @@ mod tests {
         let dir = TempDir::new().unwrap();
         let m = sample();
         let header = names(&["first, with comma", "second \"quoted\""]);
-        for name in ["m.npy", "m.csv", "m.tsv", "UPPER.CSV"] {
+        for name in ["m.npy", "m.csv", "m.tsv", "UPPER.CSV", "m.parquet", "m.PQ"] {
             let path = dir.path().join(name);
             write_matrix(&path, m.as_ref(), header.as_deref()).unwrap();
             let t = read_table(&[path], &ReadOptions::default()).unwrap();
@@ -188,11 +259,13 @@ mod tests {
     #[test]
     fn unknown_extension_and_name_count_are_errors() {
         let dir = TempDir::new().unwrap();
-        let e = write_matrix(&dir.path().join("m.parquet"), sample().as_ref(), None)
+        let e = write_matrix(&dir.path().join("m.xlsx"), sample().as_ref(), None)
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("unknown extension \".parquet\"; the allowed ones are .npy, .csv, .tsv"),
+            e.contains(
+                "unknown extension \".xlsx\"; the allowed ones are .npy, .csv, .tsv, .parquet, .pq"
+            ),
             "{e}"
         );
         let e = write_matrix(&dir.path().join("m"), sample().as_ref(), None)
@@ -208,6 +281,44 @@ mod tests {
         .to_string();
         assert!(e.contains("1 column name(s) given for 2 column(s)"), "{e}");
         assert!(!dir.path().join("m.csv").exists());
+    }
+
+    #[test]
+    fn parquet_output_has_named_float64_columns_in_row_groups() {
+        let dir = TempDir::new().unwrap();
+        assert_eq!(row_group_rows(1), 1 << 20);
+        assert_eq!(row_group_rows(64), 1 << 17);
+        assert_eq!(row_group_rows(1 << 20), 1024);
+        let path = dir.path().join("codes.parquet");
+        let (n, d) = (5000, 3);
+        let m = Mat::from_fn(n, d, |i, j| (i * d + j) as f64 * 0.5);
+        write_atomically_to(&path, |w| write_parquet(w, m.as_ref(), None, 2048)).unwrap();
+        let file = File::open(&path).unwrap();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let meta = reader.metadata();
+        assert_eq!(meta.num_row_groups(), 3);
+        assert_eq!(meta.row_group(2).num_rows(), 5000 - 2 * 2048);
+        let schema = reader.schema();
+        assert_eq!(schema.field(0).name(), "c1");
+        assert_eq!(schema.field(d - 1).name(), "c3");
+        assert!(schema
+            .fields()
+            .iter()
+            .all(|f| f.data_type() == &DataType::Float64));
+        let t = read_table(&[path], &ReadOptions::default()).unwrap();
+        assert_eq!(t.data, Matrix::F64(m));
+        assert_eq!(t.column_names.unwrap()[1], "c2");
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+        // A row-major (transposed) view writes the same.
+        let small = sample();
+        let t_view = small.transpose().to_owned();
+        let path = dir.path().join("t.pq");
+        write_matrix(&path, t_view.transpose(), None).unwrap();
+        assert_eq!(
+            read_table(&[path], &ReadOptions::default()).unwrap().data,
+            Matrix::F64(small)
+        );
     }
 
     #[test]

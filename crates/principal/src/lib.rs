@@ -39,7 +39,7 @@ pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, Moments};
 pub use params::{
-    Candidate, ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod, Scaling,
+    Candidate, ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod, RandomizedMethod, Scaling,
     Solver, SolverPlan,
 };
 pub use real::Real;

@@ -62,6 +62,16 @@ pub enum PowerMethod {
     Deflation,
 }
 
+/// How the randomized solver iterates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RandomizedMethod {
+    /// Rayleigh–Ritz on the whole Krylov space of the passes so far (more accurate per pass).
+    #[default]
+    BlockKrylov,
+    /// Rayleigh–Ritz on the last block only (classic power iterations, as scikit-learn).
+    Subspace,
+}
+
 /// Settings of the iterative solvers (`randomized`, `power`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IterativeOptions {
@@ -79,6 +89,8 @@ pub struct IterativeOptions {
     pub max_iterations: usize,
     /// Block or deflation for `power`.
     pub power_method: PowerMethod,
+    /// Block Krylov or subspace iteration for `randomized`.
+    pub randomized_method: RandomizedMethod,
 }
 
 impl Default for IterativeOptions {
@@ -90,6 +102,7 @@ impl Default for IterativeOptions {
             oversampling: 10,
             max_iterations: 1000,
             power_method: PowerMethod::Block,
+            randomized_method: RandomizedMethod::BlockKrylov,
         }
     }
 }
