@@ -105,7 +105,8 @@ pub struct IterativeArgs {
     /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1).
     #[arg(long, value_name = "T", value_parser = parse_tolerance)]
     pub tolerance: Option<f64>,
-    /// Power iterations of the randomized solver (default: 7 when K < 0.1·min(N, D), else 4).
+    /// Passes beyond the first of the randomized solver (default: krylov 3 when K < 0.1·min(N, D),
+    /// else 2; subspace 7, else 4).
     #[arg(long, value_name = "Q")]
     pub power_iterations: Option<usize>,
     /// Extra random columns of the randomized solver.
@@ -114,6 +115,10 @@ pub struct IterativeArgs {
     /// Upper bound on passes when iterating to a tolerance.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_iterations: u64,
+    /// How the randomized solver iterates: block Krylov (Rayleigh–Ritz on every pass's block
+    /// together; more accurate per pass) or subspace (on the last block, as scikit-learn).
+    #[arg(long, value_name = "METHOD", default_value = "krylov", value_parser = ["krylov", "subspace"])]
+    pub randomized_method: String,
     /// How the power solver finds several components.
     #[arg(long, value_name = "METHOD", default_value = "block", value_parser = ["block", "deflation"])]
     pub power_method: String,

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use principal::{
-    ComponentCount, IterativeOptions, PcaBuilder, PcaModel, PcaParams, PowerMethod, Scaling, Solver,
+    ComponentCount, IterativeOptions, PcaBuilder, PcaModel, PcaParams, PowerMethod,
+    RandomizedMethod, Scaling, Solver,
 };
 use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, ReadOptions};
 
@@ -52,6 +53,11 @@ impl FitConfig {
                 PowerMethod::Deflation
             } else {
                 PowerMethod::Block
+            },
+            randomized_method: if it.randomized_method == "subspace" {
+                RandomizedMethod::Subspace
+            } else {
+                RandomizedMethod::BlockKrylov
             },
         };
         let memory_limit = args.memory_limit.unwrap_or_else(default_memory_limit);

@@ -112,18 +112,49 @@ fn wide() {
             x[(i, j)] += 0.1 * uniform();
         }
     }
-    let exact = PcaBuilder::new().components(ComponentCount::Fixed(50)).solver(Solver::Gram).build().unwrap();
+    let exact = PcaBuilder::new()
+        .components(ComponentCount::Fixed(50))
+        .solver(Solver::Gram)
+        .build()
+        .unwrap();
     let exact = exact.fit(x.as_ref()).unwrap();
     let lam = exact.explained_variance();
     let krylov = IterativeOptions::default();
-    let subspace = IterativeOptions { randomized_method: principal::RandomizedMethod::Subspace, ..krylov };
+    let subspace = IterativeOptions {
+        randomized_method: principal::RandomizedMethod::Subspace,
+        ..krylov
+    };
     for (name, options) in [
         ("krylov, default passes", krylov),
-        ("krylov, 3 passes", IterativeOptions { power_iterations: Some(2), ..krylov }),
-        ("krylov, 4 passes", IterativeOptions { power_iterations: Some(3), ..krylov }),
-        ("krylov, tolerance 1e-6", IterativeOptions { tolerance: Some(1e-6), ..krylov }),
+        (
+            "krylov, 3 passes",
+            IterativeOptions {
+                power_iterations: Some(2),
+                ..krylov
+            },
+        ),
+        (
+            "krylov, 4 passes",
+            IterativeOptions {
+                power_iterations: Some(3),
+                ..krylov
+            },
+        ),
+        (
+            "krylov, tolerance 1e-6",
+            IterativeOptions {
+                tolerance: Some(1e-6),
+                ..krylov
+            },
+        ),
         ("subspace, default passes", subspace),
-        ("subspace, tolerance 1e-6", IterativeOptions { tolerance: Some(1e-6), ..subspace }),
+        (
+            "subspace, tolerance 1e-6",
+            IterativeOptions {
+                tolerance: Some(1e-6),
+                ..subspace
+            },
+        ),
     ] {
         let params = PcaBuilder::new()
             .components(ComponentCount::Fixed(50))
@@ -135,8 +166,16 @@ fn wide() {
         let model = params.fit(x.as_ref()).unwrap();
         let secs = t.elapsed().as_secs_f64();
         let got = model.explained_variance();
-        let abs = got.iter().zip(lam).map(|(a, b)| (a - b).abs() / lam[0]).fold(0.0, f64::max);
-        let rel = got.iter().zip(lam).map(|(a, b)| (a - b).abs() / b).fold(0.0, f64::max);
+        let abs = got
+            .iter()
+            .zip(lam)
+            .map(|(a, b)| (a - b).abs() / lam[0])
+            .fold(0.0, f64::max);
+        let rel = got
+            .iter()
+            .zip(lam)
+            .map(|(a, b)| (a - b).abs() / b)
+            .fold(0.0, f64::max);
         let r = model.iteration_report().unwrap();
         println!("{name:26} {secs:.3} s  passes {:2}  estimate {:.1e}  max|Δλ|/λ1 {abs:.1e}  max|Δλ|/λ {rel:.1e}", r.passes, r.error_estimate);
     }

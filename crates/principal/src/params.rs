@@ -81,7 +81,8 @@ pub struct IterativeOptions {
     /// `randomized` without it runs a fixed number of power iterations; `power` uses 1e-9.
     pub tolerance: Option<f64>,
     /// Power iterations of `randomized` (passes beyond the first); `None` for the default
-    /// (scikit-learn's: 7 when k < 0.1 min(N, D), else 4) or, with a tolerance, as many as needed.
+    /// (block Krylov: 3 when k < 0.1 min(N, D), else 2; subspace: scikit-learn's 7, else 4)
+    /// or, with a tolerance, as many as needed.
     pub power_iterations: Option<usize>,
     /// Extra columns of the random start of `randomized`.
     pub oversampling: usize,
@@ -149,7 +150,7 @@ impl Solver {
     /// - covariance: N·D²/2 + 10·D³, memory 2·D² doubles;
     /// - gram: N²·D/2 + 10·N³, memory 2·N² + N·D doubles;
     /// - svd: 2·N·D·min(N, D) + 10·min(N, D)³, memory 2·N·D doubles;
-    /// - randomized: (q + 1) passes of 2·N·D·(k + 10), memory 4·D·(k + 10) doubles;
+    /// - randomized: its default passes of 2·N·D·(k + 10), memory 4·D·(k + 10) doubles;
     /// - power: unknown passes of 2·N·D·k (the count depends on eigenvalue gaps).
     ///
     /// Auto takes svd for tiny problems (N·D ≤ 10⁴; the most accurate, time does not matter),
@@ -168,8 +169,9 @@ impl Solver {
         let small = n.min(d);
         let k = n_components.map(|k| k as f64);
         let width = k.map(|k| (k + 10.0).min(small));
-        let q = n_components.map(|k| {
-            crate::solver::randomized::default_power_iterations(k, n_samples, n_features) as f64
+        let passes = n_components.map(|k| {
+            let options = IterativeOptions::default();
+            crate::solver::randomized::default_passes(&options, k, n_samples, n_features) as f64
         });
         let limit = memory_limit.map(|m| m as f64);
         let mut candidates = vec![
@@ -193,7 +195,7 @@ impl Solver {
             ),
             Candidate::new(
                 Solver::Randomized,
-                width.zip(q).map(|(w, q)| (q + 1.0) * 2.0 * n * d * w),
+                width.zip(passes).map(|(w, p)| p * 2.0 * n * d * w),
                 32.0 * d * width.unwrap_or(small),
                 limit,
             ),

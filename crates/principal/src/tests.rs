@@ -668,6 +668,21 @@ fn iterative_solvers_agree_with_svd_within_their_error_estimate() {
                 },
             ),
             (Solver::Randomized, IterativeOptions::default()),
+            (
+                Solver::Randomized,
+                IterativeOptions {
+                    randomized_method: RandomizedMethod::Subspace,
+                    ..Default::default()
+                },
+            ),
+            (
+                Solver::Randomized,
+                IterativeOptions {
+                    randomized_method: RandomizedMethod::Subspace,
+                    tolerance: Some(1e-8),
+                    ..Default::default()
+                },
+            ),
             (Solver::Power, IterativeOptions::default()),
             (
                 Solver::Power,
@@ -920,5 +935,73 @@ fn iterative_solvers_stay_exact_under_an_offset_of_1e6() {
     assert_eq!(
         solver::Centring::choose(&[3.0; 40], None, 1.0),
         solver::Centring::Implicit
+    );
+}
+
+#[test]
+fn block_krylov_restarts_keep_converging() {
+    // D = 30 and 14 columns per block: the basis is capped at 30 columns, so a tight tolerance
+    // forces thick restarts.
+    let x = signal_plus_noise(400, 30, 12, 0.5, 17);
+    let exact = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(4),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    let opts = IterativeOptions {
+        tolerance: Some(1e-12),
+        ..Default::default()
+    };
+    let model = iterative(Solver::Randomized, 4, opts)
+        .fit(x.as_ref())
+        .unwrap();
+    let report = model.iteration_report().unwrap();
+    assert!(report.converged && report.passes > 2, "{report:?}");
+    let lam = exact.explained_variance();
+    for (a, b) in model.explained_variance().iter().zip(lam) {
+        assert!((a - b).abs() <= 1e-10 * lam[0], "{a} vs {b}");
+    }
+}
+
+#[test]
+fn block_krylov_is_more_accurate_than_subspace_iteration_for_the_same_passes() {
+    // A slowly decaying spectrum: the regime where Krylov methods pay off.
+    let x = signal_plus_noise(300, 200, 40, 0.5, 23);
+    let k = 10;
+    let exact = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(k),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    let error = |method| {
+        let opts = IterativeOptions {
+            power_iterations: Some(2),
+            randomized_method: method,
+            ..Default::default()
+        };
+        let model = iterative(Solver::Randomized, k, opts)
+            .fit(x.as_ref())
+            .unwrap();
+        let lam = exact.explained_variance();
+        model
+            .explained_variance()
+            .iter()
+            .zip(lam)
+            .map(|(a, b)| (a - b).abs() / b)
+            .fold(0.0, f64::max)
+    };
+    let (krylov, subspace) = (
+        error(RandomizedMethod::BlockKrylov),
+        error(RandomizedMethod::Subspace),
+    );
+    assert!(
+        krylov < subspace,
+        "krylov {krylov:e} vs subspace {subspace:e}"
     );
 }
