@@ -61,7 +61,8 @@ pub struct SelectArgs {
 
 #[derive(Debug, Args)]
 pub struct FitArgs {
-    /// Data files: CSV or TSV (optionally .gz), NPY, or IDX (optionally .gz).
+    /// Data files: CSV or TSV (optionally .gz), NPY, IDX (optionally .gz), Parquet or Arrow IPC;
+    /// a directory (its data files, sorted) or a quoted glob pattern such as 'parts/*.parquet'.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Keep K components (1 ≤ K ≤ min(n_samples, n_features)).
@@ -132,7 +133,7 @@ pub struct TransformArgs {
     /// Data files, as for `fit`.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
-    /// Where to write the codes: .csv, .tsv or .npy (CSV/TSV columns are named pc1..pcM).
+    /// Where to write the codes: .csv, .tsv, .npy or .parquet (columns named pc1..pcM).
     #[arg(short, long, value_name = "CODES")]
     pub output: PathBuf,
     #[command(flatten)]
@@ -147,7 +148,7 @@ pub struct InverseArgs {
     /// Codes: CSV/TSV (with or without a header) or NPY, one column per component.
     #[arg(value_name = "CODES")]
     pub codes: PathBuf,
-    /// Where to write the reconstruction: .csv, .tsv or .npy.
+    /// Where to write the reconstruction: .csv, .tsv, .npy or .parquet.
     #[arg(short, long, value_name = "RECONSTRUCTED")]
     pub output: PathBuf,
 }

@@ -169,8 +169,8 @@ fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value
         .sum()
 }
 
-/// Rows per chunk when streaming: about 1/16 of the budget, at most 32 MiB of f64, whole
-/// blocks of 256 rows (the exact small-integer kernel's block).
+/// Rows per chunk when streaming: about 1/16 of the budget (a pass holds two chunks, one read
+/// ahead), at most 32 MiB of f64, whole blocks of 256 rows.
 fn chunk_rows(d: usize, limit: u64) -> usize {
     let bytes = (limit / 16).min(32 << 20) as usize;
     let rows = bytes / (8 * d.max(1));
