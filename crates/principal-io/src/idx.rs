@@ -281,12 +281,18 @@ mod tests {
         assert!(e.starts_with("cannot open"), "{e}");
     }
 
-    /// Real files when the Debian package `dataset-fashion-mnist` is installed (skipped if not).
+    /// Real files from the Debian package `dataset-fashion-mnist`: `.ci/run` installs it, so in
+    /// CI its absence is a failure; elsewhere the test is skipped with a message.
     #[test]
     fn fashion_mnist_test_set_when_installed() {
         let dir = Path::new("/usr/share/datasets/fashion-mnist");
         let images = dir.join("t10k-images-idx3-ubyte.gz");
         if !images.exists() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{} is missing: .ci/run installs it",
+                images.display()
+            );
             eprintln!("skipped: {} is not installed", images.display());
             return;
         }
