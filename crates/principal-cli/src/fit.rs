@@ -105,7 +105,8 @@ struct ReadingPlan {
     why: String,
 }
 
-/// Data that fits in half the budget is read into memory when a solver makes several passes
+/// Data that fits in half the budget (counted twice: reading holds it twice for a moment) is
+/// read into memory when a solver makes several passes
 /// (memory is faster than re-reading); the covariance solver always streams (one pass, and
 /// its memory is D² whatever N is); gram and svd need the data whole.
 fn reading_plan(
@@ -120,7 +121,8 @@ fn reading_plan(
         (requested, _) => requested,
     };
     let size = format!("≈ {} MB of data", data_bytes.div_ceil(1_000_000));
-    let fits = data_bytes <= limit / 2;
+    // Reading a table whole holds it twice for a moment (rows as read, then the matrix).
+    let fits = 2 * data_bytes <= limit / 2;
     let (streaming, why) = match solver {
         Solver::Covariance => (
             true,

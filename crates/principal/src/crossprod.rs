@@ -48,9 +48,9 @@ fn float_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
         let rows = block.min(n - start);
         // D×rows, column-major: one column per sample.
         for i in 0..rows {
-            let col = centred.col_as_slice_mut(i);
-            for j in 0..d {
-                col[j] = chunk[(start + i, j)].to_f64() - mean[j];
+            let row = chunk.row(start + i).iter().zip(&mean);
+            for (c, (v, m)) in centred.col_as_slice_mut(i).iter_mut().zip(row) {
+                *c = v.to_f64() - m;
             }
         }
         lower_product(
@@ -133,8 +133,12 @@ fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, 
             Some(t) => t.subcols(start, rows),
             None => {
                 for i in 0..rows {
-                    for j in 0..d {
-                        buffer[(j, i)] = chunk[(start + i, j)].to_f64() as f32;
+                    for (b, v) in buffer
+                        .col_as_slice_mut(i)
+                        .iter_mut()
+                        .zip(chunk.row(start + i).iter())
+                    {
+                        *b = v.to_f64() as f32;
                     }
                 }
                 buffer.as_ref().subcols(0, rows)
