@@ -1,0 +1,750 @@
+#!/usr/bin/env python3
+"""Benchmark `principal fit` against scikit-learn's PCA (see bench/README.md).
+
+principal is timed as a whole process, from the file on disk to the model file written
+(subprocess, time.perf_counter around it, peak RSS from os.wait4). scikit-learn is timed
+around `PCA.fit` alone, with the data already loaded in memory. Runs of the tools are
+interleaved, round by round, and the table quotes medians and minima: the machine is noisy.
+
+This script makes no timing assertions; it only measures and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import gc
+import gzip
+import json
+import os
+import platform
+import re
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+FASHION_TRAIN = Path("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")
+MiB = 1024 * 1024
+MB = 1e6
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+# --------------------------------------------------------------------------------------------
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fmt_s(x: Optional[float]) -> str:
+    if x is None:
+        return "—"
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def fmt_e(x: Optional[float]) -> str:
+    return "—" if x is None else f"{x:.1e}"
+
+
+def fmt_ratio(x: Optional[float]) -> str:
+    return "—" if x is None else f"{x:.2f}×"
+
+
+# --------------------------------------------------------------------------------------------
+# Data: generated once, cached in the data directory
+# --------------------------------------------------------------------------------------------
+
+
+def _finish(partial: Path, final: Path) -> None:
+    os.replace(partial, final)
+
+
+def write_npy_chunked(path: Path, shape: tuple[int, int], dtype, fill: Callable[[int, int], np.ndarray],
+                      chunk_rows: int) -> None:
+    """Writes an .npy of `shape` chunk by chunk via open_memmap (no full copy in RAM).
+    `fill(start, stop)` returns rows start..stop. Written to a .partial file, then renamed,
+    so an interrupted run is never mistaken for a cached file."""
+    partial = path.with_name(path.name + ".partial")
+    out = np.lib.format.open_memmap(partial, mode="w+", dtype=dtype, shape=shape)
+    n = shape[0]
+    for start in range(0, n, chunk_rows):
+        stop = min(n, start + chunk_rows)
+        out[start:stop] = fill(start, stop)
+        out.flush()
+    del out
+    _finish(partial, path)
+
+
+def tall_data(data_dir: Path) -> Path:
+    """Case 2: 1,000,000 × 100 float64, correlated columns with a decaying spectrum.
+    X = (Z · s) Aᵀ + 0.05·noise + offset, Z standard normal, s_j = 0.9^j, A random orthogonal."""
+    path = data_dir / "tall_1000000x100_f64.npy"
+    if path.exists():
+        return path
+    log(f"generating {path} (800 MB) …")
+    n, d = 1_000_000, 100
+    rng = np.random.default_rng(20240302)
+    a, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    scales = 0.9 ** np.arange(d)
+    offset = rng.uniform(-5, 5, size=d)
+
+    def fill(start: int, stop: int) -> np.ndarray:
+        z = rng.standard_normal((stop - start, d)) * scales
+        return z @ a.T + 0.05 * rng.standard_normal((stop - start, d)) + offset
+
+    write_npy_chunked(path, (n, d), np.float64, fill, chunk_rows=100_000)
+    return path
+
+
+def wide_data(data_dir: Path) -> Path:
+    """Case 3: 2,000 × 20,000 float64, a rank-30 signal with decaying strengths plus Gaussian
+    noise: X = U diag(s) Vᵀ + noise + offset, s_j = 30·0.85^j (j < 30), noise σ = 1."""
+    path = data_dir / "wide_2000x20000_f64.npy"
+    if path.exists():
+        return path
+    log(f"generating {path} (320 MB) …")
+    n, d, r = 2_000, 20_000, 30
+    rng = np.random.default_rng(20240303)
+    u = rng.standard_normal((n, r))
+    v, _ = np.linalg.qr(rng.standard_normal((d, r)))
+    s = 30.0 * 0.85 ** np.arange(r) * np.sqrt(d / r)
+    offset = rng.uniform(-1, 1, size=d)
+
+    def fill(start: int, stop: int) -> np.ndarray:
+        return (u[start:stop] * s) @ v.T + rng.standard_normal((stop - start, d)) + offset
+
+    write_npy_chunked(path, (n, d), np.float64, fill, chunk_rows=250)
+    return path
+
+
+def wide_exact_eigenvalues(path: Path, k: int) -> np.ndarray:
+    """The top k eigenvalues of the covariance (ddof 1) of the wide data, computed once from the
+    N × N Gram matrix of the centred data and cached next to it."""
+    cache = path.with_name(path.stem + f".exact_top{k}.npy")
+    if cache.exists():
+        return np.load(cache)
+    log("computing exact eigenvalues of the wide data (eigvalsh of the 2000 × 2000 Gram matrix) …")
+    x = np.load(path)
+    xc = x - x.mean(axis=0)
+    del x
+    g = xc @ xc.T
+    del xc
+    w = np.linalg.eigvalsh(g)[::-1][:k] / (g.shape[0] - 1)
+    np.save(cache, w)
+    return w
+
+
+def huge_data(data_dir: Path) -> Path:
+    """Case 4: 10,000,000 × 100 float32 (4 GB), written in chunks."""
+    path = data_dir / "huge_10000000x100_f32.npy"
+    if path.exists():
+        return path
+    log(f"generating {path} (4 GB, takes a minute or two) …")
+    n, d = 10_000_000, 100
+    rng = np.random.default_rng(20240304)
+    a, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    a = (a * (0.9 ** np.arange(d))).T.astype(np.float32)  # row j of a scaled by 0.9^j
+    offset = rng.uniform(-5, 5, size=d).astype(np.float32)
+
+    def fill(start: int, stop: int) -> np.ndarray:
+        m = stop - start
+        x = rng.standard_normal((m, d), dtype=np.float32) @ a
+        x += np.float32(0.05) * rng.standard_normal((m, d), dtype=np.float32)
+        x += offset
+        return x
+
+    write_npy_chunked(path, (n, d), np.float32, fill, chunk_rows=500_000)
+    return path
+
+
+def load_idx_gz(path: Path) -> np.ndarray:
+    """An IDX3 uint8 image file (gzip) as an N × (rows·cols) float64 array."""
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    magic, n, rows, cols = struct.unpack(">IIII", raw[:16])
+    if magic != 0x00000803:
+        raise SystemExit(f"{path}: not an IDX3 uint8 file (magic {magic:#x})")
+    return np.frombuffer(raw, dtype=np.uint8, offset=16).reshape(n, rows * cols).astype(np.float64)
+
+
+def read_file_once(path: Path, block: int = 64 * MiB) -> float:
+    """Seconds to read a file once in 64 MiB blocks (the page cache is not dropped)."""
+    buf = bytearray(block)
+    view = memoryview(buf)
+    t0 = time.perf_counter()
+    with open(path, "rb", buffering=0) as f:
+        while f.readinto(view):
+            pass
+    return time.perf_counter() - t0
+
+
+# --------------------------------------------------------------------------------------------
+# Running principal
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    seconds: float
+    peak_mb: Optional[float] = None
+    ok: bool = True
+    error: str = ""
+
+
+@dataclass
+class Variant:
+    """One row of the table: a tool with one setting."""
+
+    tool: str  # "principal", "scikit-learn", "read"
+    label: str
+    run_once: Callable[[], Run]
+    is_peer: bool = False  # counts for "peer best"
+    runs: list = field(default_factory=list)
+    # Filled after the runs:
+    explained_variance: Optional[np.ndarray] = None
+    info: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+
+    def good(self) -> list:
+        return [r for r in self.runs if r.ok]
+
+    def median(self) -> Optional[float]:
+        g = self.good()
+        return statistics.median(r.seconds for r in g) if g else None
+
+    def minimum(self) -> Optional[float]:
+        g = self.good()
+        return min(r.seconds for r in g) if g else None
+
+    def peak_mb(self) -> Optional[float]:
+        peaks = [r.peak_mb for r in self.good() if r.peak_mb is not None]
+        return max(peaks) if peaks else None
+
+
+# Linux charges a child with the resident memory of the process it was forked from (ru_maxrss
+# includes the old address space at exec), so children started from this process, which holds
+# the data sets, would report hundreds of MB too much. principal is therefore started by a lean
+# launcher process (python -S, standard library only), itself started before any data is loaded.
+# It uses Popen + os.wait4 as usual; fork rather than vfork keeps the floor lowest (~7 MB, which
+# the results report by running /bin/true the same way).
+LAUNCHER_SOURCE = r"""
+import json, os, subprocess, sys, time
+def _fork_not_vfork():
+    pass
+for line in sys.stdin:
+    req = json.loads(line)
+    with open(req["stderr"], "wb") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(req["cmd"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                preexec_fn=_fork_not_vfork)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4: tell Popen
+    sys.stdout.write(json.dumps({"seconds": seconds, "maxrss_kib": usage.ru_maxrss,
+                                 "returncode": proc.returncode}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+class Launcher:
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER_SOURCE], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def run(self, cmd: list, stderr_path: Path) -> tuple:
+        """(seconds, peak RSS in KiB, exit code) of one run of `cmd`, stderr to `stderr_path`."""
+        self.proc.stdin.write(json.dumps({"cmd": [str(c) for c in cmd], "stderr": str(stderr_path)}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the launcher process died")
+        r = json.loads(line)
+        return r["seconds"], r["maxrss_kib"], r["returncode"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+class Principal:
+    def __init__(self, exe: Path, work: Path, launcher: Launcher):
+        self.exe = exe
+        self.work = work
+        self.launcher = launcher
+        self.fit_help = ""
+        try:
+            self.fit_help = subprocess.run([str(exe), "fit", "--help"], capture_output=True, text=True,
+                                           timeout=60).stdout
+        except (OSError, subprocess.SubprocessError) as e:
+            log(f"warning: `{exe} fit --help` failed: {e}")
+        try:
+            self.version = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                                          timeout=60).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            self.version = "unknown"
+        self._counter = 0
+
+    def has_flag(self, flag: str) -> bool:
+        return re.search(rf"(^|\s){re.escape(flag)}\b", self.fit_help) is not None
+
+    def solvers(self) -> set:
+        m = re.search(r"possible values:([^\]]*)\]", self.fit_help)
+        if not m:
+            return {"auto", "covariance", "gram", "svd", "randomized", "power"}
+        return {s.strip() for s in m.group(1).split(",")}
+
+    def fit_variant(self, label: str, inputs: list, args: list) -> Variant:
+        self._counter += 1
+        model = self.work / f"model{self._counter}.safetensors"
+        errlog = self.work / f"fit{self._counter}.stderr"
+        cmd = [str(self.exe), "fit", *map(str, inputs), *args, "--output", str(model)]
+
+        def run_once() -> Run:
+            seconds, maxrss_kib, code = self.launcher.run(cmd, errlog)
+            peak_mb = maxrss_kib * 1024 / MB  # ru_maxrss is in KiB on Linux
+            if code != 0:
+                text = errlog.read_text(errors="replace").strip()
+                return Run(seconds, peak_mb, ok=False, error=f"exit {code}: {text[-600:]}")
+            return Run(seconds, peak_mb)
+
+        v = Variant("principal", label, run_once)
+        v.info["cmd"] = cmd
+        v.info["model"] = model
+        v.info["stderr"] = errlog
+        return v
+
+    def collect(self, v: Variant) -> None:
+        """After the runs: read the model back with `inspect --json` and the fit summary."""
+        if not v.good():
+            return
+        stderr_text = Path(v.info["stderr"]).read_text(errors="replace")
+        v.info["fit_stderr"] = stderr_text
+        m = re.search(r"^solver: (\S+)(?: \(chosen by [^:]+: (.*)\))?", stderr_text, re.M)
+        if m:
+            v.info["solver"] = m.group(1)
+            if m.group(2):
+                v.info["why"] = m.group(2)
+        m = re.search(r"iterations: (\d+) passes, error estimate ([0-9.eE+-]+)", stderr_text)
+        if m:
+            v.info["passes"] = int(m.group(1))
+            v.info["error_estimate"] = float(m.group(2))
+        try:
+            out = subprocess.run([str(self.exe), "inspect", str(v.info["model"]), "--json"],
+                                 capture_output=True, text=True, timeout=600, check=True).stdout
+            j = json.loads(out)
+        except (subprocess.SubprocessError, json.JSONDecodeError, OSError) as e:
+            v.notes.append(f"inspect --json failed: {e}")
+            return
+        v.explained_variance = np.asarray(j["explained_variance"], dtype=np.float64)
+        v.info["solver"] = j.get("solver", v.info.get("solver"))
+        rep = j.get("iteration_report")
+        if not isinstance(rep, dict):  # some builds flatten it: iteration_passes, iteration_error_estimate, …
+            rep = {key[len("iteration_"):]: val for key, val in j.items() if key.startswith("iteration_")} or None
+        if isinstance(rep, dict):
+            v.info["passes"] = rep.get("passes", v.info.get("passes"))
+            v.info["error_estimate"] = rep.get("error_estimate", v.info.get("error_estimate"))
+            v.info["converged"] = rep.get("converged")
+        try:
+            os.remove(v.info["model"])
+        except OSError:
+            pass
+
+
+def sklearn_variant(label: str, x_ref: list, k: int, **pca_kwargs) -> Variant:
+    """scikit-learn PCA, timed around .fit alone. `x_ref` is a one-element list holding the data,
+    so the case can drop it when done."""
+    from sklearn.decomposition import PCA
+
+    state: dict = {}
+
+    def run_once() -> Run:
+        pca = PCA(n_components=k, **pca_kwargs)
+        gc.collect()
+        t0 = time.perf_counter()
+        pca.fit(x_ref[0])
+        seconds = time.perf_counter() - t0
+        state["ev"] = pca.explained_variance_.copy()
+        return Run(seconds)
+
+    v = Variant("scikit-learn", label, run_once, is_peer=True)
+    v.info["state"] = state
+    return v
+
+
+# --------------------------------------------------------------------------------------------
+# Running a case
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CaseResult:
+    number: int
+    title: str
+    variants: list
+    notes: list
+    accuracy_header: str = ""
+
+
+def run_rounds(variants: list, repeat: int, budget: float, case_label: str, notes: list) -> None:
+    """Runs every variant `repeat` times, interleaved round by round (order reversed on odd
+    rounds). If the first round shows that `repeat` rounds would take much longer than
+    `budget` seconds, fewer rounds are run, and a note says so."""
+    rounds = repeat
+    r = 0
+    while r < rounds:
+        order = variants if r % 2 == 0 else list(reversed(variants))
+        t_round = time.perf_counter()
+        for v in order:
+            log(f"  {case_label} round {r + 1}/{rounds}: {v.tool} {v.label} …")
+            try:
+                run = v.run_once()
+            except Exception as e:  # a peer failing must not kill the benchmark
+                run = Run(0.0, ok=False, error=f"{type(e).__name__}: {e}")
+            v.runs.append(run)
+            if run.ok:
+                log(f"    {run.seconds:.3f} s" + (f", peak {run.peak_mb:.0f} MB" if run.peak_mb else ""))
+            else:
+                log(f"    FAILED: {run.error}")
+        elapsed = time.perf_counter() - t_round
+        if r == 0 and repeat > 1:
+            affordable = max(1, int(budget // max(elapsed, 1e-9)))
+            if affordable < repeat:
+                rounds = affordable
+                notes.append(f"one round took {elapsed:.0f} s, so {rounds} round(s) were run instead of "
+                             f"{repeat} (budget {budget:.0f} s per case)")
+                log(f"  {case_label}: {notes[-1]}")
+        r += 1
+
+
+def accuracy_vs(ev: Optional[np.ndarray], ref: np.ndarray) -> tuple:
+    """(max |Δλ| / λ₁, max |Δλ| / λ) over the components, or (None, None)."""
+    if ev is None or len(ev) < len(ref):
+        return None, None
+    ev = ev[: len(ref)]
+    diff = np.abs(ev - ref)
+    return float(diff.max() / ref[0]), float((diff / ref).max())
+
+
+def finish_variants(variants: list, principal: Principal) -> None:
+    for v in variants:
+        if v.tool == "principal":
+            principal.collect(v)
+        elif v.tool == "scikit-learn":
+            v.explained_variance = v.info["state"].get("ev")
+        failures = [r for r in v.runs if not r.ok]
+        if failures:
+            v.notes.append(f"{len(failures)} run(s) failed: {failures[-1].error.splitlines()[0][:200]}")
+
+
+def case1(args, principal: Principal) -> CaseResult:
+    k = 50
+    notes: list = []
+    if not FASHION_TRAIN.exists():
+        raise SystemExit(f"{FASHION_TRAIN} is missing: install the Debian package dataset-fashion-mnist "
+                         "(bench/run.sh does, as root)")
+    x_ref = [load_idx_gz(FASHION_TRAIN)]
+    n, d = x_ref[0].shape
+    variants = [
+        principal.fit_variant("--solver auto", [FASHION_TRAIN], ["--components", str(k), "--solver", "auto"]),
+        principal.fit_variant("--solver covariance", [FASHION_TRAIN], ["--components", str(k), "--solver", "covariance"]),
+        sklearn_variant("svd_solver='covariance_eigh'", x_ref, k, svd_solver="covariance_eigh"),
+        sklearn_variant("svd_solver='full'", x_ref, k, svd_solver="full"),
+    ]
+    run_rounds(variants, args.repeat, args.budget, "case 1", notes)
+    finish_variants(variants, principal)
+    ref = variants[2].explained_variance
+    for v in variants:
+        if ref is not None and v is not variants[2]:
+            v.info["abs_err"], v.info["rel_err"] = accuracy_vs(v.explained_variance, ref)
+    variants[2].notes.append("accuracy reference")
+    del x_ref[0]
+    return CaseResult(1, f"Fashion-MNIST train, {n:,} × {d} (IDX .gz), {k} components, exact", variants, notes,
+                      "accuracy: explained variance vs scikit-learn covariance_eigh")
+
+
+def case2(args, principal: Principal) -> CaseResult:
+    k = 10
+    notes: list = []
+    path = tall_data(args.data_dir)
+    x_ref = [np.load(path)]  # also puts the file in the page cache for principal
+    n, d = x_ref[0].shape
+    variants = [
+        principal.fit_variant("--solver auto", [path], ["--components", str(k), "--solver", "auto"]),
+        sklearn_variant("svd_solver='covariance_eigh'", x_ref, k, svd_solver="covariance_eigh"),
+    ]
+    run_rounds(variants, args.repeat, args.budget, "case 2", notes)
+    finish_variants(variants, principal)
+    ref = variants[1].explained_variance
+    if ref is not None:
+        variants[0].info["abs_err"], variants[0].info["rel_err"] = accuracy_vs(variants[0].explained_variance, ref)
+    variants[1].notes.append("accuracy reference")
+    del x_ref[0]
+    return CaseResult(2, f"tall synthetic, {n:,} × {d} float64 (.npy), {k} components", variants, notes,
+                      "accuracy: explained variance vs scikit-learn covariance_eigh")
+
+
+def case3(args, principal: Principal) -> CaseResult:
+    k = 50
+    notes: list = []
+    path = wide_data(args.data_dir)
+    exact = wide_exact_eigenvalues(path, k)
+    x_ref = [np.load(path)]
+    n, d = x_ref[0].shape
+    solvers = principal.solvers()
+    variants = []
+    if "randomized" in solvers:
+        seed = ["--seed", "0"] if principal.has_flag("--seed") else []
+        if not seed:
+            notes.append("this principal build has no --seed flag: randomized ran with its default seed")
+        variants.append(principal.fit_variant("--solver randomized" + (" --seed 0" if seed else ""), [path],
+                                              ["--components", str(k), "--solver", "randomized", *seed]))
+        if principal.has_flag("--tolerance"):
+            variants.append(principal.fit_variant("--solver randomized --tolerance 1e-6", [path],
+                                                  ["--components", str(k), "--solver", "randomized", *seed,
+                                                   "--tolerance", "1e-6"]))
+        else:
+            notes.append("this principal build has no --tolerance flag: the --tolerance 1e-6 variant was skipped")
+    else:
+        notes.append("this principal build has no randomized solver: principal's randomized rows were skipped")
+    variants.append(principal.fit_variant("--solver auto", [path], ["--components", str(k), "--solver", "auto"]))
+    variants.append(sklearn_variant("svd_solver='randomized', random_state=0", x_ref, k,
+                                    svd_solver="randomized", random_state=0))
+    run_rounds(variants, args.repeat, args.budget, "case 3", notes)
+    finish_variants(variants, principal)
+    for v in variants:
+        v.info["abs_err"], v.info["rel_err"] = accuracy_vs(v.explained_variance, exact)
+    notes.append(f"exact top-{k} eigenvalues from eigvalsh of the centred Gram matrix / (N−1): "
+                 f"λ₁ = {exact[0]:.4g}, λ₃₀ = {exact[29]:.4g}, λ₃₁ = {exact[30]:.4g}, λ₅₀ = {exact[-1]:.4g}")
+    del x_ref[0]
+    return CaseResult(3, f"wide synthetic, {n:,} × {d:,} float64 (.npy), rank-30 signal + noise, {k} components",
+                      variants, notes, "accuracy: explained variance vs exact eigenvalues (numpy eigvalsh)")
+
+
+def case4(args, principal: Principal) -> CaseResult:
+    k = 20
+    notes: list = []
+    path = huge_data(args.data_dir)
+    size = path.stat().st_size
+    read_times: list = []
+
+    def read_once() -> Run:
+        t = read_file_once(path)
+        read_times.append(t)
+        return Run(t)
+
+    read_v = Variant("read", "file once (Python, 64 MiB blocks)", read_once, is_peer=True)
+    seed = ["--seed", "0"] if principal.has_flag("--seed") else []
+    variants = [
+        principal.fit_variant("--solver covariance", [path], ["--components", str(k), "--solver", "covariance"]),
+        principal.fit_variant("--solver randomized", [path], ["--components", str(k), "--solver", "randomized", *seed]),
+    ]
+    if principal.has_flag("--memory-limit"):
+        # The default budget (half the RAM) lets a 4 GB file be held in memory; 1G forces streaming.
+        for solver in ("covariance", "randomized"):
+            extra = seed if solver == "randomized" else []
+            variants.append(principal.fit_variant(f"--solver {solver} --memory-limit 1G", [path],
+                                                  ["--components", str(k), "--solver", solver, *extra,
+                                                   "--memory-limit", "1G"]))
+    else:
+        notes.append("this principal build has no --memory-limit flag: no forced-streaming variants")
+    log("  case 4: reading the file 3 times …")
+    for _ in range(3):  # the first read also fills the page cache
+        read_v.runs.append(read_once())
+        log(f"    {read_v.runs[-1].seconds:.2f} s")
+    run_rounds(variants, min(args.repeat, 3), args.budget_large, "case 4", notes)
+    finish_variants(variants, principal)
+    variants.append(read_v)
+    for v in variants:
+        med = v.median()
+        if med:
+            v.info["throughput"] = size / MB / med
+    read_mbs = read_v.info.get("throughput")
+    for v in variants[:-1]:
+        if v.info.get("throughput") and read_mbs:
+            v.notes.append(f"{v.info['throughput']:.0f} MB/s = {v.info['throughput'] / read_mbs:.0%} of a plain read")
+    read_v.notes.append(f"{read_mbs:.0f} MB/s" if read_mbs else "")
+    for v in variants[:-1]:
+        peak = v.peak_mb()
+        if peak is not None and peak > 0.5 * size / MB:
+            v.notes.append(f"peak RSS is {peak / (size / MB):.1f}× the file: not streaming")
+    total_ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    notes.append(f"file {size / MB:,.0f} MB; RAM {total_ram / 2**30:.0f} GiB, so after the first read the file "
+                 "is in the page cache: this measures compute + parsing throughput, not the disk")
+    # cross-check the two solvers against each other
+    cov = variants[0].explained_variance
+    if cov is not None:
+        variants[0].notes.append("accuracy reference")
+        for v in variants[1:-1]:
+            if v.explained_variance is not None:
+                v.info["abs_err"], v.info["rel_err"] = accuracy_vs(v.explained_variance, cov)
+    return CaseResult(4, f"out-of-core, 10,000,000 × 100 float32 (.npy, {size / 2**30:.1f} GiB), {k} components",
+                      variants, notes, "accuracy: every fit vs the first (covariance); ratio: principal ÷ one plain read")
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+HEADER = ["case", "tool", "variant", "runs", "median s", "min s", "× peer best", "peak RSS MB",
+          "max |Δλ|/λ₁", "max |Δλ|/λ", "error_estimate", "notes"]
+
+
+def rows_for(case: CaseResult) -> list:
+    peers = [v.median() for v in case.variants if v.is_peer and v.median() is not None]
+    best_peer = min(peers) if peers else None
+    rows = []
+    for v in case.variants:
+        med = v.median()
+        ratio = med / best_peer if (med is not None and best_peer and v.tool == "principal") else None
+        label = v.label
+        solver = v.info.get("solver")
+        if v.tool == "principal" and solver and f"--solver {solver}" not in label:
+            label += f" → {solver}"
+        notes = list(v.notes)
+        if v.info.get("converged") is False:
+            notes.append("not converged")
+        if v.info.get("passes") is not None:
+            notes.append(f"{v.info['passes']} passes")
+        rows.append([
+            str(case.number), v.tool, label, str(len(v.good())), fmt_s(med), fmt_s(v.minimum()), fmt_ratio(ratio),
+            "—" if v.peak_mb() is None else f"{v.peak_mb():,.0f}",
+            fmt_e(v.info.get("abs_err")), fmt_e(v.info.get("rel_err")), fmt_e(v.info.get("error_estimate")),
+            "; ".join(n for n in notes if n),
+        ])
+    return rows
+
+
+def text_table(rows: list) -> str:
+    widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
+    line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    return "\n".join([line(HEADER), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def md_table(rows: list) -> str:
+    esc = lambda c: c.replace("|", "\\|")
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def environment(principal: Principal) -> list:
+    import sklearn
+    import threadpoolctl
+
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        commit = (commit or "unknown") + (" (with uncommitted changes)" if dirty else "")
+    except OSError:
+        commit = "unknown"
+    blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
+                     for p in threadpoolctl.threadpool_info())
+    return [
+        f"date: {_dt.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
+        f"machine: {platform.machine()}, nproc {os.cpu_count()}, CPU {cpu}",
+        f"principal: {principal.version}, commit {commit}",
+        f"python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}; "
+        f"BLAS: {blas or 'unknown'}",
+    ]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeat", type=int, default=5, help="rounds per case (default 5; case 4 at most 3)")
+    p.add_argument("--cases", default="1,2,3", help="comma-separated cases 1-4 (default 1,2,3; 4 needs 4 GB disk)")
+    p.add_argument("--data-dir", type=Path, default=BENCH_DIR / "data", help="where generated data is cached")
+    p.add_argument("--principal", type=Path, default=ROOT / "target" / "release" / "principal",
+                   help="the principal binary (default: target/release/principal)")
+    p.add_argument("--budget", type=float, default=400.0,
+                   help="seconds per case (cases 1-3) before repeats are lowered (default 400)")
+    p.add_argument("--budget-large", type=float, default=900.0, help="the same for case 4 (default 900)")
+    p.add_argument("--output", type=Path, default=BENCH_DIR / "results.md", help="Markdown results file")
+    args = p.parse_args()
+
+    try:
+        cases = sorted({int(c) for c in args.cases.split(",") if c.strip()})
+    except ValueError:
+        p.error(f"--cases {args.cases!r}: expected numbers like 1,2,3")
+    if not cases or any(c not in (1, 2, 3, 4) for c in cases):
+        p.error(f"--cases {args.cases!r}: cases are 1, 2, 3, 4")
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    if not os.access(args.principal, os.X_OK):
+        p.error(f"{args.principal} is not an executable: build it (cargo build --release -p principal-cli)")
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+
+    runners = {1: case1, 2: case2, 3: case3, 4: case4}
+    started = time.perf_counter()
+    results = []
+    launcher = Launcher()  # before any data is loaded: see LAUNCHER_SOURCE
+    with tempfile.TemporaryDirectory(prefix="principal-bench-") as work:
+        _, floor_kib, _ = launcher.run(["/bin/true"], Path(work) / "true.stderr")
+        principal = Principal(args.principal, Path(work), launcher)
+        env = environment(principal)
+        env.append(f"peak RSS floor (/bin/true started the same way): {floor_kib * 1024 / MB:.0f} MB")
+        for line in env:
+            log(line)
+        for c in cases:
+            log(f"case {c} …")
+            t0 = time.perf_counter()
+            results.append(runners[c](args, principal))
+            log(f"case {c} done in {time.perf_counter() - t0:.0f} s")
+    launcher.close()
+
+    rows = [row for case in results for row in rows_for(case)]
+    notes = []
+    for case in results:
+        notes.append(f"Case {case.number}: {case.title}. {case.accuracy_header}.")
+        notes += [f"  - {n}" for n in case.notes]
+    total = time.perf_counter() - started
+
+    print()
+    print(text_table(rows))
+    print()
+    for n in notes:
+        print(n)
+    print(f"\ntotal {total:.0f} s; " + env[0])
+
+    md = ["# principal benchmark results", "", *[f"- {line}" for line in env],
+          f"- arguments: `{' '.join(sys.argv[1:]) or '(defaults)'}`",
+          f"- total wall time {total:.0f} s", "", md_table(rows), ""]
+    for case in results:
+        md.append(f"- **Case {case.number}**: {case.title}. {case.accuracy_header}.")
+        md += [f"  - {n}" for n in case.notes]
+    md += ["", "principal: whole process from the file (read + fit + write the model), peak RSS from wait4. "
+           "scikit-learn: `PCA.fit` alone on data already in memory. Medians and minima over interleaved runs; "
+           "× peer best = principal's median ÷ the best peer median in the case.", ""]
+    args.output.write_text("\n".join(md))
+    log(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
