@@ -18,31 +18,71 @@ use crate::{ChunkRef, Real};
 /// Largest integer magnitude whose products still allow blocks of at least 64 rows in f32.
 const MAX_EXACT_MAGNITUDE: f64 = 512.0;
 
-/// Rows per piece so that a piece of f64 rows takes about 4 MiB, in whole blocks of 256 rows
-/// (the exact small-integer kernel's block).
+/// Rows per piece: about 16 MiB of f64 rows, in whole blocks of 256 rows (the exact
+/// small-integer kernel's block), at least 2,048 so that the D² work of a piece (its mean
+/// correction and merge) stays small beside its N·D² products.
 pub(crate) fn cached_rows(n_features: usize) -> usize {
-    ((1usize << 19) / n_features.max(1) / 256 * 256).clamp(256, 8192)
+    ((1usize << 21) / n_features.max(1) / 256 * 256).clamp(2048, 16384)
 }
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero).
 ///
 /// Row-major chunks (`col_stride() == 1`) are the fast layout: their transpose is a
 /// column-major D×n block, which is what the product wants as its left operand.
-pub(crate) fn chunk_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
+pub(crate) fn chunk_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> {
+    ws.prepare(chunk.ncols());
     match small_integer_magnitude(chunk) {
-        Some(magnitude) => integer_moments(chunk, magnitude),
-        None => float_moments(chunk),
+        Some(magnitude) => integer_moments(chunk, magnitude, ws),
+        None => float_moments(chunk, ws),
     }
 }
 
-fn float_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
+/// Buffers reused from chunk to chunk: fresh D×D matrices for every piece of a few hundred rows
+/// cost more in page faults than the products themselves.
+#[derive(Clone, Debug)]
+pub(crate) struct Workspace {
+    /// The piece's result: lower triangle of its centred cross-products.
+    pub scatter: Mat<f64>,
+    partial: Mat<f32>,
+    block32: Mat<f32>,
+    block64: Mat<f64>,
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Workspace {
+            scatter: Mat::new(),
+            partial: Mat::new(),
+            block32: Mat::new(),
+            block64: Mat::new(),
+        }
+    }
+}
+
+impl Workspace {
+    fn prepare(&mut self, d: usize) {
+        if self.scatter.nrows() != d {
+            *self = Workspace {
+                scatter: Mat::zeros(d, d),
+                partial: Mat::zeros(d, d),
+                ..Default::default()
+            };
+        } else {
+            self.scatter.fill(0.0);
+        }
+    }
+}
+
+fn float_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
     let mean = column_means(chunk);
     // Blocks of about 8 MiB: a D×rows operand that stays in cache makes the product 2–10×
     // faster than one spanning a large chunk (measured for D = 100 and 784).
     let block = ((1usize << 20) / d.max(1)).clamp(256, 8192).min(n);
-    let mut centred = Mat::<f64>::zeros(d, block);
-    let mut scatter = Mat::zeros(d, d);
+    if ws.block64.ncols() < block || ws.block64.nrows() != d {
+        ws.block64 = Mat::zeros(d, block);
+    }
+    let (centred, scatter) = (&mut ws.block64, &mut ws.scatter);
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
@@ -60,7 +100,7 @@ fn float_moments<T: Real>(chunk: MatRef<'_, T>) -> (Vec<f64>, Mat<f64>) {
         );
         start += rows;
     }
-    (mean, scatter)
+    mean
 }
 
 /// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y.
@@ -89,9 +129,10 @@ fn small_integer_magnitude<T: Real>(chunk: MatRef<'_, T>) -> Option<f64> {
         return None;
     }
     // Stops at the first value that is not a small integer: real-valued data pays almost nothing.
+    // (No `round`: a libm call per value showed in profiles.)
     let small_integer = |v: &T| {
         let v = v.to_f64();
-        v == v.round() && v.abs() <= MAX_EXACT_MAGNITUDE
+        v.abs() <= MAX_EXACT_MAGNITUDE && f64::from(v as i32) == v
     };
     let all = if chunk.col_stride() == 1 {
         (0..chunk.nrows()).all(|i| chunk.row(i).iter().all(small_integer))
@@ -113,7 +154,7 @@ fn small_integer_magnitude<T: Real>(chunk: MatRef<'_, T>) -> Option<f64> {
     Some(magnitude)
 }
 
-fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, Mat<f64>) {
+fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64, ws: &mut Workspace) -> Vec<f64> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
     // Partial sums of products stay integers below 2^24, exact in f32.
     let block = ((16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize).clamp(1, n);
@@ -122,10 +163,13 @@ fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, 
         ChunkRef::F32(m) if m.col_stride() == 1 => Some(m.transpose()),
         _ => None,
     };
-    let mut buffer = Mat::<f32>::zeros(if direct.is_some() { 0 } else { d }, block);
+    if direct.is_none() && (ws.block32.ncols() < block || ws.block32.nrows() != d) {
+        ws.block32 = Mat::zeros(d, block);
+    }
+    let (buffer, raw, partial) = (&mut ws.block32, &mut ws.scatter, &mut ws.partial);
     let mut sums = vec![0.0f64; d];
-    let mut raw = Mat::<f64>::zeros(d, d);
-    let mut partial = Mat::<f32>::zeros(d, d);
+    let ones = Mat::<f32>::from_fn(block, 1, |_, _| 1.0);
+    let mut block_sums = Mat::<f32>::zeros(d, 1);
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
@@ -144,10 +188,17 @@ fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, 
                 buffer.as_ref().subcols(0, rows)
             }
         };
-        for i in 0..rows {
-            for (sum, v) in sums.iter_mut().zip(y.col(i).iter()) {
-                *sum += f64::from(*v);
-            }
+        // Σx of the block as a product with ones: exact in f32 like the cross-products.
+        faer::linalg::matmul::matmul(
+            block_sums.as_mut(),
+            Accum::Replace,
+            y,
+            ones.as_ref().subrows(0, rows),
+            1.0f32,
+            Par::Seq,
+        );
+        for (sum, v) in sums.iter_mut().zip(block_sums.col_as_slice(0)) {
+            *sum += f64::from(*v);
         }
         lower_product(partial.as_mut(), Accum::Replace, y);
         for j in 0..d {
@@ -168,7 +219,7 @@ fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64) -> (Vec<f64>, 
             raw[(i, j)] -= sums[i] * sums[j] / nf;
         }
     }
-    (mean, raw)
+    mean
 }
 
 #[cfg(test)]
@@ -207,10 +258,14 @@ mod tests {
             let x = Mat::<f64>::from_fn(n, d, |i, j| f64::from(x32[(i, j)]));
             assert!(small_integer_magnitude(x32.as_ref()).is_some());
             let rows = x32.transpose().to_owned();
-            let (mean_rm, scatter_rm) = chunk_moments(rows.as_ref().transpose());
-            assert_eq!(mean_rm, chunk_moments(x32.as_ref()).0);
-            assert_eq!(scatter_rm, chunk_moments(x32.as_ref()).1);
-            let (mean, scatter) = chunk_moments(x32.as_ref());
+            let mut ws = Workspace::default();
+            let mean_rm = chunk_moments(rows.as_ref().transpose(), &mut ws);
+            let scatter_rm = ws.scatter.clone();
+            assert_eq!(mean_rm, chunk_moments(x32.as_ref(), &mut ws));
+            assert_eq!(scatter_rm, ws.scatter);
+            let mut ws = Workspace::default();
+            let mean = chunk_moments(x32.as_ref(), &mut ws);
+            let scatter = &ws.scatter;
             let (want_mean, want) = reference(&x);
             for a in 0..d {
                 assert!((mean[a] - want_mean[a]).abs() <= 1e-12 * want_mean[a].abs().max(1.0));
@@ -233,7 +288,9 @@ mod tests {
         assert!(small_integer_magnitude(x.as_ref()).is_none());
         let big = Mat::<f64>::from_fn(100, 3, |i, _| (i * 1000) as f64);
         assert!(small_integer_magnitude(big.as_ref()).is_none());
-        let (mean, scatter) = chunk_moments(x.as_ref());
+        let mut ws = Workspace::default();
+        let mean = chunk_moments(x.as_ref(), &mut ws);
+        let scatter = &ws.scatter;
         let (want_mean, want) = reference(&x);
         for a in 0..3 {
             assert!((mean[a] - want_mean[a]).abs() < 1e-12 * want_mean[a].abs().max(1.0));

@@ -36,6 +36,7 @@ pub struct MomentAccumulator {
     n: usize,
     mean: Vec<f64>,
     scatter: Mat<f64>,
+    workspace: crate::crossprod::Workspace,
 }
 
 /// The finished moments of a data set: what the covariance solver needs.
@@ -53,6 +54,7 @@ impl MomentAccumulator {
             n: 0,
             mean: vec![0.0; n_features],
             scatter: Mat::zeros(n_features, n_features),
+            workspace: Default::default(),
         }
     }
 
@@ -83,8 +85,10 @@ impl MomentAccumulator {
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
             check_finite(part, self.n)?;
-            let (mean_b, scatter_b) = crate::crossprod::chunk_moments(part);
-            self.combine(rows, &mean_b, scatter_b.as_ref());
+            let mut ws = std::mem::take(&mut self.workspace);
+            let mean_b = crate::crossprod::chunk_moments(part, &mut ws);
+            self.combine(rows, &mean_b, &ws.scatter);
+            self.workspace = ws;
             start += rows;
         }
         Ok(())
@@ -114,31 +118,30 @@ impl MomentAccumulator {
             });
         }
         if other.n > 0 {
-            self.combine(other.n, &other.mean, other.scatter.as_ref());
+            self.combine(other.n, &other.mean, &other.scatter);
         }
         Ok(())
     }
 
-    fn combine(&mut self, n_b: usize, mean_b: &[f64], scatter_b: MatRef<'_, f64>) {
+    fn combine(&mut self, n_b: usize, mean_b: &[f64], scatter_b: &Mat<f64>) {
         let n_a = self.n;
         let n = n_a + n_b;
-        if n_a == 0 {
-            self.n = n_b;
-            self.mean.copy_from_slice(mean_b);
-            for j in 0..self.n_features() {
-                for i in j..self.n_features() {
-                    self.scatter[(i, j)] = scatter_b[(i, j)];
-                }
-            }
-            return;
-        }
         let delta: Vec<f64> = mean_b.iter().zip(&self.mean).map(|(b, a)| b - a).collect();
-        let weight = (n_a as f64) * (n_b as f64) / (n as f64);
+        let weight = if n_a == 0 {
+            0.0
+        } else {
+            (n_a as f64) * (n_b as f64) / (n as f64)
+        };
         // Only the lower triangle is kept while accumulating; `finish` mirrors it.
         let d = self.n_features();
         for j in 0..d {
-            for i in j..d {
-                self.scatter[(i, j)] += scatter_b[(i, j)] + weight * delta[i] * delta[j];
+            let w = weight * delta[j];
+            let (dst, src) = (
+                &mut self.scatter.col_as_slice_mut(j)[j..],
+                &scatter_b.col_as_slice(j)[j..],
+            );
+            for ((s, b), dl) in dst.iter_mut().zip(src).zip(&delta[j..]) {
+                *s += b + w * dl;
             }
         }
         let frac = n_b as f64 / n as f64;
