@@ -18,11 +18,12 @@ use crate::{ChunkRef, Real};
 /// Largest integer magnitude whose products still allow blocks of at least 64 rows in f32.
 const MAX_EXACT_MAGNITUDE: f64 = 512.0;
 
-/// Rows per piece: about 16 MiB of f64 rows, in whole blocks of 256 rows (the exact
-/// small-integer kernel's block), at least 2,048 so that the D² work of a piece (its mean
-/// correction and merge) stays small beside its N·D² products.
+/// Rows per piece: about 4 MiB of f64 rows (each look at them hits the cache), but at least 4·D
+/// so that the D² work of a piece (its mean correction and merge) stays small beside its N·D²
+/// products; in whole blocks of 256 rows (the exact small-integer kernel's block).
 pub(crate) fn cached_rows(n_features: usize) -> usize {
-    ((1usize << 21) / n_features.max(1) / 256 * 256).clamp(2048, 16384)
+    let d = n_features.max(1);
+    ((1usize << 19) / d).max(4 * d).div_ceil(256).saturating_mul(256).clamp(256, 16384)
 }
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero).
