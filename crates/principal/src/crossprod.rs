@@ -23,7 +23,11 @@ const MAX_EXACT_MAGNITUDE: f64 = 512.0;
 /// products; in whole blocks of 256 rows (the exact small-integer kernel's block).
 pub(crate) fn cached_rows(n_features: usize) -> usize {
     let d = n_features.max(1);
-    ((1usize << 19) / d).max(4 * d).div_ceil(256).saturating_mul(256).clamp(256, 16384)
+    ((1usize << 19) / d)
+        .max(4 * d)
+        .div_ceil(256)
+        .saturating_mul(256)
+        .clamp(256, 16384)
 }
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero).
@@ -129,29 +133,37 @@ fn small_integer_magnitude<T: Real>(chunk: MatRef<'_, T>) -> Option<f64> {
     if chunk.nrows() < 64 {
         return None;
     }
-    // Stops at the first value that is not a small integer: real-valued data pays almost nothing.
-    // (No `round`: a libm call per value showed in profiles.)
-    let small_integer = |v: &T| {
-        let v = v.to_f64();
-        v.abs() <= MAX_EXACT_MAGNITUDE && f64::from(v as i32) == v
+    // One pass, branch-free within a line of values so that it vectorises; it stops after the
+    // first line holding a value that is not a small integer, so real-valued data pays little.
+    // Adding and subtracting 1.5·2⁵² rounds to an integer without a libm call.
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    let check = |line: &mut dyn Iterator<Item = &T>| {
+        line.fold((true, 0.0f64), |(ok, m), v| {
+            let v = v.to_f64();
+            let a = v.abs();
+            (
+                ok & (a <= MAX_EXACT_MAGNITUDE) & ((v + ROUND) - ROUND == v),
+                m.max(a),
+            )
+        })
     };
-    let all = if chunk.col_stride() == 1 {
-        (0..chunk.nrows()).all(|i| chunk.row(i).iter().all(small_integer))
+    let mut magnitude = 0.0f64;
+    let lines = if chunk.col_stride() == 1 {
+        chunk.nrows()
     } else {
-        (0..chunk.ncols()).all(|j| chunk.col(j).iter().all(small_integer))
+        chunk.ncols()
     };
-    if !all {
-        return None;
+    for k in 0..lines {
+        let (ok, m) = if chunk.col_stride() == 1 {
+            check(&mut chunk.row(k).iter())
+        } else {
+            check(&mut chunk.col(k).iter())
+        };
+        if !ok {
+            return None;
+        }
+        magnitude = magnitude.max(m);
     }
-    let magnitude = if chunk.col_stride() == 1 {
-        (0..chunk.nrows())
-            .flat_map(|i| chunk.row(i).iter())
-            .fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
-    } else {
-        (0..chunk.ncols())
-            .flat_map(|j| chunk.col(j).iter())
-            .fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
-    };
     Some(magnitude)
 }
 

@@ -133,7 +133,9 @@ pub(crate) fn apply_scatter(
         Ok(())
     })?;
     // Implicit chunks gave Xᵀ Y; remove μ (1ᵀY). Explicit chunks left column_sums at zero.
-    Ok(Mat::from_fn(d, l, |j, c| (wt[(c, j)] - mean[j] * column_sums[c]) * inv(j)))
+    Ok(Mat::from_fn(d, l, |j, c| {
+        (wt[(c, j)] - mean[j] * column_sums[c]) * inv(j)
+    }))
 }
 
 /// A D×L matrix of independent standard normal entries, from `seed`.
