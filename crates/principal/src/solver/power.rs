@@ -7,7 +7,7 @@
 
 use faer::Mat;
 
-use super::subspace::{apply_scatter, gaussian, orthonormalize};
+use super::subspace::{gaussian, orthonormalize};
 use super::{IterationReport, IterativeProblem, Spectrum};
 use crate::{PowerMethod, Result};
 
@@ -68,13 +68,7 @@ fn deflation(
         x /= x.norm_l2();
         let mut iterations = 0;
         loop {
-            let w = apply_scatter(
-                problem.source,
-                problem.mean,
-                problem.scale,
-                problem.centring,
-                x.as_mat(),
-            )?;
+            let w = problem.apply(x.as_mat())?;
             passes += 1;
             iterations += 1;
             let mut sx = w.col(0).to_owned();

@@ -11,7 +11,7 @@
 
 use faer::{Mat, MatRef};
 
-use super::subspace::{apply_scatter, gaussian, orthonormalize, rayleigh_ritz};
+use super::subspace::{gaussian, orthonormalize, rayleigh_ritz};
 use super::{IterationReport, IterativeProblem, Spectrum};
 use crate::{RandomizedMethod, Result};
 
@@ -125,22 +125,13 @@ fn block_krylov(
     let mut newest = start;
     let mut passes = 0;
     loop {
-        let w = apply_scatter(
-            problem.source,
-            problem.mean,
-            problem.scale,
-            problem.centring,
-            newest.as_ref(),
-        )?;
+        let w = problem.apply(newest.as_ref())?;
         passes += 1;
         images = hcat(images.as_ref(), w.as_ref());
         // Rayleigh–Ritz costs about a pass when D is large: only when its answer is needed.
         if problem.options.tolerance.is_some() || passes >= planned {
             let ritz = rayleigh_ritz(basis.as_ref(), images.as_ref(), "randomized")?;
-            let top = ritz.values[0].max(f64::MIN_POSITIVE);
-            let estimate = ritz.residuals[..k]
-                .iter()
-                .fold(0.0f64, |a, &r| a.max(r / top));
+            let estimate = ritz.estimate(k);
             if let Some(converged) = done(problem, estimate, passes, planned) {
                 let report = IterationReport {
                     passes,
@@ -167,10 +158,7 @@ fn block_krylov(
         if room == 0 {
             // The basis spans every direction: Rayleigh–Ritz on it is exact.
             let ritz = rayleigh_ritz(basis.as_ref(), images.as_ref(), "randomized")?;
-            let top = ritz.values[0].max(f64::MIN_POSITIVE);
-            let estimate = ritz.residuals[..k]
-                .iter()
-                .fold(0.0f64, |a, &r| a.max(r / top));
+            let estimate = ritz.estimate(k);
             let report = IterationReport {
                 passes,
                 error_estimate: estimate,

@@ -166,6 +166,16 @@ pub(crate) struct Ritz {
     pub residuals: Vec<f64>,
 }
 
+impl Ritz {
+    /// `max ‖S b − θ b‖ / θ₁` over the first `k` Ritz pairs.
+    pub(crate) fn estimate(&self, k: usize) -> f64 {
+        let top = self.values[0].max(f64::MIN_POSITIVE);
+        self.residuals[..k]
+            .iter()
+            .fold(0.0f64, |a, &r| a.max(r / top))
+    }
+}
+
 /// Rayleigh–Ritz with `W = Xsᵀ Xs Q` already computed: eigenpairs of `Qᵀ W`, lifted by Q.
 /// For a symmetric matrix each Ritz value lies within its residual of an exact eigenvalue.
 pub(crate) fn rayleigh_ritz(
@@ -213,13 +223,15 @@ impl IterativeProblem<'_> {
         k: usize,
         solver: &'static str,
     ) -> Result<Step> {
-        let w = apply_scatter(self.source, self.mean, self.scale, self.centring, q)?;
+        let w = self.apply(q)?;
         let ritz = rayleigh_ritz(q, w.as_ref(), solver)?;
-        let top = ritz.values[0].max(f64::MIN_POSITIVE);
-        let estimate = ritz.residuals[..k]
-            .iter()
-            .fold(0.0f64, |a, &r| a.max(r / top));
+        let estimate = ritz.estimate(k);
         Ok(Step { w, ritz, estimate })
+    }
+
+    /// `Xsᵀ Xs Q`: one pass over the data.
+    pub(crate) fn apply(&mut self, q: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        apply_scatter(self.source, self.mean, self.scale, self.centring, q)
     }
 
     /// The first `k` Ritz pairs as a spectrum of the covariance (divided by N − ddof).
