@@ -19,7 +19,7 @@ impl<'a> Progress<'a> {
         let bar = ProgressBar::with_draw_target(rows, ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(
-                "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows ({per_sec}, ETA {eta})",
+                "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows (ETA {eta})",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
