@@ -2,10 +2,11 @@
 //! covariance solver. Only the lower triangle of the cross-product is formed (half the work).
 //!
 //! Two paths, both exact to f64 rounding:
-//! - small integers (pixels, counts) of magnitude ≤ m: an f32 product over blocks of
-//!   ⌊2²⁴/m²⌋ rows is exact (every partial sum is an integer below 2²⁴). The f32 product runs
+//! - integers (pixels, counts) whose range, after shifting each feature by an integer near its
+//!   midpoint, has magnitude ≤ m: an f32 product over blocks of ⌊2²⁴/m²⌋ rows is exact (every
+//!   partial sum is an integer below 2²⁴); for pixels, m = 128 and blocks of 1,024 rows. The f32 product runs
 //!   at about twice the f64 rate; the blocks are summed in f64, still exactly (below 2⁵³), and
-//!   the centred matrix follows as `Σxxᵀ − (Σx)(Σx)ᵀ/n` from exact integer sums (the one place
+//!   the centred matrix follows as `Σyyᵀ − (Σy)(Σy)ᵀ/n` of the shifted values y from exact integer sums (the one place
 //!   SPEC allows that form: a single rounding, no cancellation of rounded quantities).
 //! - anything else: centre the chunk on its own mean in f64, then one f64 product.
 
@@ -36,8 +37,8 @@ pub(crate) fn cached_rows(n_features: usize) -> usize {
 /// column-major D×n block, which is what the product wants as its left operand.
 pub(crate) fn chunk_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> {
     ws.prepare(chunk.ncols());
-    match small_integer_magnitude(chunk) {
-        Some(magnitude) => integer_moments(chunk, magnitude, ws),
+    match small_integer_range(chunk) {
+        Some((shift, magnitude)) => integer_moments(chunk, &shift, magnitude, ws),
         None => float_moments(chunk, ws),
     }
 }
@@ -129,51 +130,73 @@ fn lower_product<E: faer::traits::ComplexField>(
 
 /// The largest magnitude when every value is an integer no larger than
 /// [`MAX_EXACT_MAGNITUDE`]; `None` otherwise (or for chunks too small to be worth it).
-fn small_integer_magnitude<T: Real>(chunk: MatRef<'_, T>) -> Option<f64> {
-    if chunk.nrows() < 64 {
+fn small_integer_range<T: Real>(chunk: MatRef<'_, T>) -> Option<(Vec<f64>, f64)> {
+    let (n, d) = (chunk.nrows(), chunk.ncols());
+    if n < 64 {
         return None;
     }
     // One pass, branch-free within a line of values so that it vectorises; it stops after the
-    // first line holding a value that is not a small integer, so real-valued data pays little.
+    // first line holding a value that is not an integer, so real-valued data pays little.
     // Adding and subtracting 1.5·2⁵² rounds to an integer without a libm call.
     const ROUND: f64 = 6_755_399_441_055_744.0;
-    let check = |line: &mut dyn Iterator<Item = &T>| {
-        line.fold((true, 0.0f64), |(ok, m), v| {
-            let v = v.to_f64();
-            let a = v.abs();
-            (
-                ok & (a <= MAX_EXACT_MAGNITUDE) & ((v + ROUND) - ROUND == v),
-                m.max(a),
-            )
-        })
-    };
-    let mut magnitude = 0.0f64;
-    let lines = if chunk.col_stride() == 1 {
-        chunk.nrows()
-    } else {
-        chunk.ncols()
-    };
-    for k in 0..lines {
-        let (ok, m) = if chunk.col_stride() == 1 {
-            check(&mut chunk.row(k).iter())
-        } else {
-            check(&mut chunk.col(k).iter())
-        };
-        if !ok {
-            return None;
+    const LARGEST: f64 = 1_099_511_627_776.0; // 2⁴⁰: far inside the exact range of the trick
+    let is_integer = |v: f64| (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v);
+    let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+    if chunk.col_stride() == 1 {
+        for i in 0..n {
+            let mut ok = true;
+            for ((l, h), v) in lo.iter_mut().zip(hi.iter_mut()).zip(chunk.row(i).iter()) {
+                let v = v.to_f64();
+                ok &= is_integer(v);
+                *l = l.min(v);
+                *h = h.max(v);
+            }
+            if !ok {
+                return None;
+            }
         }
-        magnitude = magnitude.max(m);
+    } else {
+        for j in 0..d {
+            let (ok, l, h) = chunk.col(j).iter().fold(
+                (true, f64::INFINITY, f64::NEG_INFINITY),
+                |(ok, l, h), v| {
+                    let v = v.to_f64();
+                    (ok & is_integer(v), l.min(v), h.max(v))
+                },
+            );
+            if !ok {
+                return None;
+            }
+            (lo[j], hi[j]) = (l, h);
+        }
     }
-    Some(magnitude)
+    // Shifting each feature by the middle of its range halves the magnitudes: blocks 4× longer.
+    let shift: Vec<f64> = lo
+        .iter()
+        .zip(&hi)
+        .map(|(l, h)| ((l + h) / 2.0).floor())
+        .collect();
+    let magnitude = (0..d)
+        .map(|j| (hi[j] - shift[j]).max(shift[j] - lo[j]))
+        .fold(0.0f64, f64::max);
+    (magnitude <= MAX_EXACT_MAGNITUDE).then_some((shift, magnitude))
 }
 
-fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64, ws: &mut Workspace) -> Vec<f64> {
+fn integer_moments<T: Real>(
+    chunk: MatRef<'_, T>,
+    shift: &[f64],
+    magnitude: f64,
+    ws: &mut Workspace,
+) -> Vec<f64> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
     // Partial sums of products stay integers below 2^24, exact in f32.
     let block = ((16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize).clamp(1, n);
-    // f32 rows already in memory order are used in place; anything else is copied per block.
+    // Unshifted f32 rows already in memory order are used in place; anything else is copied
+    // (and shifted) per block.
     let direct = match T::chunk(chunk) {
-        ChunkRef::F32(m) if m.col_stride() == 1 => Some(m.transpose()),
+        ChunkRef::F32(m) if m.col_stride() == 1 && shift.iter().all(|&s| s == 0.0) => {
+            Some(m.transpose())
+        }
         _ => None,
     };
     if direct.is_none() && (ws.block32.ncols() < block || ws.block32.nrows() != d) {
@@ -190,12 +213,9 @@ fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64, ws: &mut Works
             Some(t) => t.subcols(start, rows),
             None => {
                 for i in 0..rows {
-                    for (b, v) in buffer
-                        .col_as_slice_mut(i)
-                        .iter_mut()
-                        .zip(chunk.row(start + i).iter())
-                    {
-                        *b = v.to_f64() as f32;
+                    let row = chunk.row(start + i).iter().zip(shift);
+                    for (b, (v, s)) in buffer.col_as_slice_mut(i).iter_mut().zip(row) {
+                        *b = (v.to_f64() - s) as f32;
                     }
                 }
                 buffer.as_ref().subcols(0, rows)
@@ -226,7 +246,7 @@ fn integer_moments<T: Real>(chunk: MatRef<'_, T>, magnitude: f64, ws: &mut Works
         start += rows;
     }
     let nf = n as f64;
-    let mean: Vec<f64> = sums.iter().map(|s| s / nf).collect();
+    let mean: Vec<f64> = sums.iter().zip(shift).map(|(s, sh)| sh + s / nf).collect();
     for j in 0..d {
         for i in j..d {
             raw[(i, j)] -= sums[i] * sums[j] / nf;
@@ -269,7 +289,7 @@ mod tests {
                 rng.random_range(0..=hi / (1 + j as u32 % 3)) as f32
             });
             let x = Mat::<f64>::from_fn(n, d, |i, j| f64::from(x32[(i, j)]));
-            assert!(small_integer_magnitude(x32.as_ref()).is_some());
+            assert!(small_integer_range(x32.as_ref()).is_some());
             let rows = x32.transpose().to_owned();
             let mut ws = Workspace::default();
             let mean_rm = chunk_moments(rows.as_ref().transpose(), &mut ws);
@@ -296,11 +316,41 @@ mod tests {
     }
 
     #[test]
+    fn integers_far_from_zero_are_shifted_and_stay_exact() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let x = Mat::<f64>::from_fn(700, 6, |_, j| {
+            1e6 * (j as f64 - 2.0) + rng.random_range(0..=255) as f64
+        });
+        let (shift, magnitude) = small_integer_range(x.as_ref()).unwrap();
+        assert!(
+            magnitude <= 128.0 && shift[0] < -1.9e6,
+            "{shift:?} {magnitude}"
+        );
+        let mut ws = Workspace::default();
+        let mean = chunk_moments(x.as_ref(), &mut ws);
+        let (want_mean, want) = reference(&x);
+        for a in 0..6 {
+            assert!(
+                (mean[a] - want_mean[a]).abs() <= 1e-9,
+                "{} vs {}",
+                mean[a],
+                want_mean[a]
+            );
+            for b in 0..=a {
+                assert!(
+                    (ws.scatter[(a, b)] - want[a][b]).abs() <= 1e-9 * want[a][a].max(1.0),
+                    "({a},{b})"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn non_integers_and_large_integers_take_the_float_path() {
         let x = Mat::<f64>::from_fn(100, 3, |i, j| (i * j) as f64 + 0.5);
-        assert!(small_integer_magnitude(x.as_ref()).is_none());
+        assert!(small_integer_range(x.as_ref()).is_none());
         let big = Mat::<f64>::from_fn(100, 3, |i, _| (i * 1000) as f64);
-        assert!(small_integer_magnitude(big.as_ref()).is_none());
+        assert!(small_integer_range(big.as_ref()).is_none());
         let mut ws = Workspace::default();
         let mean = chunk_moments(x.as_ref(), &mut ws);
         let scatter = &ws.scatter;
