@@ -870,15 +870,6 @@ mod tests {
         }
     }
 
-    fn select(columns: Option<&[&str]>, exclude: &[&str]) -> ReadOptions {
-        let parse = |s: &&str| s.parse::<ColumnSelector>().unwrap();
-        ReadOptions {
-            columns: columns.map(|c| c.iter().map(parse).collect()),
-            exclude: exclude.iter().map(parse).collect(),
-            ..Default::default()
-        }
-    }
-
     /// Every integer and float type, as a table of 3 rows.
     fn all_types() -> arrow_array::RecordBatch {
         batch(vec![
@@ -942,7 +933,7 @@ mod tests {
             assert_eq!(rows(&t.data)[2], vec![3.0; 11], "{p:?}");
         }
         // Types exact in f32 stay f32; one wider column makes the whole f64.
-        let small = select(Some(&["i8", "i16", "u8", "u16", "f16", "f32"]), &[]);
+        let small = selection(Some(&["i8", "i16", "u8", "u16", "f16", "f32"]), &[]);
         let t = read_table(&paths[..1], &small).unwrap();
         let Matrix::F32(m) = &t.data else {
             panic!("f32 expected")
@@ -951,7 +942,7 @@ mod tests {
             (0..6).map(|j| m[(0, j)]).collect::<Vec<_>>(),
             vec![-1.0, -300.0, 255.0, 65535.0, 0.5, 0.25]
         );
-        let t = read_table(&paths[..1], &select(Some(&["f32", "f64"]), &[])).unwrap();
+        let t = read_table(&paths[..1], &selection(Some(&["f32", "f64"]), &[])).unwrap();
         assert!(matches!(t.data, Matrix::F64(_)));
     }
 
@@ -969,10 +960,10 @@ mod tests {
         ]);
         let p = parquet_file(dir.path(), "t.pq", &b, 100);
         let read = |o: &ReadOptions| read_table(std::slice::from_ref(&p), o);
-        let t = read(&select(Some(&["z", "1"]), &[])).unwrap();
+        let t = read(&selection(Some(&["z", "1"]), &[])).unwrap();
         assert_eq!(t.column_names, names(&["z", "x"]));
         assert_eq!(rows(&t.data), vec![vec![5.0, 1.0], vec![6.0, 2.0]]);
-        let t = read(&select(None, &["id", "y"])).unwrap();
+        let t = read(&selection(None, &["id", "y"])).unwrap();
         assert_eq!(t.column_names, names(&["x", "z"]));
         assert_eq!(rows(&t.data), vec![vec![1.0, 5.0], vec![2.0, 6.0]]);
         // A non-numeric column is an error unless left out, at the first read (as in CSV), so
@@ -987,7 +978,7 @@ mod tests {
                 p.display()
             )
         );
-        let e = err_of(read(&select(Some(&["nope"]), &[])));
+        let e = err_of(read(&selection(Some(&["nope"]), &[])));
         assert!(e.contains("no column named \"nope\""), "{e}");
     }
 
@@ -1034,7 +1025,7 @@ mod tests {
             }
         }
         // Without --column the list column is non-numeric, with a hint.
-        let e = err_of(read_table(&paths[..1], &select(None, &["id"])));
+        let e = err_of(read_table(&paths[..1], &selection(None, &["id"])));
         assert!(
             e.contains("column \"embedding\" holds FixedSizeList")
                 && e.contains("use --column embedding, or leave it out with --exclude embedding"),
@@ -1182,7 +1173,7 @@ mod tests {
         );
         let e = err_of(read_table(
             std::slice::from_ref(&p),
-            &select(Some(&["y"]), &[]),
+            &selection(Some(&["y"]), &[]),
         ));
         assert!(
             e.ends_with("row 9 (counting from 0), column \"y\": non-finite value inf"),

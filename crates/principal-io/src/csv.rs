@@ -215,7 +215,7 @@ mod tests {
     use tempfile::TempDir;
 
     use crate::test_util::*;
-    use crate::{ColumnSelector, HeaderMode, Matrix, ReadOptions};
+    use crate::{HeaderMode, Matrix, ReadOptions};
 
     fn csv(text: &str) -> (TempDir, std::path::PathBuf) {
         let dir = TempDir::new().unwrap();
@@ -226,15 +226,6 @@ mod tests {
     fn with(header: HeaderMode) -> ReadOptions {
         ReadOptions {
             header,
-            ..Default::default()
-        }
-    }
-
-    fn select(columns: Option<&[&str]>, exclude: &[&str]) -> ReadOptions {
-        let parse = |s: &&str| s.parse::<ColumnSelector>().unwrap();
-        ReadOptions {
-            columns: columns.map(|c| c.iter().map(parse).collect()),
-            exclude: exclude.iter().map(parse).collect(),
             ..Default::default()
         }
     }
@@ -344,44 +335,47 @@ mod tests {
     #[test]
     fn columns_by_name_and_index_in_the_given_order() {
         let (_d, p) = csv("a,b,c,d\n1,2,3,4\n5,6,7,8\n");
-        let t = read(std::slice::from_ref(&p), &select(Some(&["c", "0"]), &[])).unwrap();
+        let t = read(std::slice::from_ref(&p), &selection(Some(&["c", "0"]), &[])).unwrap();
         assert_eq!(t.column_names, names(&["c", "a"]));
         assert_eq!(rows(&t.data), vec![vec![3.0, 1.0], vec![7.0, 5.0]]);
-        let t = read(std::slice::from_ref(&p), &select(None, &["b", "3"])).unwrap();
+        let t = read(std::slice::from_ref(&p), &selection(None, &["b", "3"])).unwrap();
         assert_eq!(t.column_names, names(&["a", "c"]));
         assert_eq!(rows(&t.data), vec![vec![1.0, 3.0], vec![5.0, 7.0]]);
-        let t = read(&[p], &select(Some(&["a", "b", "c"]), &["b"])).unwrap();
+        let t = read(&[p], &selection(Some(&["a", "b", "c"]), &["b"])).unwrap();
         assert_eq!(t.column_names, names(&["a", "c"]));
     }
 
     #[test]
     fn selection_errors() {
         let (_d, p) = csv("a,b,a2\n1,2,3\n");
-        let e = err_of(read(std::slice::from_ref(&p), &select(Some(&["zz"]), &[])));
+        let e = err_of(read(
+            std::slice::from_ref(&p),
+            &selection(Some(&["zz"]), &[]),
+        ));
         assert!(
             e.contains("no column named \"zz\"") && e.contains("\"a\", \"b\", \"a2\""),
             "{e}"
         );
-        let e = err_of(read(std::slice::from_ref(&p), &select(None, &["7"])));
+        let e = err_of(read(std::slice::from_ref(&p), &selection(None, &["7"])));
         assert!(
             e.contains("column index 7 is out of range") && e.contains("3 column(s)"),
             "{e}"
         );
         let e = err_of(read(
             std::slice::from_ref(&p),
-            &select(Some(&["a", "0"]), &[]),
+            &selection(Some(&["a", "0"]), &[]),
         ));
         assert!(e.contains("column 1 (\"a\") is selected twice"), "{e}");
         let e = err_of(read(
             std::slice::from_ref(&p),
-            &select(None, &["a", "b", "2"]),
+            &selection(None, &["a", "b", "2"]),
         ));
         assert!(e.contains("no columns left"), "{e}");
         let (_d2, p) = csv("1,2\n3,4\n");
-        let e = err_of(read(&[p], &select(Some(&["a"]), &[])));
+        let e = err_of(read(&[p], &selection(Some(&["a"]), &[])));
         assert!(e.contains("no header"), "{e}");
         let (_d3, p) = csv("x,y,x\n1,2,3\n");
-        let e = err_of(read(&[p], &select(None, &["x"])));
+        let e = err_of(read(&[p], &selection(None, &["x"])));
         assert!(e.contains("columns 1 and 3 both \"x\""), "{e}");
     }
 
@@ -459,7 +453,7 @@ mod tests {
             e.contains("column 5 (\"species\")") && e.contains("--exclude species"),
             "{e}"
         );
-        let t = read(&[path], &select(None, &["species"])).unwrap();
+        let t = read(&[path], &selection(None, &["species"])).unwrap();
         assert_eq!((t.data.nrows(), t.data.ncols()), (150, 4));
         assert_eq!(
             t.column_names,

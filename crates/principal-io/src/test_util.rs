@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{read_table, Matrix, ReadOptions, Result, Table};
+use crate::{read_table, ColumnSelector, Matrix, ReadOptions, Result, Table};
 
 pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
@@ -123,4 +123,14 @@ pub(crate) fn arrow_file(
 /// A record batch of the named columns.
 pub(crate) fn batch(columns: Vec<(&str, arrow_array::ArrayRef)>) -> arrow_array::RecordBatch {
     arrow_array::RecordBatch::try_from_iter(columns).unwrap()
+}
+
+/// Read options choosing `columns` (all when `None`) less `exclude`, by name or index.
+pub(crate) fn selection(columns: Option<&[&str]>, exclude: &[&str]) -> ReadOptions {
+    let parse = |s: &&str| s.parse::<ColumnSelector>().unwrap();
+    ReadOptions {
+        columns: columns.map(|c| c.iter().map(parse).collect()),
+        exclude: exclude.iter().map(parse).collect(),
+        ..Default::default()
+    }
 }
