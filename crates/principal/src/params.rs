@@ -466,9 +466,6 @@ pub struct PcaParams {
     memory_limit: Option<u64>,
 }
 
-/// Rows per chunk when the covariance solver streams an in-memory matrix: bounds the f64 copy.
-const CHUNK_ROWS: usize = 4096;
-
 impl PcaParams {
     /// How many components to keep.
     pub fn components(&self) -> ComponentCount {
@@ -521,12 +518,8 @@ impl PcaParams {
         match solver {
             Solver::Covariance => {
                 let mut acc = MomentAccumulator::new(d);
-                let mut start = 0;
-                while start < n {
-                    let rows = CHUNK_ROWS.min(n - start);
-                    acc.push(x.subrows(start, rows))?;
-                    start += rows;
-                }
+                // The accumulator works through the rows in cache-sized pieces itself.
+                acc.push(x)?;
                 self.fit_resolved_moments(&acc.finish()?, solver)
             }
             Solver::Randomized | Solver::Power => {
