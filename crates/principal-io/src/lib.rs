@@ -24,6 +24,7 @@ mod idx;
 mod inputs;
 mod model_file;
 mod npy;
+mod row_major;
 mod source;
 #[cfg(test)]
 mod test_util;
@@ -39,17 +40,21 @@ pub use error::{Column, IoError, Result};
 pub use idx::read_labels;
 pub use inputs::expand_inputs;
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
+pub use row_major::RowMajorMat;
 pub use source::{ChunkReader, FileSource};
 pub use write::{write_atomically, write_matrix};
 
 /// Data as read: f32 where the source is f32 or small integers (u8/i8/u16/i16: exact in f32),
 /// else f64. Text formats always give f64.
+///
+/// The elements are held row-major, as they were decoded (no transpose after reading); use
+/// [`RowMajorMat::as_ref`] for a faer view.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Matrix {
     /// From f32, u8, i8, u16 or i16 sources.
-    F32(Mat<f32>),
+    F32(RowMajorMat<f32>),
     /// From text, f64 and wider integer sources.
-    F64(Mat<f64>),
+    F64(RowMajorMat<f64>),
 }
 
 impl Matrix {
@@ -70,15 +75,15 @@ impl Matrix {
     }
 
     /// A copy in f64 (exact: every f32 is an f64).
-    pub fn to_f64(&self) -> Mat<f64> {
+    pub fn to_f64(&self) -> RowMajorMat<f64> {
         match self {
-            Matrix::F32(m) => Mat::from_fn(m.nrows(), m.ncols(), |i, j| f64::from(m[(i, j)])),
+            Matrix::F32(m) => m.map(|&x| f64::from(x)),
             Matrix::F64(m) => m.clone(),
         }
     }
 
     /// The data in f64, without a copy when it already is.
-    pub fn into_f64(self) -> Mat<f64> {
+    pub fn into_f64(self) -> RowMajorMat<f64> {
         match self {
             Matrix::F64(m) => m,
             f32 => f32.to_f64(),
@@ -229,10 +234,20 @@ mod tests {
 
     #[test]
     fn matrix_converts_to_f64() {
-        let m = Matrix::F32(Mat::from_fn(2, 3, |i, j| (i * 3 + j) as f32 + 0.5));
+        let m = Matrix::F32(RowMajorMat::from_mat_ref(
+            Mat::from_fn(2, 3, |i, j| (i * 3 + j) as f32 + 0.5).as_ref(),
+        ));
         assert_eq!((m.nrows(), m.ncols()), (2, 3));
         assert_eq!(m.to_f64()[(1, 2)], 5.5);
+        assert_eq!(m.to_f64().as_slice(), [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
         assert!(m.is_f32());
         assert_eq!(m.clone().into_f64(), m.to_f64());
+        let f64 = Matrix::F64(m.to_f64());
+        assert!(!f64.is_f32());
+        let Matrix::F64(inner) = &f64 else {
+            unreachable!()
+        };
+        let at = inner.as_slice().as_ptr();
+        assert_eq!(f64.into_f64().as_slice().as_ptr(), at, "moved, not copied");
     }
 }

@@ -344,7 +344,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{ColumnSelector, Mat, Matrix};
+    use crate::{ColumnSelector, Mat, Matrix, RowMajorMat};
 
     fn bytes_le<T: Copy, const N: usize>(values: &[T], f: fn(T) -> [u8; N]) -> Vec<u8> {
         values.iter().flat_map(|&v| f(v)).collect()
@@ -551,6 +551,6 @@ mod tests {
         assert_eq!((10 + header_len) % 64, 0);
         assert_eq!(bytes[10 + header_len - 1], b'\n');
         let t = read_npy(&bytes).unwrap();
-        assert_eq!(t.data, Matrix::F64(m));
+        assert_eq!(t.data, Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())));
     }
 }

@@ -14,7 +14,9 @@ use crate::binary::BinaryRows;
 use crate::columnar::{self, ColumnarSource, Dst};
 use crate::csv::CsvSource;
 use crate::error::Column;
-use crate::{expand_inputs, idx, npy, ColumnSelector, IoError, Mat, Matrix, ReadOptions, Result};
+use crate::{
+    expand_inputs, idx, npy, ColumnSelector, IoError, Matrix, ReadOptions, Result, RowMajorMat,
+};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const PARQUET_MAGIC: &[u8] = b"PAR1";
@@ -323,29 +325,20 @@ impl RowBuf {
         }
     }
 
+    /// The buffer (exactly `nrows` rows) as a matrix: moved, not copied.
     fn into_matrix(self, nrows: usize, ncols: usize) -> Matrix {
+        /// Spare capacity (from growing while the row count was unknown) is handed back:
+        /// a no-op when the buffer was reserved exactly, and for large buffers a shrink in
+        /// place rather than a copy.
+        fn fit<T>(mut v: Vec<T>, nrows: usize, ncols: usize) -> RowMajorMat<T> {
+            v.shrink_to_fit();
+            RowMajorMat::new(v, nrows, ncols)
+        }
         match self {
-            RowBuf::F32(b) => Matrix::F32(transpose_rows(&b, nrows, ncols)),
-            RowBuf::F64(b) => Matrix::F64(transpose_rows(&b, nrows, ncols)),
+            RowBuf::F32(b) => Matrix::F32(fit(b, nrows, ncols)),
+            RowBuf::F64(b) => Matrix::F64(fit(b, nrows, ncols)),
         }
     }
-}
-
-/// A column-major matrix from row-major `rows`. Blocks of rows keep both sides in cache:
-/// element by element, every read of a wide matrix would miss it.
-fn transpose_rows<T: Copy + Default>(rows: &[T], nrows: usize, ncols: usize) -> Mat<T> {
-    const BLOCK: usize = 64;
-    let mut m = Mat::from_fn(nrows, ncols, |_, _| T::default());
-    for start in (0..nrows).step_by(BLOCK) {
-        let end = (start + BLOCK).min(nrows);
-        for j in 0..ncols {
-            let col = &mut m.col_as_slice_mut(j)[start..end];
-            for (k, x) in col.iter_mut().enumerate() {
-                *x = rows[(start + k) * ncols + j];
-            }
-        }
-    }
-    m
 }
 
 /// One open shard, whatever its format.
@@ -760,7 +753,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{read_table, ColumnSelector, HeaderMode};
+    use crate::{read_table, ColumnSelector, HeaderMode, Mat};
 
     fn f64_npy(rows: usize, cols: usize, fortran: bool, start: f64) -> Vec<u8> {
         let value = |i: usize, j: usize| start + (i * cols + j) as f64;
@@ -796,11 +789,15 @@ mod tests {
         );
         let d = reader.n_features();
         let n = all.len();
-        let m = Mat::from_fn(n, d, |i, j| all[i][j]);
+        let values: Vec<f64> = all.into_iter().flatten().collect();
         if f32 == Some(true) {
-            Matrix::F32(Mat::from_fn(n, d, |i, j| m[(i, j)] as f32))
+            Matrix::F32(RowMajorMat::new(
+                values.iter().map(|&x| x as f32).collect(),
+                n,
+                d,
+            ))
         } else {
-            Matrix::F64(m)
+            Matrix::F64(RowMajorMat::new(values, n, d))
         }
     }
 
@@ -837,6 +834,37 @@ mod tests {
                     "{paths:?} chunks of {size}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn read_all_keeps_the_row_major_buffer_without_spare_capacity() {
+        let dir = TempDir::new().unwrap();
+        let text: String = (0..1000).map(|i| format!("{i},{}\n", 2 * i)).collect();
+        let cases = [
+            // Sized from the header: reserved exactly.
+            vec![write_file(dir.path(), "c.npy", &f64_npy(13, 4, false, 0.0))],
+            vec![
+                write_file(dir.path(), "s1.npy", &f64_npy(5, 4, true, 0.0)),
+                write_file(dir.path(), "s2.npy", &f64_npy(7, 4, false, 9.0)),
+            ],
+            // Grown while reading: the spare capacity is handed back.
+            vec![write_file(dir.path(), "t.csv", text.as_bytes())],
+        ];
+        for paths in &cases {
+            let data = read_table(paths, &ReadOptions::default()).unwrap().data;
+            let Matrix::F64(m) = data else {
+                panic!("f64 expected")
+            };
+            let view = m.as_ref();
+            assert_eq!(
+                (view.col_stride(), view.row_stride()),
+                (1, m.ncols() as isize)
+            );
+            let (nrows, ncols) = (m.nrows(), m.ncols());
+            let values = m.into_vec();
+            assert_eq!(values.len(), nrows * ncols, "{paths:?}");
+            assert_eq!(values.capacity(), values.len(), "{paths:?}");
         }
     }
 

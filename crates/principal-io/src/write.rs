@@ -217,7 +217,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{read_table, HeaderMode, Mat, Matrix, ReadOptions};
+    use crate::{read_table, HeaderMode, Mat, Matrix, ReadOptions, RowMajorMat};
 
     fn leftovers(dir: &Path) -> Vec<String> {
         fs::read_dir(dir)
@@ -242,7 +242,11 @@ mod tests {
             let path = dir.path().join(name);
             write_matrix(&path, m.as_ref(), header.as_deref()).unwrap();
             let t = read_table(&[path], &ReadOptions::default()).unwrap();
-            assert_eq!(t.data, Matrix::F64(m.clone()), "{name}");
+            assert_eq!(
+                t.data,
+                Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())),
+                "{name}"
+            );
             let expect_names = if name.ends_with(".npy") {
                 None
             } else {
@@ -307,7 +311,7 @@ mod tests {
             .iter()
             .all(|f| f.data_type() == &DataType::Float64));
         let t = read_table(&[path], &ReadOptions::default()).unwrap();
-        assert_eq!(t.data, Matrix::F64(m));
+        assert_eq!(t.data, Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())));
         assert_eq!(t.column_names.unwrap()[1], "c2");
         assert_eq!(leftovers(dir.path()), Vec::<String>::new());
         // A row-major (transposed) view writes the same.
@@ -317,7 +321,7 @@ mod tests {
         write_matrix(&path, t_view.transpose(), None).unwrap();
         assert_eq!(
             read_table(&[path], &ReadOptions::default()).unwrap().data,
-            Matrix::F64(small)
+            Matrix::F64(RowMajorMat::from_mat_ref(small.as_ref()))
         );
     }
 

@@ -11,36 +11,44 @@
 //! - anything else: centre the chunk on its own mean in f64, then one f64 product.
 
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
 
-use crate::moments::column_means;
-use crate::{ChunkRef, Real};
+use crate::prepare::check_finite;
+use crate::{Real, Result};
 
 /// Largest integer magnitude whose products still allow blocks of at least 64 rows in f32.
 const MAX_EXACT_MAGNITUDE: f64 = 512.0;
 
 /// Rows per piece: about 4 MiB of f64 rows (each look at them hits the cache), but at least 4·D
 /// so that the D² work of a piece (its mean correction and merge) stays small beside its N·D²
-/// products; in whole blocks of 256 rows (the exact small-integer kernel's block).
+/// products; in whole blocks of 1,024 rows, the exact integer kernel's block for pixels (a
+/// ragged last block would make one product in four a short, slow one).
 pub(crate) fn cached_rows(n_features: usize) -> usize {
     let d = n_features.max(1);
     ((1usize << 19) / d)
         .max(4 * d)
-        .div_ceil(256)
-        .saturating_mul(256)
-        .clamp(256, 16384)
+        .div_ceil(1024)
+        .saturating_mul(1024)
+        .clamp(1024, 16384)
 }
 
-/// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero).
+/// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero);
+/// an error for a non-finite value, its row counted from `first_row`.
 ///
 /// Row-major chunks (`col_stride() == 1`) are the fast layout: their transpose is a
 /// column-major D×n block, which is what the product wants as its left operand.
-pub(crate) fn chunk_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> {
+pub(crate) fn chunk_moments<T: Real>(
+    chunk: MatRef<'_, T>,
+    ws: &mut Workspace,
+    first_row: usize,
+) -> Result<Vec<f64>> {
     ws.prepare(chunk.ncols());
-    match small_integer_range(chunk) {
+    // Integers are finite: only the float path needs the finiteness check (one pass less).
+    Ok(match small_integer_range(chunk) {
         Some((shift, magnitude)) => integer_moments(chunk, &shift, magnitude, ws),
-        None => float_moments(chunk, ws),
-    }
+        None => float_moments(chunk, ws, first_row)?,
+    })
 }
 
 /// Buffers reused from chunk to chunk: fresh D×D matrices for every piece of a few hundred rows
@@ -79,9 +87,23 @@ impl Workspace {
     }
 }
 
-fn float_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> {
+/// Centres on `m`, the plain mean of a first pass, and corrects with the sums of the centred
+/// values `Σy`: `μ = m + Σy/n`, `M = Σyyᵀ − (Σy)(Σy)ᵀ/n`. Both are exact identities; `m` is
+/// within a few ulps of the mean, so `Σy` is tiny and the correction costs no accuracy (an
+/// offset of 1e6 included). Two vectorised passes over the rows, each split over two threads.
+fn float_moments<T: Real>(
+    chunk: MatRef<'_, T>,
+    ws: &mut Workspace,
+    first_row: usize,
+) -> Result<Vec<f64>> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
-    let mean = column_means(chunk);
+    let sums = column_sums(chunk);
+    if sums.iter().any(|s| !s.is_finite()) {
+        // A non-finite value (named by the check), or finite values whose sum overflows.
+        check_finite(chunk, first_row)?;
+    }
+    let nf = n as f64;
+    let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
     // Blocks of about 8 MiB: a D×rows operand that stays in cache makes the product 2–10×
     // faster than one spanning a large chunk (measured for D = 100 and 784).
     let block = ((1usize << 20) / d.max(1)).clamp(256, 8192).min(n);
@@ -89,16 +111,20 @@ fn float_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> 
         ws.block64 = Mat::zeros(d, block);
     }
     let (centred, scatter) = (&mut ws.block64, &mut ws.scatter);
+    let mut residual = vec![0.0f64; d];
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
         // D×rows, column-major: one column per sample.
-        for i in 0..rows {
-            let row = chunk.row(start + i).iter().zip(&mean);
-            for (c, (v, m)) in centred.col_as_slice_mut(i).iter_mut().zip(row) {
-                *c = v.to_f64() - m;
-            }
-        }
+        let block_sums = shifted_copy(
+            chunk.subrows(start, rows),
+            &rough,
+            centred.as_mut().subcols_mut(0, rows),
+        );
+        residual
+            .iter_mut()
+            .zip(&block_sums)
+            .for_each(|(r, s)| *r += s);
         lower_product(
             scatter.as_mut(),
             Accum::Add,
@@ -106,7 +132,56 @@ fn float_moments<T: Real>(chunk: MatRef<'_, T>, ws: &mut Workspace) -> Vec<f64> 
         );
         start += rows;
     }
-    mean
+    for j in 0..d {
+        for i in j..d {
+            scatter[(i, j)] -= residual[i] * residual[j] / nf;
+        }
+    }
+    Ok(rough
+        .iter()
+        .zip(&residual)
+        .map(|(m, r)| m + r / nf)
+        .collect())
+}
+
+/// Plain per-feature sums in f64, vectorised, on two threads for large row-major chunks.
+pub(crate) fn column_sums<T: Real>(rows: MatRef<'_, T>) -> Vec<f64> {
+    let n = rows.nrows();
+    if rows.col_stride() != 1 {
+        return (0..rows.ncols())
+            .map(|j| rows.col(j).iter().map(|v| v.to_f64()).sum())
+            .collect();
+    }
+    if n >= 1024 {
+        let half = n / 2;
+        let (mut a, b) = rayon::join(
+            || column_sums(rows.subrows(0, half)),
+            || column_sums(rows.subrows(half, n - half)),
+        );
+        a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
+        return a;
+    }
+    crate::simd::dispatch(SumRows { rows })
+}
+
+/// Per-feature sums of row-major `rows`.
+struct SumRows<'a, T> {
+    rows: MatRef<'a, T>,
+}
+
+impl<T: Real> crate::simd::Kernel for SumRows<'_, T> {
+    type Output = Vec<f64>;
+    #[inline(always)]
+    fn run(self) -> Vec<f64> {
+        let mut sums = vec![0.0f64; self.rows.ncols()];
+        for i in 0..self.rows.nrows() {
+            let row = self.rows.row(i).try_as_row_major().expect("row-major");
+            for (s, v) in sums.iter_mut().zip(row.as_slice()) {
+                *s += v.to_f64();
+            }
+        }
+        sums
+    }
 }
 
 /// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y.
@@ -128,58 +203,181 @@ fn lower_product<E: faer::traits::ComplexField>(
     );
 }
 
-/// The largest magnitude when every value is an integer no larger than
+/// Per-feature range of a chunk of integers, `None` as soon as a value is not an integer.
+#[derive(Clone)]
+struct IntegerRange {
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+}
+
+impl IntegerRange {
+    /// Scans rows `rows` of a row-major chunk, or all of a column-major one.
+    fn scan<T: Real>(chunk: MatRef<'_, T>) -> Option<Self> {
+        let (n, d) = (chunk.nrows(), chunk.ncols());
+        const ROUND: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵², as in `ScanRows`
+        const LARGEST: f64 = 1_099_511_627_776.0;
+        let is_integer = |v: f64| (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v);
+        let mut range = IntegerRange {
+            lo: vec![f64::INFINITY; d],
+            hi: vec![f64::NEG_INFINITY; d],
+        };
+        if chunk.col_stride() == 1 {
+            // Two halves on two threads: this pass is outside the parallel product.
+            if n >= 512 {
+                let half = n / 2;
+                let (a, b) = rayon::join(
+                    || Self::scan(chunk.subrows(0, half)),
+                    || Self::scan(chunk.subrows(half, n - half)),
+                );
+                let (mut a, b) = (a?, b?);
+                for j in 0..d {
+                    a.lo[j] = a.lo[j].min(b.lo[j]);
+                    a.hi[j] = a.hi[j].max(b.hi[j]);
+                }
+                return Some(a);
+            }
+            let ok = crate::simd::dispatch(ScanRows {
+                rows: chunk,
+                lo: &mut range.lo,
+                hi: &mut range.hi,
+            });
+            if !ok {
+                return None;
+            }
+        } else {
+            for j in 0..d {
+                let (ok, l, h) = chunk.col(j).iter().fold(
+                    (true, f64::INFINITY, f64::NEG_INFINITY),
+                    |(ok, l, h), v| {
+                        let v = v.to_f64();
+                        (ok & is_integer(v), l.min(v), h.max(v))
+                    },
+                );
+                if !ok {
+                    return None;
+                }
+                (range.lo[j], range.hi[j]) = (l, h);
+            }
+        }
+        Some(range)
+    }
+}
+
+/// The shift (an integer near the middle of each feature's range) and the largest magnitude
+/// after it, when every value is an integer and that magnitude is at most
 /// [`MAX_EXACT_MAGNITUDE`]; `None` otherwise (or for chunks too small to be worth it).
 fn small_integer_range<T: Real>(chunk: MatRef<'_, T>) -> Option<(Vec<f64>, f64)> {
-    let (n, d) = (chunk.nrows(), chunk.ncols());
-    if n < 64 {
+    if chunk.nrows() < 64 {
         return None;
     }
-    // One pass, branch-free within a line of values so that it vectorises; it stops after the
-    // first line holding a value that is not an integer, so real-valued data pays little.
-    // Adding and subtracting 1.5·2⁵² rounds to an integer without a libm call.
-    const ROUND: f64 = 6_755_399_441_055_744.0;
-    const LARGEST: f64 = 1_099_511_627_776.0; // 2⁴⁰: far inside the exact range of the trick
-    let is_integer = |v: f64| (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v);
-    let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
-    if chunk.col_stride() == 1 {
-        for i in 0..n {
-            let mut ok = true;
-            for ((l, h), v) in lo.iter_mut().zip(hi.iter_mut()).zip(chunk.row(i).iter()) {
-                let v = v.to_f64();
-                ok &= is_integer(v);
-                *l = l.min(v);
-                *h = h.max(v);
-            }
-            if !ok {
-                return None;
-            }
-        }
-    } else {
-        for j in 0..d {
-            let (ok, l, h) = chunk.col(j).iter().fold(
-                (true, f64::INFINITY, f64::NEG_INFINITY),
-                |(ok, l, h), v| {
-                    let v = v.to_f64();
-                    (ok & is_integer(v), l.min(v), h.max(v))
-                },
-            );
-            if !ok {
-                return None;
-            }
-            (lo[j], hi[j]) = (l, h);
-        }
-    }
+    let IntegerRange { lo, hi } = IntegerRange::scan(chunk)?;
     // Shifting each feature by the middle of its range halves the magnitudes: blocks 4× longer.
     let shift: Vec<f64> = lo
         .iter()
         .zip(&hi)
         .map(|(l, h)| ((l + h) / 2.0).floor())
         .collect();
-    let magnitude = (0..d)
+    let magnitude = (0..lo.len())
         .map(|j| (hi[j] - shift[j]).max(shift[j] - lo[j]))
         .fold(0.0f64, f64::max);
     (magnitude <= MAX_EXACT_MAGNITUDE).then_some((shift, magnitude))
+}
+
+/// Writes rows `x − shift` of `rows` as the columns of `dst` (D×n) and returns their sums per
+/// feature (exact: integers below 2²⁴). Two threads each take half the rows.
+fn shifted_copy<T: Real, U: Real>(
+    rows: MatRef<'_, T>,
+    shift: &[f64],
+    dst: MatMut<'_, U>,
+) -> Vec<U> {
+    let n = rows.nrows();
+    if n >= 512 {
+        let half = n / 2;
+        let (left, right) = dst.split_at_col_mut(half);
+        let (mut a, b) = rayon::join(
+            || shifted_copy(rows.subrows(0, half), shift, left),
+            || shifted_copy(rows.subrows(half, n - half), shift, right),
+        );
+        a.iter_mut()
+            .zip(&b)
+            .for_each(|(a, b)| *a = U::from_f64(a.to_f64() + b.to_f64()));
+        return a;
+    }
+    crate::simd::dispatch(ShiftRows { rows, shift, dst })
+}
+
+/// Is every value of row-major `rows` an integer (within 2⁴⁰)? Widens `lo` and `hi` to the
+/// per-feature range on the way; stops at the first row that is not all integers.
+struct ScanRows<'a, T> {
+    rows: MatRef<'a, T>,
+    lo: &'a mut [f64],
+    hi: &'a mut [f64],
+}
+
+impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
+    type Output = bool;
+    #[inline(always)]
+    fn run(self) -> bool {
+        // Branch-free within a row so that it vectorises. Adding and subtracting 1.5·2⁵²
+        // rounds to an integer without a libm call.
+        const ROUND: f64 = 6_755_399_441_055_744.0;
+        const LARGEST: f64 = 1_099_511_627_776.0; // 2⁴⁰: far inside the exact range of the trick
+        for i in 0..self.rows.nrows() {
+            let row = self.rows.row(i).try_as_row_major().expect("row-major");
+            let mut ok = true;
+            let bounds = self.lo.iter_mut().zip(self.hi.iter_mut());
+            for ((l, h), v) in bounds.zip(row.as_slice()) {
+                let v = v.to_f64();
+                ok &= (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v);
+                *l = l.min(v);
+                *h = h.max(v);
+            }
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Writes the rows of `rows` minus `shift` as the columns of `dst`; returns their sums (in
+/// the output type: exact for the integer kernel's f32, f64 otherwise).
+struct ShiftRows<'a, T, U> {
+    rows: MatRef<'a, T>,
+    shift: &'a [f64],
+    dst: MatMut<'a, U>,
+}
+
+impl<T: Real, U: Real> crate::simd::Kernel for ShiftRows<'_, T, U> {
+    type Output = Vec<U>;
+    #[inline(always)]
+    fn run(self) -> Vec<U> {
+        let ShiftRows {
+            rows,
+            shift,
+            mut dst,
+        } = self;
+        let mut sums = vec![U::from_f64(0.0); shift.len()];
+        for i in 0..rows.nrows() {
+            let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
+            let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
+            let targets = out.iter_mut().zip(shift).zip(sums.iter_mut());
+            let put = |((o, s), sum): ((&mut U, &f64), &mut U), v: f64| {
+                let y = U::from_f64(v - s);
+                *o = y;
+                *sum = U::from_f64(sum.to_f64() + y.to_f64());
+            };
+            match rows.row(i).try_as_row_major() {
+                Some(row) => targets
+                    .zip(row.as_slice())
+                    .for_each(|(t, v)| put(t, v.to_f64())),
+                None => targets
+                    .zip(rows.row(i).iter())
+                    .for_each(|(t, v)| put(t, v.to_f64())),
+            }
+        }
+        sums
+    }
 }
 
 fn integer_moments<T: Real>(
@@ -189,60 +387,41 @@ fn integer_moments<T: Real>(
     ws: &mut Workspace,
 ) -> Vec<f64> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
-    // Partial sums of products stay integers below 2^24, exact in f32.
-    let block = ((16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize).clamp(1, n);
-    // Unshifted f32 rows already in memory order are used in place; anything else is copied
-    // (and shifted) per block.
-    let direct = match T::chunk(chunk) {
-        ChunkRef::F32(m) if m.col_stride() == 1 && shift.iter().all(|&s| s == 0.0) => {
-            Some(m.transpose())
-        }
-        _ => None,
-    };
-    if direct.is_none() && (ws.block32.ncols() < block || ws.block32.nrows() != d) {
+    // Partial sums of products stay integers below 2^24, exact in f32. A power of two, so that
+    // blocks tile the pieces of `cached_rows`.
+    let longest = (16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize;
+    let block = (1usize << longest.max(1).ilog2()).min(n);
+    if ws.block32.ncols() < block || ws.block32.nrows() != d {
         ws.block32 = Mat::zeros(d, block);
     }
     let (buffer, raw, partial) = (&mut ws.block32, &mut ws.scatter, &mut ws.partial);
     let mut sums = vec![0.0f64; d];
-    let ones = Mat::<f32>::from_fn(block, 1, |_, _| 1.0);
-    let mut block_sums = Mat::<f32>::zeros(d, 1);
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
-        let y = match direct {
-            Some(t) => t.subcols(start, rows),
-            None => {
-                for i in 0..rows {
-                    let row = chunk.row(start + i).iter().zip(shift);
-                    for (b, (v, s)) in buffer.col_as_slice_mut(i).iter_mut().zip(row) {
-                        *b = (v.to_f64() - s) as f32;
-                    }
-                }
-                buffer.as_ref().subcols(0, rows)
-            }
-        };
-        // Σx of the block as a product with ones: exact in f32 like the cross-products.
-        faer::linalg::matmul::matmul(
-            block_sums.as_mut(),
-            Accum::Replace,
-            y,
-            ones.as_ref().subrows(0, rows),
-            1.0f32,
-            Par::Seq,
+        let block_sums = shifted_copy(
+            chunk.subrows(start, rows),
+            shift,
+            buffer.as_mut().subcols_mut(0, rows),
         );
-        for (sum, v) in sums.iter_mut().zip(block_sums.col_as_slice(0)) {
+        for (sum, v) in sums.iter_mut().zip(&block_sums) {
             *sum += f64::from(*v);
         }
-        lower_product(partial.as_mut(), Accum::Replace, y);
-        for j in 0..d {
-            let (src, dst) = (
-                &partial.col_as_slice(j)[j..],
-                &mut raw.col_as_slice_mut(j)[j..],
-            );
-            for (r, p) in dst.iter_mut().zip(src) {
-                *r += f64::from(*p);
-            }
-        }
+        lower_product(
+            partial.as_mut(),
+            Accum::Replace,
+            buffer.as_ref().subcols(0, rows),
+        );
+        raw.as_mut()
+            .par_col_iter_mut()
+            .zip(partial.as_ref().par_col_iter())
+            .enumerate()
+            .for_each(|(j, (dst, src))| {
+                let (dst, src) = (dst.subrows_mut(j, d - j), src.subrows(j, d - j));
+                for (r, p) in dst.iter_mut().zip(src.iter()) {
+                    *r += f64::from(*p);
+                }
+            });
         start += rows;
     }
     let nf = n as f64;
@@ -292,12 +471,12 @@ mod tests {
             assert!(small_integer_range(x32.as_ref()).is_some());
             let rows = x32.transpose().to_owned();
             let mut ws = Workspace::default();
-            let mean_rm = chunk_moments(rows.as_ref().transpose(), &mut ws);
+            let mean_rm = chunk_moments(rows.as_ref().transpose(), &mut ws, 0).unwrap();
             let scatter_rm = ws.scatter.clone();
-            assert_eq!(mean_rm, chunk_moments(x32.as_ref(), &mut ws));
+            assert_eq!(mean_rm, chunk_moments(x32.as_ref(), &mut ws, 0).unwrap());
             assert_eq!(scatter_rm, ws.scatter);
             let mut ws = Workspace::default();
-            let mean = chunk_moments(x32.as_ref(), &mut ws);
+            let mean = chunk_moments(x32.as_ref(), &mut ws, 0).unwrap();
             let scatter = &ws.scatter;
             let (want_mean, want) = reference(&x);
             for a in 0..d {
@@ -327,7 +506,7 @@ mod tests {
             "{shift:?} {magnitude}"
         );
         let mut ws = Workspace::default();
-        let mean = chunk_moments(x.as_ref(), &mut ws);
+        let mean = chunk_moments(x.as_ref(), &mut ws, 0).unwrap();
         let (want_mean, want) = reference(&x);
         for a in 0..6 {
             assert!(
@@ -346,13 +525,59 @@ mod tests {
     }
 
     #[test]
+    fn float_path_is_exact_to_rounding_far_from_zero_and_across_threads() {
+        // 5,000 rows: the sums and the centred copy are split over threads; an offset of 1e6
+        // with unit spread, plus one far outlier, is where a one-pass formula would fail.
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let (n, d) = (5000, 7);
+        let x = Mat::<f64>::from_fn(n, d, |i, j| {
+            let outlier = if i == 0 { 1e4 } else { 0.0 };
+            1e6 * (1.0 + j as f64) + rng.random::<f64>() + outlier
+        });
+        let rows = x.transpose().to_owned();
+        for view in [x.as_ref(), rows.as_ref().transpose()] {
+            let mut ws = Workspace::default();
+            let mean = chunk_moments(view, &mut ws, 0).unwrap();
+            let (want_mean, want) = reference(&x);
+            for a in 0..d {
+                assert!(
+                    (mean[a] - want_mean[a]).abs() <= 1e-13 * want_mean[a].abs(),
+                    "{} vs {}",
+                    mean[a],
+                    want_mean[a]
+                );
+                for b in 0..=a {
+                    let tol = 1e-11 * (want[a][a] * want[b][b]).sqrt();
+                    assert!(
+                        (ws.scatter[(a, b)] - want[a][b]).abs() <= tol,
+                        "({a},{b}): {} vs {}",
+                        ws.scatter[(a, b)],
+                        want[a][b]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn float_path_names_the_first_non_finite_value() {
+        let mut x = Mat::<f64>::from_fn(3000, 4, |i, j| (i + j) as f64 + 0.5);
+        x[(2500, 2)] = f64::NAN;
+        let rows = x.transpose().to_owned();
+        let err = chunk_moments(rows.as_ref().transpose(), &mut Workspace::default(), 100)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("2600") && err.contains("NaN"), "{err}");
+    }
+
+    #[test]
     fn non_integers_and_large_integers_take_the_float_path() {
         let x = Mat::<f64>::from_fn(100, 3, |i, j| (i * j) as f64 + 0.5);
         assert!(small_integer_range(x.as_ref()).is_none());
         let big = Mat::<f64>::from_fn(100, 3, |i, _| (i * 1000) as f64);
         assert!(small_integer_range(big.as_ref()).is_none());
         let mut ws = Workspace::default();
-        let mean = chunk_moments(x.as_ref(), &mut ws);
+        let mean = chunk_moments(x.as_ref(), &mut ws, 0).unwrap();
         let scatter = &ws.scatter;
         let (want_mean, want) = reference(&x);
         for a in 0..3 {

@@ -31,6 +31,7 @@ mod moments;
 mod params;
 mod prepare;
 mod real;
+mod simd;
 pub mod solver;
 mod source;
 

@@ -84,9 +84,15 @@ impl MomentAccumulator {
         while start < chunk.nrows() {
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
-            check_finite(part, self.n)?;
             let mut ws = std::mem::take(&mut self.workspace);
-            let mean_b = crate::crossprod::chunk_moments(part, &mut ws);
+            let mean_b = crate::crossprod::chunk_moments(part, &mut ws, self.n);
+            let mean_b = match mean_b {
+                Ok(mean) => mean,
+                Err(e) => {
+                    self.workspace = ws;
+                    return Err(e);
+                }
+            };
             self.combine(rows, &mean_b, &ws.scatter);
             self.workspace = ws;
             start += rows;

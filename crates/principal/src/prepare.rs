@@ -21,6 +21,24 @@ impl Preprocessing {
     /// then the centred sums of squares. Rejects non-finite values, naming row and column.
     pub fn from_data<T: Real>(x: MatRef<'_, T>, scaling: Scaling, ddof: usize) -> Result<Self> {
         let (n, d) = (x.nrows(), x.ncols());
+        let nf = n as f64;
+        if x.col_stride() == 1 && n > 0 {
+            // Row-major: both passes in memory order, vectorised.
+            let sums = crate::crossprod::column_sums(x);
+            if sums.iter().any(|s| !s.is_finite()) {
+                check_finite(x, 0)?;
+            }
+            let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
+            let (correction, ss) = centred_sums(x, &rough);
+            let mut mean = vec![0.0; d];
+            let mut sum_sq = vec![0.0; d];
+            for j in 0..d {
+                let delta = correction[j] / nf;
+                mean[j] = rough[j] + delta;
+                sum_sq[j] = (ss[j] - correction[j] * delta).max(0.0);
+            }
+            return Ok(Self::from_sums(mean, &sum_sq, n, scaling, ddof));
+        }
         let mut mean = vec![0.0; d];
         let mut sum_sq = vec![0.0; d];
         for j in 0..d {
@@ -34,7 +52,7 @@ impl Preprocessing {
                 }
                 sum += v;
             }
-            let rough = sum / n as f64;
+            let rough = sum / nf;
             let (mut correction, mut ss) = (0.0, 0.0);
             for i in 0..n {
                 let c = col[i].to_f64() - rough;
@@ -42,7 +60,7 @@ impl Preprocessing {
                 ss += c * c;
             }
             // Centred about `rough`; shift the sum of squares to the corrected mean.
-            let delta = correction / n as f64;
+            let delta = correction / nf;
             mean[j] = rough + delta;
             sum_sq[j] = (ss - correction * delta).max(0.0);
         }
@@ -117,12 +135,28 @@ pub(crate) fn center_scale<T: Real>(
     mean: &[f64],
     scale: Option<&[f64]>,
 ) -> Mat<f64> {
-    match scale {
-        None => Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)].to_f64() - mean[j]),
-        Some(s) => Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
-            (x[(i, j)].to_f64() - mean[j]) / s[j]
-        }),
+    let value = |i: usize, j: usize| {
+        let c = x[(i, j)].to_f64() - mean[j];
+        scale.map_or(c, |s| c / s[j])
+    };
+    if x.col_stride() != 1 {
+        return Mat::from_fn(x.nrows(), x.ncols(), value);
     }
+    // Row-major input, column-major output: bands of rows keep both sides in cache (reading
+    // down a column of row-major data would miss it at every value of a wide matrix).
+    const BAND: usize = 32;
+    let (n, d) = (x.nrows(), x.ncols());
+    let mut out = Mat::<f64>::zeros(n, d);
+    for start in (0..n).step_by(BAND) {
+        let rows = BAND.min(n - start);
+        for j in 0..d {
+            let col = &mut out.col_as_slice_mut(j)[start..start + rows];
+            for (k, o) in col.iter_mut().enumerate() {
+                *o = value(start + k, j);
+            }
+        }
+    }
+    out
 }
 
 /// The first non-finite value of `x` in reading order, as an error naming its place.
@@ -149,4 +183,44 @@ pub(crate) fn check_finite<T: Real>(x: MatRef<'_, T>, row_offset: usize) -> Resu
         }
     }
     Ok(())
+}
+
+/// Per-feature `Σ(x − m)` and `Σ(x − m)²` of row-major `x`, on two threads for large inputs.
+fn centred_sums<T: Real>(x: MatRef<'_, T>, m: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let n = x.nrows();
+    if n >= 1024 {
+        let half = n / 2;
+        let ((mut c, mut s), (c2, s2)) = rayon::join(
+            || centred_sums(x.subrows(0, half), m),
+            || centred_sums(x.subrows(half, n - half), m),
+        );
+        c.iter_mut().zip(&c2).for_each(|(a, b)| *a += b);
+        s.iter_mut().zip(&s2).for_each(|(a, b)| *a += b);
+        return (c, s);
+    }
+    crate::simd::dispatch(CentredSums { rows: x, m })
+}
+
+struct CentredSums<'a, T> {
+    rows: MatRef<'a, T>,
+    m: &'a [f64],
+}
+
+impl<T: Real> crate::simd::Kernel for CentredSums<'_, T> {
+    type Output = (Vec<f64>, Vec<f64>);
+    #[inline(always)]
+    fn run(self) -> (Vec<f64>, Vec<f64>) {
+        let d = self.m.len();
+        let (mut correction, mut ss) = (vec![0.0; d], vec![0.0; d]);
+        for i in 0..self.rows.nrows() {
+            let row = self.rows.row(i).try_as_row_major().expect("row-major");
+            let sums = correction.iter_mut().zip(ss.iter_mut()).zip(self.m);
+            for ((c, s), (v, m)) in sums.zip(row.as_slice()).map(|(a, v)| (a.0, (v, a.1))) {
+                let y = v.to_f64() - m;
+                *c += y;
+                *s += y * y;
+            }
+        }
+        (correction, ss)
+    }
 }
