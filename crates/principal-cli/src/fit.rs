@@ -68,6 +68,7 @@ impl FitConfig {
             .solver(args.solver)
             .iterative(iterative)
             .memory_limit(Some(memory_limit))
+            .precision(args.precision.parse().map_err(anyhow::Error::msg)?)
             .build()?;
         Ok(FitConfig {
             inputs: args.inputs,

@@ -15,7 +15,7 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
 use crate::prepare::check_finite;
-use crate::{Real, Result};
+use crate::{ChunkRef, Precision, Real, Result, MIXED_BLOCK_ROWS};
 
 /// Largest integer magnitude whose products still allow blocks of at least 64 rows in f32.
 const MAX_EXACT_MAGNITUDE: f64 = 512.0;
@@ -42,12 +42,18 @@ pub(crate) fn chunk_moments<T: Real>(
     chunk: MatRef<'_, T>,
     ws: &mut Workspace,
     first_row: usize,
+    precision: Precision,
 ) -> Result<Vec<f64>> {
     ws.prepare(chunk.ncols());
     // Integers are finite: only the float path needs the finiteness check (one pass less).
     Ok(match small_integer_range(chunk) {
         Some((shift, magnitude)) => integer_moments(chunk, &shift, magnitude, ws),
-        None => float_moments(chunk, ws, first_row)?,
+        None => match (T::chunk(chunk), precision) {
+            (ChunkRef::F32(f32_chunk), Precision::Mixed) => {
+                mixed_moments(f32_chunk, ws, first_row)?
+            }
+            _ => float_moments(chunk, ws, first_row)?,
+        },
     })
 }
 
@@ -124,7 +130,7 @@ fn float_moments<T: Real>(
         residual
             .iter_mut()
             .zip(&block_sums)
-            .for_each(|(r, s)| *r += s);
+            .for_each(|(r, s)| *r += *s);
         lower_product(
             scatter.as_mut(),
             Accum::Add,
@@ -142,6 +148,71 @@ fn float_moments<T: Real>(
         .zip(&residual)
         .map(|(m, r)| m + r / nf)
         .collect())
+}
+
+/// [`Precision::Mixed`] for `f32` chunks: centred on the one-pass mean as in `float_moments`,
+/// rounded to f32 and multiplied in f32 over blocks of [`MIXED_BLOCK_ROWS`] rows (the bound
+/// of `Precision::Mixed` depends on that length), each block's product added in f64.
+fn mixed_moments(chunk: MatRef<'_, f32>, ws: &mut Workspace, first_row: usize) -> Result<Vec<f64>> {
+    let (n, d) = (chunk.nrows(), chunk.ncols());
+    let sums = column_sums(chunk);
+    if sums.iter().any(|s| !s.is_finite()) {
+        check_finite(chunk, first_row)?;
+    }
+    let nf = n as f64;
+    let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
+    let block = MIXED_BLOCK_ROWS.min(n);
+    if ws.block32.ncols() < block || ws.block32.nrows() != d {
+        ws.block32 = Mat::zeros(d, block);
+    }
+    let (buffer, scatter, partial) = (&mut ws.block32, &mut ws.scatter, &mut ws.partial);
+    // Σy before rounding: exact for the mean; in the scatter's correction it stands in for
+    // Σŷ, off by a relative 2⁻²⁴ of a sum that is itself near zero.
+    let mut residual = vec![0.0f64; d];
+    let mut start = 0;
+    while start < n {
+        let rows = block.min(n - start);
+        let block_sums = shifted_copy(
+            chunk.subrows(start, rows),
+            &rough,
+            buffer.as_mut().subcols_mut(0, rows),
+        );
+        residual
+            .iter_mut()
+            .zip(&block_sums)
+            .for_each(|(r, s)| *r += *s);
+        lower_product(
+            partial.as_mut(),
+            Accum::Replace,
+            buffer.as_ref().subcols(0, rows),
+        );
+        add_lower(scatter.as_mut(), partial.as_ref());
+        start += rows;
+    }
+    for j in 0..d {
+        for i in j..d {
+            scatter[(i, j)] -= residual[i] * residual[j] / nf;
+        }
+    }
+    Ok(rough
+        .iter()
+        .zip(&residual)
+        .map(|(m, r)| m + r / nf)
+        .collect())
+}
+
+/// `dst += src` on the lower triangle, f32 into f64, by columns on all threads.
+fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>) {
+    let d = dst.nrows();
+    dst.par_col_iter_mut()
+        .zip(src.par_col_iter())
+        .enumerate()
+        .for_each(|(j, (dst, src))| {
+            let (dst, src) = (dst.subrows_mut(j, d - j), src.subrows(j, d - j));
+            for (r, p) in dst.iter_mut().zip(src.iter()) {
+                *r += f64::from(*p);
+            }
+        });
 }
 
 /// Plain per-feature sums in f64, vectorised, on two threads for large row-major chunks.
@@ -283,13 +354,13 @@ fn small_integer_range<T: Real>(chunk: MatRef<'_, T>) -> Option<(Vec<f64>, f64)>
     (magnitude <= MAX_EXACT_MAGNITUDE).then_some((shift, magnitude))
 }
 
-/// Writes rows `x − shift` of `rows` as the columns of `dst` (D×n) and returns their sums per
-/// feature (exact: integers below 2²⁴). Two threads each take half the rows.
+/// Writes rows `x − shift` of `rows` as the columns of `dst` (D×n) and returns the sums of
+/// `x − shift` per feature in f64 (before rounding to `U`). Two threads each take half the rows.
 fn shifted_copy<T: Real, U: Real>(
     rows: MatRef<'_, T>,
     shift: &[f64],
     dst: MatMut<'_, U>,
-) -> Vec<U> {
+) -> Vec<f64> {
     let n = rows.nrows();
     if n >= 512 {
         let half = n / 2;
@@ -298,9 +369,7 @@ fn shifted_copy<T: Real, U: Real>(
             || shifted_copy(rows.subrows(0, half), shift, left),
             || shifted_copy(rows.subrows(half, n - half), shift, right),
         );
-        a.iter_mut()
-            .zip(&b)
-            .for_each(|(a, b)| *a = U::from_f64(a.to_f64() + b.to_f64()));
+        a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
         return a;
     }
     crate::simd::dispatch(ShiftRows { rows, shift, dst })
@@ -340,8 +409,8 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
     }
 }
 
-/// Writes the rows of `rows` minus `shift` as the columns of `dst`; returns their sums (in
-/// the output type: exact for the integer kernel's f32, f64 otherwise).
+/// Writes the rows of `rows` minus `shift` as the columns of `dst`; returns the sums of the
+/// differences in f64, before rounding to the output type (exact for integers).
 struct ShiftRows<'a, T, U> {
     rows: MatRef<'a, T>,
     shift: &'a [f64],
@@ -349,23 +418,23 @@ struct ShiftRows<'a, T, U> {
 }
 
 impl<T: Real, U: Real> crate::simd::Kernel for ShiftRows<'_, T, U> {
-    type Output = Vec<U>;
+    type Output = Vec<f64>;
     #[inline(always)]
-    fn run(self) -> Vec<U> {
+    fn run(self) -> Vec<f64> {
         let ShiftRows {
             rows,
             shift,
             mut dst,
         } = self;
-        let mut sums = vec![U::from_f64(0.0); shift.len()];
+        let mut sums = vec![0.0f64; shift.len()];
         for i in 0..rows.nrows() {
             let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
             let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
             let targets = out.iter_mut().zip(shift).zip(sums.iter_mut());
-            let put = |((o, s), sum): ((&mut U, &f64), &mut U), v: f64| {
-                let y = U::from_f64(v - s);
-                *o = y;
-                *sum = U::from_f64(sum.to_f64() + y.to_f64());
+            let put = |((o, s), sum): ((&mut U, &f64), &mut f64), v: f64| {
+                let y = v - s;
+                *o = U::from_f64(y);
+                *sum += y;
             };
             match rows.row(i).try_as_row_major() {
                 Some(row) => targets
@@ -405,23 +474,14 @@ fn integer_moments<T: Real>(
             buffer.as_mut().subcols_mut(0, rows),
         );
         for (sum, v) in sums.iter_mut().zip(&block_sums) {
-            *sum += f64::from(*v);
+            *sum += v;
         }
         lower_product(
             partial.as_mut(),
             Accum::Replace,
             buffer.as_ref().subcols(0, rows),
         );
-        raw.as_mut()
-            .par_col_iter_mut()
-            .zip(partial.as_ref().par_col_iter())
-            .enumerate()
-            .for_each(|(j, (dst, src))| {
-                let (dst, src) = (dst.subrows_mut(j, d - j), src.subrows(j, d - j));
-                for (r, p) in dst.iter_mut().zip(src.iter()) {
-                    *r += f64::from(*p);
-                }
-            });
+        add_lower(raw.as_mut(), partial.as_ref());
         start += rows;
     }
     let nf = n as f64;
@@ -471,12 +531,16 @@ mod tests {
             assert!(small_integer_range(x32.as_ref()).is_some());
             let rows = x32.transpose().to_owned();
             let mut ws = Workspace::default();
-            let mean_rm = chunk_moments(rows.as_ref().transpose(), &mut ws, 0).unwrap();
+            let mean_rm =
+                chunk_moments(rows.as_ref().transpose(), &mut ws, 0, Precision::Full).unwrap();
             let scatter_rm = ws.scatter.clone();
-            assert_eq!(mean_rm, chunk_moments(x32.as_ref(), &mut ws, 0).unwrap());
+            assert_eq!(
+                mean_rm,
+                chunk_moments(x32.as_ref(), &mut ws, 0, Precision::Full).unwrap()
+            );
             assert_eq!(scatter_rm, ws.scatter);
             let mut ws = Workspace::default();
-            let mean = chunk_moments(x32.as_ref(), &mut ws, 0).unwrap();
+            let mean = chunk_moments(x32.as_ref(), &mut ws, 0, Precision::Full).unwrap();
             let scatter = &ws.scatter;
             let (want_mean, want) = reference(&x);
             for a in 0..d {
@@ -506,7 +570,7 @@ mod tests {
             "{shift:?} {magnitude}"
         );
         let mut ws = Workspace::default();
-        let mean = chunk_moments(x.as_ref(), &mut ws, 0).unwrap();
+        let mean = chunk_moments(x.as_ref(), &mut ws, 0, Precision::Full).unwrap();
         let (want_mean, want) = reference(&x);
         for a in 0..6 {
             assert!(
@@ -537,7 +601,7 @@ mod tests {
         let rows = x.transpose().to_owned();
         for view in [x.as_ref(), rows.as_ref().transpose()] {
             let mut ws = Workspace::default();
-            let mean = chunk_moments(view, &mut ws, 0).unwrap();
+            let mean = chunk_moments(view, &mut ws, 0, Precision::Full).unwrap();
             let (want_mean, want) = reference(&x);
             for a in 0..d {
                 assert!(
@@ -564,10 +628,60 @@ mod tests {
         let mut x = Mat::<f64>::from_fn(3000, 4, |i, j| (i + j) as f64 + 0.5);
         x[(2500, 2)] = f64::NAN;
         let rows = x.transpose().to_owned();
-        let err = chunk_moments(rows.as_ref().transpose(), &mut Workspace::default(), 100)
-            .unwrap_err()
-            .to_string();
+        let err = chunk_moments(
+            rows.as_ref().transpose(),
+            &mut Workspace::default(),
+            100,
+            Precision::Full,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("2600") && err.contains("NaN"), "{err}");
+    }
+
+    #[test]
+    fn mixed_precision_keeps_every_entry_within_its_bound() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let (n, d) = (3000, 12);
+        let x32 = Mat::<f32>::from_fn(n, d, |_, j| {
+            (1e3 * j as f64 + rng.random::<f64>() * (1.0 + j as f64)) as f32
+        });
+        let x = Mat::<f64>::from_fn(n, d, |i, j| f64::from(x32[(i, j)]));
+        let rows = x32.transpose().to_owned();
+        let mut ws = Workspace::default();
+        let mean = chunk_moments(rows.as_ref().transpose(), &mut ws, 0, Precision::Mixed).unwrap();
+        let mixed = ws.scatter.clone();
+        let full_mean = chunk_moments(x.as_ref(), &mut ws, 0, Precision::Full).unwrap();
+        let u = f64::from(f32::EPSILON) / 2.0;
+        let per_entry = (crate::MIXED_BLOCK_ROWS as f64 + 3.0) * u;
+        let mut largest = 0.0f64;
+        for a in 0..d {
+            assert!((mean[a] - full_mean[a]).abs() <= 1e-12 * full_mean[a].abs().max(1.0));
+            for b in 0..=a {
+                let scale = (ws.scatter[(a, a)] * ws.scatter[(b, b)]).sqrt();
+                let err = (mixed[(a, b)] - ws.scatter[(a, b)]).abs();
+                assert!(
+                    err <= per_entry * scale,
+                    "({a},{b}): {err} > {}",
+                    per_entry * scale
+                );
+                largest = largest.max(err / scale);
+            }
+        }
+        // The f32 path really ran: f64 products would agree to ~1e-15.
+        assert!(largest > 1e-12, "{largest}");
+    }
+
+    #[test]
+    fn mixed_precision_leaves_small_integers_exact() {
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let x32 = Mat::<f32>::from_fn(2000, 9, |_, _| rng.random_range(0..=255) as f32);
+        let mut ws = Workspace::default();
+        let a = chunk_moments(x32.as_ref(), &mut ws, 0, Precision::Mixed).unwrap();
+        let mixed = ws.scatter.clone();
+        let b = chunk_moments(x32.as_ref(), &mut ws, 0, Precision::Full).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(mixed, ws.scatter);
     }
 
     #[test]
@@ -577,7 +691,7 @@ mod tests {
         let big = Mat::<f64>::from_fn(100, 3, |i, _| (i * 1000) as f64);
         assert!(small_integer_range(big.as_ref()).is_none());
         let mut ws = Workspace::default();
-        let mean = chunk_moments(x.as_ref(), &mut ws, 0).unwrap();
+        let mean = chunk_moments(x.as_ref(), &mut ws, 0, Precision::Full).unwrap();
         let scatter = &ws.scatter;
         let (want_mean, want) = reference(&x);
         for a in 0..3 {

@@ -3,7 +3,7 @@
 use faer::{Mat, MatRef};
 
 use crate::prepare::check_finite;
-use crate::{ChunkRef, ChunkSource, PcaError, Real, Result};
+use crate::{ChunkRef, ChunkSource, PcaError, Precision, Real, Result};
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
 /// of rows, and merges with other accumulators exactly (Chan, Golub & LeVeque's pairwise update):
@@ -36,6 +36,7 @@ pub struct MomentAccumulator {
     n: usize,
     mean: Vec<f64>,
     scatter: Mat<f64>,
+    precision: Precision,
     workspace: crate::crossprod::Workspace,
 }
 
@@ -54,8 +55,15 @@ impl MomentAccumulator {
             n: 0,
             mean: vec![0.0; n_features],
             scatter: Mat::zeros(n_features, n_features),
+            precision: Precision::Full,
             workspace: Default::default(),
         }
+    }
+
+    /// The arithmetic of the products for `f32` chunks (see [`Precision`]); `Full` by default.
+    pub fn with_precision(mut self, precision: Precision) -> Self {
+        self.precision = precision;
+        self
     }
 
     /// Number of rows pushed so far.
@@ -85,7 +93,7 @@ impl MomentAccumulator {
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
             let mut ws = std::mem::take(&mut self.workspace);
-            let mean_b = crate::crossprod::chunk_moments(part, &mut ws, self.n);
+            let mean_b = crate::crossprod::chunk_moments(part, &mut ws, self.n, self.precision);
             let mean_b = match mean_b {
                 Ok(mean) => mean,
                 Err(e) => {
@@ -108,9 +116,9 @@ impl MomentAccumulator {
         }
     }
 
-    /// One pass over `source`.
-    pub fn from_source(source: &mut dyn ChunkSource) -> Result<Self> {
-        let mut acc = MomentAccumulator::new(source.n_features());
+    /// One pass over `source`, with `precision` for its `f32` chunks.
+    pub fn from_source(source: &mut dyn ChunkSource, precision: Precision) -> Result<Self> {
+        let mut acc = MomentAccumulator::new(source.n_features()).with_precision(precision);
         source.pass(&mut |chunk| acc.push_chunk(chunk))?;
         Ok(acc)
     }

@@ -568,6 +568,34 @@ proptest! {
     }
 
     #[test]
+    fn mixed_precision_stays_within_its_stated_bound(case in cases()) {
+        // f32 data, and the same values in f64 for the exact reference.
+        let x64 = random_matrix(case.n, case.d, case.rank, case.offset, case.seed);
+        let x32 = Mat::<f32>::from_fn(case.n, case.d, |i, j| x64[(i, j)] as f32);
+        let exact_input = Mat::<f64>::from_fn(case.n, case.d, |i, j| f64::from(x32[(i, j)]));
+        let params = |precision| {
+            PcaBuilder::new()
+                .components(ComponentCount::Fixed(case.m))
+                .ddof(case.ddof)
+                .solver(Solver::Covariance)
+                .precision(precision)
+                .build()
+                .unwrap()
+        };
+        let exact = params(Precision::Full).fit(exact_input.as_ref()).unwrap();
+        let mixed = params(Precision::Mixed).fit(x32.as_ref()).unwrap();
+        let total = exact.total_variance();
+        let bound = Precision::Mixed.eigenvalue_bound() * total + 1e-12 * total;
+        for (a, b) in mixed.explained_variance().iter().zip(exact.explained_variance()) {
+            prop_assert!((a - b).abs() <= bound, "{a} vs {b}: bound {bound}");
+        }
+        prop_assert!((mixed.total_variance() - total).abs() <= bound);
+        for (a, b) in mixed.mean().iter().zip(exact.mean()) {
+            prop_assert!((a - b).abs() <= 1e-12 * b.abs().max(total.sqrt()).max(1e-300));
+        }
+    }
+
+    #[test]
     fn merging_any_split_equals_one_pass(n in 1usize..50, d in 1usize..8, seed: u64, cuts in prop::collection::vec(0usize..50, 0..4), big_offset: bool) {
         let x = random_matrix(n, d, None, if big_offset { 1e6 } else { 0.0 }, seed);
         let mut one = MomentAccumulator::new(d);
