@@ -32,8 +32,8 @@ if [[ ! -f "$FASHION" ]]; then
     fi
 fi
 
-# 3. The release binary.
-(cd "$ROOT" && cargo build --release -p principal-cli)
+# 3. The release binary, and the example that times the fit alone on data in memory.
+(cd "$ROOT" && cargo build --release -p principal-cli && cargo build --release -p principal-io --example fit_in_memory)
 
 # 4. The benchmark.
 exec "$VENV/bin/python" "$BENCH/bench.py" "$@"
