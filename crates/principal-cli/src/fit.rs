@@ -106,8 +106,7 @@ struct ReadingPlan {
     why: String,
 }
 
-/// Data that fits in half the budget (counted twice: reading holds it twice for a moment) is
-/// read into memory when a solver makes several passes
+/// Data that fits in half the budget is read into memory when a solver makes several passes
 /// (memory is faster than re-reading); the covariance solver always streams (one pass, and
 /// its memory is D² whatever N is); gram and svd need the data whole.
 fn reading_plan(
@@ -122,8 +121,11 @@ fn reading_plan(
         (requested, _) => requested,
     };
     let size = format!("≈ {} MB of data", data_bytes.div_ceil(1_000_000));
-    // Reading a table whole holds it twice for a moment (rows as read, then the matrix).
-    let fits = 2 * data_bytes <= limit / 2;
+    // With the row count known up front (NPY, IDX, Parquet) the rows are read into one buffer
+    // of the exact size, which becomes the matrix; otherwise the growing buffer can hold up to
+    // three times the data while it is reallocated.
+    let held = if rows.is_some() { 1 } else { 3 };
+    let fits = held * data_bytes <= limit / 2;
     let (streaming, why) = match solver {
         Solver::Covariance => (
             true,

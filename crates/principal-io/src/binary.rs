@@ -1,4 +1,5 @@
-//! Row-by-row decoding of dense binary arrays, shared by NPY and IDX.
+//! Decoding of dense binary arrays, shared by NPY and IDX: in batches of whole rows when the
+//! rows are stored in order and every column is kept (the common case), else row by row.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -77,9 +78,39 @@ impl ElemType {
     }
 }
 
+/// Appends the elements of `bytes` (`N` bytes each) to `v`, decoded by `decode`, and returns the
+/// index (from the first appended) of the first that `finite` rejects, if any. Works a block at
+/// a time, checking each block while it is in cache; the check has no early exit within a block,
+/// so that it vectorises.
+#[inline(always)]
+fn extend_checked<T: Copy, const N: usize>(
+    v: &mut Vec<T>,
+    bytes: &[u8],
+    decode: impl Fn([u8; N]) -> T,
+    finite: impl Fn(T) -> bool,
+) -> Option<usize> {
+    const BLOCK: usize = 1024;
+    let start = v.len();
+    for part in bytes.chunks(BLOCK * N) {
+        let at = v.len();
+        v.extend(
+            part.chunks_exact(N)
+                .map(|c| decode(c.try_into().expect("chunks of N bytes"))),
+        );
+        let block = &v[at..];
+        if !block.iter().fold(true, |ok, &x| ok & finite(x)) {
+            return block
+                .iter()
+                .position(|&x| !finite(x))
+                .map(|k| at - start + k);
+        }
+    }
+    None
+}
+
 /// Where the element bytes come from.
 enum Layout {
-    /// C order: one row at a time from the stream.
+    /// C order: rows read from the stream in order (in batches, or one at a time).
     Rows,
     /// Fortran order: the whole array, read at the first call (rows are not contiguous).
     Columns(Option<Vec<u8>>),
@@ -99,7 +130,17 @@ pub(crate) struct BinaryRows {
     compressed: bool,
     size_checked: bool,
     layout: Layout,
+    /// Rows per bulk read when the rows are stored in order (C order) and every column is kept
+    /// in order: then whole batches are read with one call and decoded in one loop. 0 when
+    /// rows must be read one at a time (column selection, Fortran order).
+    batch_rows: usize,
+    /// The bytes of one batch, reused from batch to batch.
+    batch: Vec<u8>,
 }
+
+/// Bytes read at a time by the bulk path: large enough that the cost per call vanishes, small
+/// enough that the batch is still in cache when it is decoded.
+const BATCH_BYTES: usize = 1 << 20;
 
 /// Rows above this many bytes are refused when the file size cannot be checked (gzip):
 /// a garbage header must give an error, not an allocation failure.
@@ -158,6 +199,12 @@ impl BinaryRows {
         } else {
             Layout::Rows
         };
+        let row_bytes = usize::try_from(row_bytes).map_err(|_| too_big())?;
+        let in_order = kept.iter().copied().eq(0..header.ncols);
+        let batch_rows = match layout {
+            Layout::Rows if in_order => (BATCH_BYTES / row_bytes.max(1)).max(1),
+            _ => 0,
+        };
         Ok(BinaryRows {
             path: path.to_owned(),
             reader,
@@ -166,11 +213,13 @@ impl BinaryRows {
             ncols: header.ncols,
             kept,
             next_row: 0,
-            row: vec![0; usize::try_from(row_bytes).map_err(|_| too_big())?],
+            row: vec![0; row_bytes],
             data_start: header.data_start,
             compressed,
             size_checked: file_len.is_some(),
             layout,
+            batch_rows,
+            batch: Vec::new(),
         })
     }
 
@@ -207,6 +256,10 @@ impl BinaryRows {
         let n = max_rows.min(self.nrows - self.next_row);
         if n == 0 {
             return Ok(0);
+        }
+        if self.batch_rows > 0 {
+            self.read_batches(n, out)?;
+            return Ok(n);
         }
         if let Layout::Columns(None) = self.layout {
             let total = self.row.len() as u64 * self.nrows as u64;
@@ -246,6 +299,112 @@ impl BinaryRows {
             self.next_row += 1;
         }
         Ok(n)
+    }
+
+    /// Appends the next `n` rows to `out` in batches of `batch_rows` rows (every column kept,
+    /// rows stored in order): one read per batch, one decoding loop over the whole batch.
+    fn read_batches(&mut self, n: usize, out: &mut RowBuf) -> Result<()> {
+        let row_bytes = self.row.len();
+        let end = self.next_row + n;
+        while self.next_row < end {
+            let len = self.batch_rows.min(end - self.next_row) * row_bytes;
+            if self.batch.len() < len {
+                self.batch.resize(len, 0);
+            }
+            let got = read_full(&mut self.reader, &mut self.batch[..len]).map_err(|source| {
+                IoError::Read {
+                    path: self.path.clone(),
+                    source,
+                }
+            })?;
+            let read_before = self.next_row as u64 * row_bytes as u64;
+            // The whole rows before a truncation are decoded first, as row by row: a non-finite
+            // value in them is reported before the truncation.
+            let whole = got / row_bytes;
+            self.push_batch(whole, out)?;
+            self.next_row += whole;
+            if got < len {
+                return Err(self.truncated(read_before + got as u64));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes the first `rows` rows of `self.batch` (every column, rows from `self.next_row`)
+    /// into `out`, floats checked for finiteness as they are decoded. One monomorphic loop per
+    /// element type and byte order over the whole batch, so that it vectorises.
+    fn push_batch(&self, rows: usize, out: &mut RowBuf) -> Result<()> {
+        let bytes = &self.batch[..rows * self.row.len()];
+        let (elem, be) = (self.elem.elem, self.elem.big_endian);
+        macro_rules! push {
+            ($v:expr, $t:ty, $n:literal, $conv:expr) => {{
+                let items = bytes.chunks_exact($n);
+                if be {
+                    $v.extend(items.map(|c| $conv(<$t>::from_be_bytes(c.try_into().unwrap()))))
+                } else {
+                    $v.extend(items.map(|c| $conv(<$t>::from_le_bytes(c.try_into().unwrap()))))
+                }
+            }};
+        }
+        // Integers are always finite.
+        macro_rules! ints {
+            ($e:expr) => {{
+                $e;
+                None
+            }};
+        }
+        // Floats are checked as they are decoded; a bad one is reported with its value.
+        macro_rules! floats {
+            ($v:expr, $finite:expr, $be:expr, $le:expr) => {{
+                let start = $v.len();
+                let k = if be {
+                    extend_checked($v, bytes, $be, $finite)
+                } else {
+                    extend_checked($v, bytes, $le, $finite)
+                };
+                k.map(|k| (k, f64::from($v[start + k])))
+            }};
+        }
+        if !elem.fits_f32() {
+            // Not reached (a stream is f32 only when every shard fits f32); widen, never round.
+            out.widen();
+        }
+        let non_finite = match out {
+            RowBuf::F32(v) => match elem {
+                Elem::U8 => ints!(v.extend(bytes.iter().map(|&b| f32::from(b)))),
+                Elem::I8 => ints!(v.extend(bytes.iter().map(|&b| f32::from(b as i8)))),
+                Elem::U16 => ints!(push!(v, u16, 2, f32::from)),
+                Elem::I16 => ints!(push!(v, i16, 2, f32::from)),
+                _ => floats!(v, f32::is_finite, f32::from_be_bytes, f32::from_le_bytes),
+            },
+            RowBuf::F64(v) => match elem {
+                Elem::U8 => ints!(v.extend(bytes.iter().map(|&b| f64::from(b)))),
+                Elem::I8 => ints!(v.extend(bytes.iter().map(|&b| f64::from(b as i8)))),
+                Elem::U16 => ints!(push!(v, u16, 2, f64::from)),
+                Elem::I16 => ints!(push!(v, i16, 2, f64::from)),
+                Elem::U32 => ints!(push!(v, u32, 4, f64::from)),
+                Elem::I32 => ints!(push!(v, i32, 4, f64::from)),
+                Elem::U64 => ints!(push!(v, u64, 8, |x| x as f64)),
+                Elem::I64 => ints!(push!(v, i64, 8, |x| x as f64)),
+                Elem::F32 => floats!(
+                    v,
+                    f64::is_finite,
+                    |a| f64::from(f32::from_be_bytes(a)),
+                    |a| f64::from(f32::from_le_bytes(a))
+                ),
+                Elem::F64 => floats!(v, f64::is_finite, f64::from_be_bytes, f64::from_le_bytes),
+            },
+        };
+        match non_finite {
+            // Every column is kept, in order: position k is row k / ncols, column k % ncols.
+            Some((k, value)) => Err(IoError::NonFiniteElement {
+                path: self.path.clone(),
+                row: self.next_row + k / self.ncols,
+                column: k % self.ncols,
+                value,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Decodes the kept columns of row `r` (in `self.row`) into `out`. One monomorphic loop per
@@ -321,6 +480,280 @@ impl BinaryRows {
                 value,
             }),
             None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::source::{open, Format};
+    use crate::test_util::*;
+    use crate::{idx, npy, ColumnSelector, ReadOptions};
+
+    /// `values` as the raw elements of NPY type `descr` (`<` little-, `>` big-endian, `|` bytes).
+    fn encode(descr: &str, values: &[f64]) -> Vec<u8> {
+        let be = descr.starts_with('>');
+        macro_rules! enc {
+            ($t:ty) => {
+                values
+                    .iter()
+                    .flat_map(|&x| {
+                        let x = x as $t;
+                        if be {
+                            x.to_be_bytes().to_vec()
+                        } else {
+                            x.to_le_bytes().to_vec()
+                        }
+                    })
+                    .collect()
+            };
+        }
+        match &descr[1..] {
+            "u1" => enc!(u8),
+            "i1" => enc!(i8),
+            "u2" => enc!(u16),
+            "i2" => enc!(i16),
+            "u4" => enc!(u32),
+            "i4" => enc!(i32),
+            "u8" => enc!(u64),
+            "i8" => enc!(i64),
+            "f4" => enc!(f32),
+            "f8" => enc!(f64),
+            other => panic!("no such type {other}"),
+        }
+    }
+
+    /// Values that every type holds exactly: small and, for signed and float types, negative.
+    fn values(descr: &str, n: usize) -> Vec<f64> {
+        let signed = !descr.contains('u');
+        (0..n)
+            .map(|k| {
+                let x = ((k * 37 + 11) % 127) as f64;
+                match &descr[1..] {
+                    "f4" => f64::from(((x - 60.0) * 0.375 + k as f64 * 1e-3) as f32),
+                    "f8" => (x - 60.0) * 0.375 + k as f64 * 1e-3,
+                    _ if signed => x - 60.0,
+                    _ => x,
+                }
+            })
+            .collect()
+    }
+
+    /// Opens `path` as `principal fit` does; `batch_rows` overrides the batch size (0: row by
+    /// row).
+    fn rows_of(path: &Path, options: &ReadOptions, batch_rows: Option<usize>) -> BinaryRows {
+        let opened = open(path).unwrap();
+        let mut rows = match opened.format {
+            Format::Npy => npy::open_rows(path, opened, options),
+            Format::Idx => idx::open_rows(path, opened, options),
+            other => panic!("{other:?} is not binary"),
+        }
+        .unwrap();
+        if let Some(b) = batch_rows {
+            rows.batch_rows = b;
+        }
+        rows
+    }
+
+    /// Every value read in chunks of `chunk` rows into an f32 (`f32`) or f64 buffer, as f64,
+    /// or the error message.
+    fn drain(
+        mut rows: BinaryRows,
+        chunk: usize,
+        f32: bool,
+    ) -> std::result::Result<Vec<f64>, String> {
+        let mut out = if f32 {
+            RowBuf::F32(Vec::new())
+        } else {
+            RowBuf::F64(Vec::new())
+        };
+        let mut total = 0;
+        loop {
+            let n = rows.read_rows(chunk, &mut out).map_err(|e| e.to_string())?;
+            assert!(n <= chunk);
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+        assert_eq!(total, rows.nrows());
+        Ok(match out {
+            RowBuf::F32(v) => {
+                assert!(f32, "stays f32");
+                v.into_iter().map(f64::from).collect()
+            }
+            RowBuf::F64(v) => v,
+        })
+    }
+
+    const TYPES: [&str; 13] = [
+        "<f4", ">f4", "<f8", ">f8", "|u1", "|i1", "<i2", ">i2", "<u2", ">u4", "<i4", ">i8", "<u8",
+    ];
+
+    #[test]
+    fn batches_equal_rows_one_at_a_time_for_every_type_and_byte_order() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (53, 7);
+        for descr in TYPES {
+            let data = values(descr, n * d);
+            let bytes = npy(descr, false, &[n, d], &encode(descr, &data));
+            for (name, bytes) in [("a.npy", bytes.clone()), ("a.npy.gz", gz(&bytes))] {
+                let path = write_file(dir.path(), name, &bytes);
+                let options = ReadOptions::default();
+                let whole = rows_of(&path, &options, None);
+                assert!(whole.batch_rows > n, "{descr}: read in one batch");
+                let fits = whole.is_f32();
+                // f64 buffers too: an f32 shard in a stream that another shard makes f64.
+                for f32 in [fits, false] {
+                    let reference = drain(rows_of(&path, &options, Some(0)), 5, f32).unwrap();
+                    assert_eq!(reference, data, "{descr} {name}");
+                    // Chunks that end inside a batch, batches that end inside a chunk.
+                    for (batch, chunk) in [(3, 5), (5, 3), (4, 4), (1, 7), (100, 10), (7, 1000)] {
+                        let got = drain(rows_of(&path, &options, Some(batch)), chunk, f32);
+                        assert_eq!(
+                            got.unwrap(),
+                            reference,
+                            "{descr} {name} batches of {batch}, chunks of {chunk}"
+                        );
+                    }
+                    assert_eq!(drain(whole_again(&path), 1000, f32).unwrap(), reference);
+                }
+            }
+        }
+        // IDX (big-endian), as MNIST's images: u8, i16, f32.
+        for (code, descr) in [(0x08, ">u1"), (0x0B, ">i2"), (0x0D, ">f4"), (0x0E, ">f8")] {
+            let data = values(descr, n * d);
+            let bytes = idx(code, &[n as u32, d as u32], &encode(descr, &data));
+            let path = write_file(dir.path(), "b-idx.gz", &gz(&bytes));
+            let options = ReadOptions::default();
+            let f32 = rows_of(&path, &options, None).is_f32();
+            for (batch, chunk) in [(0, 6), (3, 5), (1000, 6), (1000, 1000)] {
+                let got = drain(rows_of(&path, &options, Some(batch)), chunk, f32).unwrap();
+                assert_eq!(got, data, "IDX {descr} batches of {batch}");
+            }
+        }
+    }
+
+    fn whole_again(path: &Path) -> BinaryRows {
+        rows_of(path, &ReadOptions::default(), None)
+    }
+
+    #[test]
+    fn only_whole_rows_in_order_are_read_in_batches() {
+        let dir = TempDir::new().unwrap();
+        let c = write_file(
+            dir.path(),
+            "c.npy",
+            &npy("<f8", false, &[4, 3], &encode("<f8", &[0.0; 12])),
+        );
+        let f = write_file(
+            dir.path(),
+            "f.npy",
+            &npy("<f8", true, &[4, 3], &encode("<f8", &[0.0; 12])),
+        );
+        let select = |sel: Vec<usize>| ReadOptions {
+            columns: Some(sel.into_iter().map(ColumnSelector::Index).collect()),
+            ..Default::default()
+        };
+        assert!(rows_of(&c, &ReadOptions::default(), None).batch_rows > 0);
+        assert!(rows_of(&c, &select(vec![0, 1, 2]), None).batch_rows > 0);
+        assert_eq!(rows_of(&c, &select(vec![0, 2]), None).batch_rows, 0);
+        assert_eq!(rows_of(&c, &select(vec![1, 0, 2]), None).batch_rows, 0);
+        assert_eq!(rows_of(&f, &ReadOptions::default(), None).batch_rows, 0);
+        // A batch holds whole rows, at least one.
+        let wide = write_file(
+            dir.path(),
+            "w.npy",
+            &npy("|u1", false, &[2, 3 << 20], &vec![1; 6 << 20]),
+        );
+        assert_eq!(rows_of(&wide, &ReadOptions::default(), None).batch_rows, 1);
+    }
+
+    #[test]
+    fn truncation_inside_a_batch_is_reported_as_row_by_row() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (40, 6);
+        for descr in ["<f4", ">f8", "|u1", ">i2"] {
+            let size = encode(descr, &[0.0]).len();
+            let full = npy(descr, false, &[n, d], &encode(descr, &values(descr, n * d)));
+            let header = full.len() - n * d * size;
+            // Cut in row 17, 5 bytes into it.
+            let cut = header + 17 * d * size + 5;
+            let path = write_file(dir.path(), "t.npy.gz", &gz(&full[..cut]));
+            let expected = format!(
+                "{} is truncated: its header promises {} bytes (decompressed) but there are only \
+                 {cut}",
+                path.display(),
+                full.len()
+            );
+            let options = ReadOptions::default();
+            let f32 = rows_of(&path, &options, None).is_f32();
+            for (batch, chunk) in [(0, 4), (3, 5), (10, 4), (1000, 7), (1000, 1000)] {
+                let e = drain(rows_of(&path, &options, Some(batch)), chunk, f32).unwrap_err();
+                assert_eq!(e, expected, "{descr} batches of {batch}, chunks of {chunk}");
+            }
+            // The complete rows before the cut were handed out.
+            let mut rows = rows_of(&path, &options, None);
+            let mut out = RowBuf::F64(Vec::new());
+            assert_eq!(rows.read_rows(10, &mut out).unwrap(), 10);
+            assert!(rows.read_rows(1000, &mut out).is_err());
+            let RowBuf::F64(v) = out else { panic!() };
+            assert_eq!(v, values(descr, n * d)[..17 * d]);
+        }
+    }
+
+    #[test]
+    fn non_finite_values_name_their_row_and_column_in_every_batch() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (300, 7);
+        for descr in ["<f4", ">f4", "<f8", ">f8"] {
+            // In the first block of a batch and far into it (blocks are 1024 elements).
+            for (r, c, bad) in [(0, 0, f64::NAN), (2, 6, f64::INFINITY), (250, 3, f64::NAN)] {
+                let mut data = values(descr, n * d);
+                data[r * d + c] = bad;
+                let path = write_file(
+                    dir.path(),
+                    "n.npy",
+                    &npy(descr, false, &[n, d], &encode(descr, &data)),
+                );
+                let expected = format!(
+                    "{}: non-finite value {bad} at row {r}, column {c} (counting from 0, as numpy \
+                     does)",
+                    path.display()
+                );
+                let options = ReadOptions::default();
+                for f32 in [descr.ends_with("f4"), false] {
+                    for (batch, chunk) in [(0, 9), (4, 9), (1000, 9), (1000, 1000), (251, 1000)] {
+                        let e = drain(rows_of(&path, &options, Some(batch)), chunk, f32);
+                        assert_eq!(
+                            e.unwrap_err(),
+                            expected,
+                            "{descr} batches of {batch}, chunks of {chunk}"
+                        );
+                    }
+                }
+            }
+            // Before a truncation in the same batch: the value is reported, as row by row.
+            let mut data = values(descr, n * d);
+            data[5 * d + 1] = f64::NAN;
+            let full = npy(descr, false, &[n, d], &encode(descr, &data));
+            let path = write_file(dir.path(), "nt.npy.gz", &gz(&full[..full.len() - 100]));
+            for batch in [0, 1000] {
+                let e = drain(
+                    rows_of(&path, &ReadOptions::default(), Some(batch)),
+                    1000,
+                    false,
+                );
+                assert!(
+                    e.as_ref().unwrap_err().contains("at row 5, column 1"),
+                    "{descr}: {e:?}"
+                );
+            }
         }
     }
 }

@@ -1176,6 +1176,29 @@ mod tests {
     }
 
     #[test]
+    fn a_pass_recycles_two_chunk_buffers() {
+        let dir = TempDir::new().unwrap();
+        let p = write_file(dir.path(), "big.npy", &f64_npy(1000, 5, false, 0.0));
+        let mut source = FileSource::open(&[p], &ReadOptions::default(), 10).unwrap();
+        for _ in 0..3 {
+            let mut buffers = std::collections::BTreeSet::new();
+            let mut chunks = 0;
+            source
+                .pass(&mut |chunk| {
+                    if let principal::ChunkRef::F64(m) = chunk {
+                        buffers.insert(m.as_ptr() as usize);
+                    }
+                    chunks += 1;
+                    Ok(())
+                })
+                .unwrap();
+            // One visited, one being filled: 100 chunks in (at most) two buffers.
+            assert_eq!(chunks, 100);
+            assert!(buffers.len() <= 2, "{} buffers", buffers.len());
+        }
+    }
+
+    #[test]
     fn a_failing_visitor_stops_the_pass_cleanly() {
         let dir = TempDir::new().unwrap();
         let p = write_file(dir.path(), "big.npy", &f64_npy(1000, 5, false, 0.0));
