@@ -1,9 +1,16 @@
 //! Streaming first and second moments: count, mean and centred cross-products.
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatRef, Par};
 
 use crate::prepare::check_finite;
 use crate::{ChunkRef, ChunkSource, PcaError, Precision, Real, Result};
+
+/// Widest rows for which a large chunk is split between two threads, each with its own
+/// products, rather than every product split between them. Measured on 2 cores (one push of
+/// a 4·10⁹/D²-row matrix, with and without the split): 1.4× faster at D = 100, even at
+/// D = 300, 10–15% slower from D = 400 on, where faer's parallel product of a D×D block is
+/// efficient and two private D×D results no longer fit in a core's cache.
+const SPLIT_MAX_FEATURES: usize = 320;
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
 /// of rows, and merges with other accumulators exactly (Chan, Golub & LeVeque's pairwise update):
@@ -38,6 +45,8 @@ pub struct MomentAccumulator {
     scatter: Mat<f64>,
     precision: Precision,
     workspace: crate::crossprod::Workspace,
+    /// Accumulates the second half of large chunks on another thread (kept for its buffers).
+    helper: Option<Box<MomentAccumulator>>,
 }
 
 /// The finished moments of a data set: what the covariance solver needs.
@@ -57,6 +66,7 @@ impl MomentAccumulator {
             scatter: Mat::zeros(n_features, n_features),
             precision: Precision::Full,
             workspace: Default::default(),
+            helper: None,
         }
     }
 
@@ -85,27 +95,68 @@ impl MomentAccumulator {
                 found: chunk.ncols(),
             });
         }
+        let (n, d) = (chunk.nrows(), self.n_features());
+        let piece = crate::crossprod::cached_rows(d);
+        if n < 2 * piece || d > SPLIT_MAX_FEATURES {
+            return self.push_pieces(chunk, self.n, Par::rayon(0));
+        }
+        // Two halves, each accumulated on its own thread with sequential passes and products,
+        // then merged: no thread waits on the other inside a piece, and each works in its own
+        // cache. The split depends on the shape only, so the result does not depend on the
+        // number of threads.
+        let half = (n / 2).div_ceil(piece) * piece;
+        let mut right = self.helper.take().unwrap_or_else(|| {
+            Box::new(MomentAccumulator::new(self.n_features()).with_precision(self.precision))
+        });
+        right.clear();
+        let first_right = self.n + half;
+        let (left_result, right_result) = rayon::join(
+            || self.push_pieces(chunk.subrows(0, half), self.n, Par::Seq),
+            || right.push_pieces(chunk.subrows(half, n - half), first_right, Par::Seq),
+        );
+        left_result?;
+        right_result?;
+        self.combine(right.n, &right.mean, &right.scatter);
+        self.helper = Some(right);
+        Ok(())
+    }
+
+    /// Adds `chunk` piece by piece (rows counted from `first_row` in errors), each piece's
+    /// passes and products run with `par`.
+    fn push_pieces<T: Real>(
+        &mut self,
+        chunk: MatRef<'_, T>,
+        first_row: usize,
+        par: Par,
+    ) -> Result<()> {
         // Pieces of a few MiB: every look at the rows (checks, means, products) then hits the
         // cache; one look per piece at a large chunk would go to memory each time.
         let piece = crate::crossprod::cached_rows(self.n_features());
+        let mut ws = std::mem::take(&mut self.workspace);
+        ws.par = par;
         let mut start = 0;
-        while start < chunk.nrows() {
+        let result = loop {
+            if start >= chunk.nrows() {
+                break Ok(());
+            }
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
-            let mut ws = std::mem::take(&mut self.workspace);
-            let mean_b = crate::crossprod::chunk_moments(part, &mut ws, self.n, self.precision);
-            let mean_b = match mean_b {
-                Ok(mean) => mean,
-                Err(e) => {
-                    self.workspace = ws;
-                    return Err(e);
-                }
-            };
-            self.combine(rows, &mean_b, &ws.scatter);
-            self.workspace = ws;
+            match crate::crossprod::chunk_moments(part, &mut ws, first_row + start, self.precision)
+            {
+                Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
+                Err(e) => break Err(e),
+            }
             start += rows;
-        }
-        Ok(())
+        };
+        self.workspace = ws;
+        result
+    }
+
+    /// Back to no rows, keeping the buffers.
+    fn clear(&mut self) {
+        self.n = 0;
+        self.mean.fill(0.0);
+        self.scatter.fill(0.0);
     }
 
     /// Adds a chunk as a source hands it out (`f32` or `f64`).
@@ -286,5 +337,87 @@ impl ColumnAccumulator {
         }
         self.n = n;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Uniform values of spread growing with the feature, around `offset` times the feature's
+    /// number (a careless centring shows far from zero).
+    fn tall(n: usize, d: usize, seed: u64, offset: f64) -> Mat<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        Mat::from_fn(n, d, |_, j| {
+            offset * (j as f64 + 1.0) + rng.random::<f64>() * (j as f64 + 1.0)
+        })
+    }
+
+    fn moments_of(x: MatRef<'_, f64>, chunk_rows: usize) -> Moments {
+        let mut acc = MomentAccumulator::new(x.ncols());
+        let mut start = 0;
+        while start < x.nrows() {
+            let rows = chunk_rows.min(x.nrows() - start);
+            acc.push(x.subrows(start, rows)).unwrap();
+            start += rows;
+        }
+        acc.finish().unwrap()
+    }
+
+    #[test]
+    fn a_chunk_split_between_threads_equals_small_pushes() {
+        // Near zero the two agree to a few ulps. At 1e6 every merge of pushes of 1,000 rows
+        // adds δδᵀ·n_a·n_b/n with δ (about 0.01) carrying the means' rounding, ε·1e6 ≈ 1e-10:
+        // about 2e-9 per merge, 40 merges, against entries of about 3e3.
+        for (offset, tolerance) in [(0.0, 1e-13), (1e6, 2e-11)] {
+            let x = tall(40_000, 7, 1, offset);
+            assert!(x.nrows() >= 2 * crate::crossprod::cached_rows(7));
+            let whole = moments_of(x.as_ref(), x.nrows());
+            let small = moments_of(x.as_ref(), 1000);
+            for a in 0..7 {
+                let (m, w) = (whole.mean()[a], small.mean()[a]);
+                assert!(
+                    (m - w).abs() <= 1e-15 * w.abs().max(1.0),
+                    "mean {a}: {m} vs {w}"
+                );
+                for b in 0..=a {
+                    let (s, t) = (whole.scatter()[(a, b)], small.scatter()[(a, b)]);
+                    let scale = (small.scatter()[(a, a)] * small.scatter()[(b, b)]).sqrt();
+                    assert!(
+                        (s - t).abs() <= tolerance * scale,
+                        "offset {offset} ({a},{b}): {s} vs {t}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_split_gives_the_same_bits_on_any_number_of_threads() {
+        let x = tall(40_000, 5, 2, 1e6);
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| moments_of(x.as_ref(), x.nrows()))
+        };
+        let (one, two, three) = (on(1), on(2), on(3));
+        for other in [&two, &three] {
+            assert_eq!(one.mean(), other.mean());
+            assert_eq!(one.scatter(), other.scatter());
+        }
+    }
+
+    #[test]
+    fn a_non_finite_value_in_the_second_half_is_named_by_its_row() {
+        let mut x = tall(40_000, 3, 3, 1e6);
+        x[(35_000, 1)] = f64::INFINITY;
+        let mut acc = MomentAccumulator::new(3);
+        acc.push(tall(5, 3, 4, 1e6).as_ref()).unwrap();
+        let err = acc.push(x.as_ref()).unwrap_err().to_string();
+        assert!(err.contains("35005") && err.contains("inf"), "{err}");
     }
 }

@@ -24,7 +24,7 @@ impl Preprocessing {
         let nf = n as f64;
         if x.col_stride() == 1 && n > 0 {
             // Row-major: both passes in memory order, vectorised.
-            let sums = crate::crossprod::column_sums(x);
+            let sums = crate::crossprod::column_sums(x, faer::Par::rayon(0));
             if sums.iter().any(|s| !s.is_finite()) {
                 check_finite(x, 0)?;
             }
