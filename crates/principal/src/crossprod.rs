@@ -375,7 +375,7 @@ fn small_integer_range<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<(Vec<f
 
 /// Writes rows `x − shift` of `rows` as the columns of `dst` (D×n) and returns the sums of
 /// `x − shift` per feature in f64 (before rounding to `U`). Two threads each take half the rows.
-fn shifted_copy<T: Real, U: Real>(
+pub(crate) fn shifted_copy<T: Real, U: Real>(
     rows: MatRef<'_, T>,
     shift: &[f64],
     dst: MatMut<'_, U>,

@@ -11,12 +11,62 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::prepare::center_scale;
-use crate::{ChunkRef, ChunkSource, PcaError, Result};
+use crate::crossprod::shifted_copy;
+use crate::{ChunkRef, ChunkSource, PcaError, Real, Result};
 
-/// Rows centred at once when a chunk must be copied: bounds the f64 copy to about 64 MiB.
+/// Rows centred at once when a chunk must be copied: about 2 MiB of f64 (at least 64 rows), a
+/// copy that stays in cache for the two products that read it. For D = 100, blocks of 2,048
+/// to 4,096 rows measured 1.2–1.4× faster than 8,192 or 16,384.
 fn block_rows(n_features: usize) -> usize {
-    ((1 << 23) / n_features.max(1)).clamp(256, 65536)
+    ((1 << 18) / n_features.max(1)).clamp(64, 4096)
+}
+
+/// `Wᵀ += (Xc P)ᵀ Xc` over blocks of rows of `x`, each centred into `buffer` (reused: a fresh
+/// allocation per block costs more in page faults than the copy itself) by the vectorised
+/// copy of the covariance kernel.
+fn centred_blocks<T: Real>(
+    x: MatRef<'_, T>,
+    mean: &[f64],
+    ps: &Mat<f64>,
+    buffer: &mut Mat<f64>,
+    wt: &mut Mat<f64>,
+) {
+    let (n, d, l) = (x.nrows(), x.ncols(), ps.ncols());
+    let step = block_rows(d).min(n);
+    if buffer.nrows() != d || buffer.ncols() < step {
+        *buffer = Mat::zeros(d, step);
+    }
+    let mut y = Mat::<f64>::zeros(step, l);
+    let mut start = 0;
+    while start < n {
+        let rows = step.min(n - start);
+        // D×rows, one centred sample per column; its transpose is the rows×D block Xc.
+        shifted_copy(
+            x.subrows(start, rows),
+            mean,
+            buffer.as_mut().subcols_mut(0, rows),
+            Par::rayon(0),
+        );
+        let xc = buffer.as_ref().subcols(0, rows).transpose();
+        let mut yb = y.as_mut().subrows_mut(0, rows);
+        matmul(
+            yb.as_mut(),
+            Accum::Replace,
+            xc,
+            ps.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
+        matmul(
+            wt.as_mut(),
+            Accum::Add,
+            yb.as_ref().transpose(),
+            xc,
+            1.0,
+            Par::rayon(0),
+        );
+        start += rows;
+    }
 }
 
 /// How chunks are centred on every pass.
@@ -68,7 +118,7 @@ pub(crate) fn apply_scatter(
     // about 1.4× faster than Xᵀ Y.
     let mut wt = Mat::<f64>::zeros(l, d);
     let mut column_sums = vec![0.0; l];
-    let step = block_rows(d);
+    let mut buffer = Mat::<f64>::new();
     source.pass(&mut |chunk| {
         if chunk.ncols() != d {
             return Err(PcaError::FeatureMismatch {
@@ -101,33 +151,9 @@ pub(crate) fn apply_scatter(
                     Par::rayon(0),
                 );
             }
-            _ => {
-                let mut start = 0;
-                while start < chunk.nrows() {
-                    let rows = step.min(chunk.nrows() - start);
-                    let xc = match chunk {
-                        ChunkRef::F32(m) => center_scale(m.subrows(start, rows), mean, None),
-                        ChunkRef::F64(m) => center_scale(m.subrows(start, rows), mean, None),
-                    };
-                    let mut y = Mat::<f64>::zeros(rows, l);
-                    matmul(
-                        y.as_mut(),
-                        Accum::Replace,
-                        xc.as_ref(),
-                        ps.as_ref(),
-                        1.0,
-                        Par::rayon(0),
-                    );
-                    matmul(
-                        wt.as_mut(),
-                        Accum::Add,
-                        y.transpose(),
-                        xc.as_ref(),
-                        1.0,
-                        Par::rayon(0),
-                    );
-                    start += rows;
-                }
+            (_, ChunkRef::F32(x)) => centred_blocks(x, mean, &ps, &mut buffer, &mut wt),
+            (Centring::Explicit, ChunkRef::F64(x)) => {
+                centred_blocks(x, mean, &ps, &mut buffer, &mut wt)
             }
         }
         Ok(())
@@ -241,6 +267,61 @@ impl IterativeProblem<'_> {
             eigenvalues: ritz.values.iter().map(|v| v / divisor).collect(),
             vectors: ritz.vectors.subcols(0, k).to_owned(),
             report: Some(report),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::InMemory;
+    use rand::Rng;
+
+    /// `W = Xcᵀ Xc P` from an explicitly centred copy and one dense product: the reference.
+    fn dense(x: &Mat<f64>, mean: &[f64], p: MatRef<'_, f64>) -> Mat<f64> {
+        let xc = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] - mean[j]);
+        xc.transpose() * (&xc * p)
+    }
+
+    #[test]
+    fn every_centring_and_storage_applies_the_same_scatter_matrix() {
+        // 9,000 rows of 12: two full blocks of 4,096 rows and a ragged one, in one chunk and
+        // in chunks of 1,000.
+        let (n, d, l) = (9000, 12, 5);
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let x32 = Mat::<f32>::from_fn(n, d, |_, j| {
+            (3.0 * j as f64 + rng.random::<f64>() * (1.0 + j as f64)) as f32
+        });
+        let x = Mat::<f64>::from_fn(n, d, |i, j| f64::from(x32[(i, j)]));
+        let mean: Vec<f64> = (0..d)
+            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        let p = gaussian(d, l, 3);
+        let want = dense(&x, &mean, p.as_ref());
+        let size = want.norm_max();
+        for chunk in [n, 1000] {
+            for centring in [Centring::Explicit, Centring::Implicit] {
+                let got32 = apply_scatter(
+                    &mut InMemory::new(x32.as_ref(), chunk),
+                    &mean,
+                    None,
+                    centring,
+                    p.as_ref(),
+                )
+                .unwrap();
+                let got64 = apply_scatter(
+                    &mut InMemory::new(x.as_ref(), chunk),
+                    &mean,
+                    None,
+                    centring,
+                    p.as_ref(),
+                )
+                .unwrap();
+                for got in [got32, got64] {
+                    let err = (&got - &want).norm_max();
+                    assert!(err <= 1e-12 * size, "{chunk} {centring:?}: {err} of {size}");
+                }
+            }
         }
     }
 }
