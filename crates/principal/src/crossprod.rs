@@ -213,12 +213,17 @@ fn mixed_moments(chunk: MatRef<'_, f32>, ws: &mut Workspace, first_row: usize) -
 
 /// `dst += src` on the lower triangle, f32 into f64, by columns on all threads.
 fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>, par: Par) {
-    let d = dst.nrows();
     let add = |(j, (dst, src)): (usize, (faer::ColMut<'_, f64>, faer::ColRef<'_, f32>))| {
-        let (dst, src) = (dst.subrows_mut(j, d - j), src.subrows(j, d - j));
-        for (r, p) in dst.iter_mut().zip(src.iter()) {
-            *r += f64::from(*p);
-        }
+        let dst = dst
+            .try_as_col_major_mut()
+            .expect("columns of a Mat are contiguous");
+        let src = src
+            .try_as_col_major()
+            .expect("columns of a Mat are contiguous");
+        crate::simd::dispatch(AddWidened {
+            dst: &mut dst.as_slice_mut()[j..],
+            src: &src.as_slice()[j..],
+        });
     };
     if par.degree() > 1 {
         dst.par_col_iter_mut()
@@ -230,6 +235,22 @@ fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>, par: Par) {
             .zip(src.col_iter())
             .enumerate()
             .for_each(add);
+    }
+}
+
+/// `dst += src`, f32 widened to f64.
+struct AddWidened<'a> {
+    dst: &'a mut [f64],
+    src: &'a [f32],
+}
+
+impl crate::simd::Kernel for AddWidened<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        for (r, p) in self.dst.iter_mut().zip(self.src) {
+            *r += f64::from(*p);
+        }
     }
 }
 
