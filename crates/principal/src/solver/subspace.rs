@@ -301,23 +301,11 @@ mod tests {
         let size = want.norm_max();
         for chunk in [n, 1000] {
             for centring in [Centring::Explicit, Centring::Implicit] {
-                let got32 = apply_scatter(
-                    &mut InMemory::new(x32.as_ref(), chunk),
-                    &mean,
-                    None,
-                    centring,
-                    p.as_ref(),
-                )
-                .unwrap();
-                let got64 = apply_scatter(
-                    &mut InMemory::new(x.as_ref(), chunk),
-                    &mean,
-                    None,
-                    centring,
-                    p.as_ref(),
-                )
-                .unwrap();
-                for got in [got32, got64] {
+                let mut in32 = InMemory::new(x32.as_ref(), chunk);
+                let mut in64 = InMemory::new(x.as_ref(), chunk);
+                let sources: [&mut dyn ChunkSource; 2] = [&mut in32, &mut in64];
+                for source in sources {
+                    let got = apply_scatter(source, &mean, None, centring, p.as_ref()).unwrap();
                     let err = (&got - &want).norm_max();
                     assert!(err <= 1e-12 * size, "{chunk} {centring:?}: {err} of {size}");
                 }
