@@ -2,25 +2,28 @@
 //! `PCA.fit` is timed for in `bench/run.sh` — so the two fits can be compared like for like.
 //! The whole process (reading included) is what `principal fit` reports; this is the fit.
 //!
-//! `cargo run --release -p principal-io --example fit_in_memory -- FILE K SOLVER REPEAT`
-//! prints one JSON object: the read time, every fit time, the solver chosen and the
+//! `cargo run --release -p principal-io --example fit_in_memory -- FILE K SOLVER REPEAT [PRECISION]`
+//! (PRECISION `full`, the default, or `mixed`) prints one JSON object: the read time, every fit time, the solver chosen and the
 //! explained variances of the last fit.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use principal::{ComponentCount, PcaBuilder, Solver};
+use principal::{ComponentCount, PcaBuilder, Precision, Solver};
 use principal_io::{read_table, Matrix, ReadOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [file, k, solver, repeat] = args.as_slice() else {
-        return Err("usage: fit_in_memory FILE K SOLVER REPEAT".into());
+    let (file, k, solver, repeat, precision) = match args.as_slice() {
+        [file, k, solver, repeat] => (file, k, solver, repeat, Precision::Full),
+        [file, k, solver, repeat, precision] => (file, k, solver, repeat, precision.parse()?),
+        _ => return Err("usage: fit_in_memory FILE K SOLVER REPEAT [PRECISION]".into()),
     };
     let solver: Solver = solver.parse()?;
     let params = PcaBuilder::new()
         .components(ComponentCount::Fixed(k.parse()?))
         .solver(solver)
+        .precision(precision)
         .build()?;
     let started = Instant::now();
     let table = read_table(&[PathBuf::from(file)], &ReadOptions::default())?;

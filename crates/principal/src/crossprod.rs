@@ -11,6 +11,7 @@
 //! - anything else: centre the chunk on its own mean in f64, then one f64 product.
 
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+use faer::reborrow::ReborrowMut;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
@@ -33,8 +34,8 @@ pub(crate) fn cached_rows(n_features: usize) -> usize {
         .clamp(1024, 16384)
 }
 
-/// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the upper triangle is zero);
-/// an error for a non-finite value, its row counted from `first_row`.
+/// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a chunk (the strictly upper triangle is
+/// not meaningful); an error for a non-finite value, its row counted from `first_row`.
 ///
 /// Row-major chunks (`col_stride() == 1`) are the fast layout: their transpose is a
 /// column-major D×n block, which is what the product wants as its left operand.
@@ -61,7 +62,7 @@ pub(crate) fn chunk_moments<T: Real>(
 /// cost more in page faults than the products themselves.
 #[derive(Clone, Debug)]
 pub(crate) struct Workspace {
-    /// The piece's result: lower triangle of its centred cross-products.
+    /// The piece's result: lower triangle of its centred cross-products (upper: scratch).
     pub scatter: Mat<f64>,
     partial: Mat<f32>,
     block32: Mat<f32>,
@@ -294,24 +295,54 @@ impl<T: Real> crate::simd::Kernel for SumRows<'_, T> {
     }
 }
 
-/// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y.
+/// Widest rows whose sequential products go band by band (see [`lower_product`]).
+const BANDED_MAX_FEATURES: usize = 320;
+
+/// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y. Only the lower triangle of `dst` is meaningful:
+/// the strictly upper part may receive partial products.
+///
+/// Sequential products of narrow rows go in bands of one 64-byte register's worth of rows
+/// (16 in f32, 8 in f64), from the bottom: band `[r0, r1)` is the plain product
+/// `Y[r0..r1] · Y[..r1]ᵀ`, which covers the triangle's rows `r0..r1` and spills only into the
+/// upper part of its own diagonal block. Measured on one core (Zen 4, blocks of 1,024 rows,
+/// in multiply-adds of the full D² product per second): f32 at D = 100 80 G against 50 G for
+/// faer's triangular product, 86–93 G against 68–80 G at D = 200–300; f64 46 G against 33 G
+/// at D = 100 and 45–49 G against 37–42 G at D = 200–300. Split over two threads the bands
+/// are too small (2–4× slower than the triangular product), so parallel products keep it.
 fn lower_product<E: faer::traits::ComplexField>(
-    dst: faer::MatMut<'_, E>,
+    mut dst: faer::MatMut<'_, E>,
     accum: Accum,
     y: MatRef<'_, E>,
     par: Par,
 ) {
-    matmul(
-        dst,
-        BlockStructure::TriangularLower,
-        accum,
-        y,
-        BlockStructure::Rectangular,
-        y.transpose(),
-        BlockStructure::Rectangular,
-        E::one_impl(),
-        par,
-    );
+    let d = y.nrows();
+    if par.degree() > 1 || d > BANDED_MAX_FEATURES {
+        return matmul(
+            dst,
+            BlockStructure::TriangularLower,
+            accum,
+            y,
+            BlockStructure::Rectangular,
+            y.transpose(),
+            BlockStructure::Rectangular,
+            E::one_impl(),
+            par,
+        );
+    }
+    let width = (64 / std::mem::size_of::<E>()).max(1);
+    let mut end = d;
+    while end > 0 {
+        let start = end.saturating_sub(width);
+        faer::linalg::matmul::matmul(
+            dst.rb_mut().submatrix_mut(start, 0, end - start, end),
+            accum,
+            y.subrows(start, end - start),
+            y.subrows(0, end).transpose(),
+            E::one_impl(),
+            Par::Seq,
+        );
+        end = start;
+    }
 }
 
 /// Per-feature range of a chunk of integers, `None` as soon as a value is not an integer.
@@ -561,6 +592,52 @@ mod tests {
             })
             .collect();
         (mean, scatter)
+    }
+
+    /// Small integers: every sum is exact, so the banded (sequential) and triangular (parallel)
+    /// products must give the plain triple loop's lower triangle bit for bit, accumulated or not,
+    /// whether D is a multiple of the band or not.
+    fn check_lower_product<E: Real + faer::traits::ComplexField>() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for (d, n) in [
+            (1, 3),
+            (7, 5),
+            (8, 300),
+            (9, 1),
+            (16, 40),
+            (17, 40),
+            (37, 300),
+            (100, 64),
+        ] {
+            let mut int = |range: i32| E::from_f64(f64::from(rng.random_range(-range..=range)));
+            let y = Mat::<E>::from_fn(d, n, |_, _| int(20));
+            let start = Mat::<E>::from_fn(d, d, |_, _| int(9));
+            for (accum, kept) in [(Accum::Replace, 0.0), (Accum::Add, 1.0)] {
+                for par in [Par::Seq, Par::rayon(2)] {
+                    let mut got = start.clone();
+                    lower_product(got.as_mut(), accum, y.as_ref(), par);
+                    for b in 0..d {
+                        for a in b..d {
+                            let dot: f64 = (0..n)
+                                .map(|i| y[(a, i)].to_f64() * y[(b, i)].to_f64())
+                                .sum();
+                            let want = dot + kept * start[(a, b)].to_f64();
+                            assert_eq!(
+                                got[(a, b)].to_f64(),
+                                want,
+                                "d {d} n {n} ({a}, {b}) {par:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn banded_and_triangular_products_give_the_exact_lower_triangle() {
+        check_lower_product::<f32>();
+        check_lower_product::<f64>();
     }
 
     #[test]
