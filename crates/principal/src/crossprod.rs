@@ -255,7 +255,21 @@ impl crate::simd::Kernel for AddWidened<'_> {
     }
 }
 
-/// Plain per-feature sums in f64, vectorised, on two threads for large row-major chunks.
+/// Both halves of a split pass, on two threads when `par` allows. The split itself depends on
+/// the shape only, so the sums (and the model) are the same bits on any number of threads.
+fn join<A: Send, B: Send>(
+    par: Par,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if par.degree() > 1 {
+        rayon::join(a, b)
+    } else {
+        (a(), b())
+    }
+}
+
+/// Plain per-feature sums in f64, vectorised, large row-major chunks summed by halves.
 pub(crate) fn column_sums<T: Real>(rows: MatRef<'_, T>, par: Par) -> Vec<f64> {
     let n = rows.nrows();
     if rows.col_stride() != 1 {
@@ -263,9 +277,10 @@ pub(crate) fn column_sums<T: Real>(rows: MatRef<'_, T>, par: Par) -> Vec<f64> {
             .map(|j| rows.col(j).iter().map(|v| v.to_f64()).sum())
             .collect();
     }
-    if n >= 1024 && par.degree() > 1 {
+    if n >= 1024 {
         let half = n / 2;
-        let (mut a, b) = rayon::join(
+        let (mut a, b) = join(
+            par,
             || column_sums(rows.subrows(0, half), par),
             || column_sums(rows.subrows(half, n - half), par),
         );
@@ -307,8 +322,10 @@ const BANDED_MAX_FEATURES: usize = 320;
 /// upper part of its own diagonal block. Measured on one core (Zen 4, blocks of 1,024 rows,
 /// in multiply-adds of the full D² product per second): f32 at D = 100 80 G against 50 G for
 /// faer's triangular product, 86–93 G against 68–80 G at D = 200–300; f64 46 G against 33 G
-/// at D = 100 and 45–49 G against 37–42 G at D = 200–300. Split over two threads the bands
-/// are too small (2–4× slower than the triangular product), so parallel products keep it.
+/// at D = 100 and 45–49 G against 37–42 G at D = 200–300; on one core the bands beat even the
+/// two-thread triangular product at D = 100 (45 G f32, 36 G f64). The bands always run on one
+/// thread (split over two they are 2–4× slower), so the choice, and the bits of the result,
+/// depend on the shape only; narrow rows get their parallelism from the accumulator's split.
 fn lower_product<E: faer::traits::ComplexField>(
     mut dst: faer::MatMut<'_, E>,
     accum: Accum,
@@ -316,7 +333,7 @@ fn lower_product<E: faer::traits::ComplexField>(
     par: Par,
 ) {
     let d = y.nrows();
-    if par.degree() > 1 || d > BANDED_MAX_FEATURES {
+    if d > BANDED_MAX_FEATURES {
         return matmul(
             dst,
             BlockStructure::TriangularLower,
@@ -434,10 +451,11 @@ pub(crate) fn shifted_copy<T: Real, U: Real>(
     par: Par,
 ) -> Vec<f64> {
     let n = rows.nrows();
-    if n >= 512 && par.degree() > 1 {
+    if n >= 512 {
         let half = n / 2;
         let (left, right) = dst.split_at_col_mut(half);
-        let (mut a, b) = rayon::join(
+        let (mut a, b) = join(
+            par,
             || shifted_copy(rows.subrows(0, half), shift, left, par),
             || shifted_copy(rows.subrows(half, n - half), shift, right, par),
         );

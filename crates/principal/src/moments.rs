@@ -395,19 +395,30 @@ mod tests {
     }
 
     #[test]
-    fn the_split_gives_the_same_bits_on_any_number_of_threads() {
-        let x = tall(40_000, 5, 2, 1e6);
-        let on = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| moments_of(x.as_ref(), x.nrows()))
-        };
-        let (one, two, three) = (on(1), on(2), on(3));
-        for other in [&two, &three] {
-            assert_eq!(one.mean(), other.mean());
-            assert_eq!(one.scatter(), other.scatter());
+    fn the_same_bits_on_any_number_of_threads() {
+        // One piece (its passes and products parallel), then a chunk split between threads;
+        // 100 features: products in bands; 400: faer's triangular product.
+        for (rows, d) in [(5_000, 5), (40_000, 5), (3_000, 100), (1_500, 400)] {
+            same_bits_on_any_number_of_threads(tall(rows, d, 2, 1e6));
+        }
+    }
+
+    fn same_bits_on_any_number_of_threads(x: Mat<f64>) {
+        // Column-major as built, and row-major as the readers hand chunks out.
+        let rows = x.transpose().to_owned();
+        for view in [x.as_ref(), rows.transpose()] {
+            let on = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| moments_of(view, view.nrows()))
+            };
+            let (one, two, three) = (on(1), on(2), on(3));
+            for other in [&two, &three] {
+                assert_eq!(one.mean(), other.mean());
+                assert_eq!(one.scatter(), other.scatter());
+            }
         }
     }
 
