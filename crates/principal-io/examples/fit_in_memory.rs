@@ -3,8 +3,8 @@
 //! The whole process (reading included) is what `principal fit` reports; this is the fit.
 //!
 //! `cargo run --release -p principal-io --example fit_in_memory -- FILE K SOLVER REPEAT [PRECISION]`
-//! (PRECISION `full`, the default, or `mixed`) prints one JSON object: the read time, every fit time, the solver chosen and the
-//! explained variances of the last fit.
+//! (PRECISION `full`, the default, or `mixed`) prints one JSON object: the read time, every
+//! fit time, the solver chosen and the explained variances of the last fit.
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -212,7 +212,7 @@ fn mixed_moments(chunk: MatRef<'_, f32>, ws: &mut Workspace, first_row: usize) -
         .collect())
 }
 
-/// `dst += src` on the lower triangle, f32 into f64, by columns on all threads.
+/// `dst += src` on the lower triangle, f32 into f64, by columns; on all threads if `par` says so.
 fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>, par: Par) {
     let add = |(j, (dst, src)): (usize, (faer::ColMut<'_, f64>, faer::ColRef<'_, f32>))| {
         let dst = dst
@@ -310,13 +310,13 @@ impl<T: Real> crate::simd::Kernel for SumRows<'_, T> {
     }
 }
 
-/// Widest rows whose sequential products go band by band (see [`lower_product`]).
+/// Widest rows whose products go band by band (see [`lower_product`]).
 const BANDED_MAX_FEATURES: usize = 320;
 
 /// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y. Only the lower triangle of `dst` is meaningful:
 /// the strictly upper part may receive partial products.
 ///
-/// Sequential products of narrow rows go in bands of one 64-byte register's worth of rows
+/// Products of narrow rows go in bands of one 64-byte register's worth of rows
 /// (16 in f32, 8 in f64), from the bottom: band `[r0, r1)` is the plain product
 /// `Y[r0..r1] · Y[..r1]ᵀ`, which covers the triangle's rows `r0..r1` and spills only into the
 /// upper part of its own diagonal block. Measured on one core (Zen 4, blocks of 1,024 rows,
@@ -443,7 +443,8 @@ fn small_integer_range<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<(Vec<f
 }
 
 /// Writes rows `x − shift` of `rows` as the columns of `dst` (D×n) and returns the sums of
-/// `x − shift` per feature in f64 (before rounding to `U`). Two threads each take half the rows.
+/// `x − shift` per feature in f64 (before rounding to `U`). Summed by halves of the rows, on two
+/// threads if `par` allows.
 pub(crate) fn shifted_copy<T: Real, U: Real>(
     rows: MatRef<'_, T>,
     shift: &[f64],
