@@ -8,7 +8,8 @@
 //!   at about twice the f64 rate; the blocks are summed in f64, still exactly (below 2⁵³), and
 //!   the centred matrix follows as `Σyyᵀ − (Σy)(Σy)ᵀ/n` of the shifted values y from exact integer sums (the one place
 //!   SPEC allows that form: a single rounding, no cancellation of rounded quantities).
-//! - anything else: centre the chunk on its own mean in f64, then one f64 product.
+//! - anything else: centre each block of up to 1,024 rows on its own mean in f64, then one f64
+//!   product per block; the blocks are merged by Chan's update (see `BlockMerge`).
 
 use faer::linalg::matmul::triangular::{matmul, BlockStructure};
 use faer::reborrow::ReborrowMut;
@@ -98,23 +99,16 @@ impl Workspace {
     }
 }
 
-/// Centres on `m`, the plain mean of a first pass, and corrects with the sums of the centred
-/// values `Σy`: `μ = m + Σy/n`, `M = Σyyᵀ − (Σy)(Σy)ᵀ/n`. Both are exact identities; `m` is
-/// within a few ulps of the mean, so `Σy` is tiny and the correction costs no accuracy (an
-/// offset of 1e6 included). Two vectorised passes over the rows, each split over two threads.
+/// Centres each block of rows on its own mean, then one f64 product per block. The block's
+/// rows are read from memory once, by its column sums; the centring copy that follows finds
+/// them in cache. Blocks are merged as [`BlockMerge`] says: exact identities, so a constant
+/// offset of 1e6 costs no accuracy.
 fn float_moments<T: Real>(
     chunk: MatRef<'_, T>,
     ws: &mut Workspace,
     first_row: usize,
 ) -> Result<Vec<f64>> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
-    let sums = column_sums(chunk, ws.par);
-    if sums.iter().any(|s| !s.is_finite()) {
-        // A non-finite value (named by the check), or finite values whose sum overflows.
-        check_finite(chunk, first_row)?;
-    }
-    let nf = n as f64;
-    let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
     // At most 1,024 rows (and 8 MiB) per product: a D×rows operand that stays in cache makes
     // the product 2–10× faster than one spanning a large chunk, and for narrow rows blocks of
     // 1,024 beat 6,144 by about 1.2× (measured for D = 100 and 784 on 2 cores).
@@ -123,93 +117,128 @@ fn float_moments<T: Real>(
         ws.block64 = Mat::zeros(d, block);
     }
     let (centred, scatter, par) = (&mut ws.block64, &mut ws.scatter, ws.par);
-    let mut residual = vec![0.0f64; d];
+    let mut merged = BlockMerge::new(d);
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
-        // D×rows, column-major: one column per sample.
-        let block_sums = shifted_copy(
-            chunk.subrows(start, rows),
-            &rough,
-            centred.as_mut().subcols_mut(0, rows),
-            par,
-        );
-        residual
-            .iter_mut()
-            .zip(&block_sums)
-            .for_each(|(r, s)| *r += *s);
+        let part = chunk.subrows(start, rows);
+        let centre = block_mean(part, first_row + start, par)?;
+        let residual = shifted_copy(part, &centre, centred.as_mut().subcols_mut(0, rows), par);
         lower_product(
             scatter.as_mut(),
             Accum::Add,
             centred.as_ref().subcols(0, rows),
             par,
         );
+        merged.add(scatter.as_mut(), rows, &centre, &residual);
         start += rows;
     }
-    for j in 0..d {
-        for i in j..d {
-            scatter[(i, j)] -= residual[i] * residual[j] / nf;
-        }
-    }
-    Ok(rough
-        .iter()
-        .zip(&residual)
-        .map(|(m, r)| m + r / nf)
-        .collect())
+    Ok(merged.mean)
 }
 
-/// [`Precision::Mixed`] for `f32` chunks: centred on the one-pass mean as in `float_moments`,
-/// rounded to f32 and multiplied in f32 over blocks of [`MIXED_BLOCK_ROWS`] rows (the bound
-/// of `Precision::Mixed` depends on that length), each block's product added in f64.
+/// [`Precision::Mixed`] for `f32` chunks: blocks of rows centred on their own mean in f64 as in
+/// `float_moments`, rounded to f32 and multiplied in f32 over [`MIXED_BLOCK_ROWS`] rows at a time
+/// (the bound of `Precision::Mixed` depends on that length), each product added in f64.
 fn mixed_moments(chunk: MatRef<'_, f32>, ws: &mut Workspace, first_row: usize) -> Result<Vec<f64>> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
-    let sums = column_sums(chunk, ws.par);
-    if sums.iter().any(|s| !s.is_finite()) {
-        check_finite(chunk, first_row)?;
-    }
-    let nf = n as f64;
-    let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
-    let block = MIXED_BLOCK_ROWS.min(n);
+    // Centred 1,024 rows at a time (as `float_moments` for narrow rows): the merge's D² work per
+    // centring block stays small beside the products.
+    let block = (MIXED_BLOCK_ROWS * 4).min(n);
     if ws.block32.ncols() < block || ws.block32.nrows() != d {
         ws.block32 = Mat::zeros(d, block);
     }
     let (buffer, scatter, partial, par) =
         (&mut ws.block32, &mut ws.scatter, &mut ws.partial, ws.par);
-    // Σy before rounding: exact for the mean; in the scatter's correction it stands in for
-    // Σŷ, off by a relative 2⁻²⁴ of a sum that is itself near zero.
-    let mut residual = vec![0.0f64; d];
+    let mut merged = BlockMerge::new(d);
     let mut start = 0;
     while start < n {
         let rows = block.min(n - start);
-        let block_sums = shifted_copy(
-            chunk.subrows(start, rows),
-            &rough,
-            buffer.as_mut().subcols_mut(0, rows),
-            par,
-        );
-        residual
-            .iter_mut()
-            .zip(&block_sums)
-            .for_each(|(r, s)| *r += *s);
-        lower_product(
-            partial.as_mut(),
-            Accum::Replace,
-            buffer.as_ref().subcols(0, rows),
-            par,
-        );
-        add_lower(scatter.as_mut(), partial.as_ref(), par);
+        let part = chunk.subrows(start, rows);
+        let centre = block_mean(part, first_row + start, par)?;
+        // Σy before rounding: exact for the mean; in the scatter's correction it stands in for
+        // Σŷ, off by a relative 2⁻²⁴ of a sum that is itself near zero.
+        let residual = shifted_copy(part, &centre, buffer.as_mut().subcols_mut(0, rows), par);
+        let mut product_start = 0;
+        while product_start < rows {
+            let len = MIXED_BLOCK_ROWS.min(rows - product_start);
+            lower_product(
+                partial.as_mut(),
+                Accum::Replace,
+                buffer.as_ref().subcols(product_start, len),
+                par,
+            );
+            add_lower(scatter.as_mut(), partial.as_ref(), par);
+            product_start += len;
+        }
+        merged.add(scatter.as_mut(), rows, &centre, &residual);
         start += rows;
     }
-    for j in 0..d {
-        for i in j..d {
-            scatter[(i, j)] -= residual[i] * residual[j] / nf;
+    Ok(merged.mean)
+}
+
+/// The plain mean of a block of rows (counted from `first_row` in errors), or the error that
+/// names its first non-finite value.
+fn block_mean<T: Real>(rows: MatRef<'_, T>, first_row: usize, par: Par) -> Result<Vec<f64>> {
+    let sums = column_sums(rows, par);
+    if sums.iter().any(|s| !s.is_finite()) {
+        // A non-finite value (named by the check), or finite values whose sum overflows.
+        check_finite(rows, first_row)?;
+    }
+    let n = rows.nrows() as f64;
+    Ok(sums.iter().map(|s| s / n).collect())
+}
+
+/// Merges blocks of rows, each centred on its own rough mean `c` (its plain one-pass mean, within
+/// a few ulps of the exact one), into the moments of all of them. A block of `r` rows whose
+/// product `Σyyᵀ` of `y = x − c` is already in the scatter, with `s = Σy`, has the mean
+/// `μ_b = c + s/r` and the centred scatter `Σyyᵀ − s sᵀ/r`; with the blocks so far (`n`, `μ`),
+/// Chan's update adds `δδᵀ n r/(n + r)` for `δ = μ_b − μ`. Both are exact identities, and `s` is
+/// tiny, so neither costs accuracy; both are rank-one updates of the lower triangle (D² work
+/// beside the block's r·D²/2 products).
+struct BlockMerge {
+    n: usize,
+    mean: Vec<f64>,
+}
+
+impl BlockMerge {
+    fn new(d: usize) -> Self {
+        BlockMerge {
+            n: 0,
+            mean: vec![0.0; d],
         }
     }
-    Ok(rough
-        .iter()
-        .zip(&residual)
-        .map(|(m, r)| m + r / nf)
-        .collect())
+
+    fn add(&mut self, mut scatter: MatMut<'_, f64>, rows: usize, centre: &[f64], residual: &[f64]) {
+        let r = rows as f64;
+        let total = (self.n + rows) as f64;
+        let delta: Vec<f64> = centre
+            .iter()
+            .zip(residual)
+            .zip(&self.mean)
+            .map(|((c, s), m)| c + s / r - m)
+            .collect();
+        let weight = self.n as f64 * r / total;
+        for j in 0..delta.len() {
+            let column = scatter
+                .rb_mut()
+                .col_mut(j)
+                .try_as_col_major_mut()
+                .expect("columns of a Mat are contiguous")
+                .as_slice_mut();
+            crate::simd::dispatch(RankTwoUpdate {
+                dst: &mut column[j..],
+                a: &delta[j..],
+                alpha: weight * delta[j],
+                b: &residual[j..],
+                beta: -residual[j] / r,
+            });
+        }
+        let frac = r / total;
+        for (m, dl) in self.mean.iter_mut().zip(&delta) {
+            *m += dl * frac;
+        }
+        self.n += rows;
+    }
 }
 
 /// `dst += src` on the lower triangle, f32 into f64, by columns; on all threads if `par` says so.
@@ -251,6 +280,26 @@ impl crate::simd::Kernel for AddWidened<'_> {
     fn run(self) {
         for (r, p) in self.dst.iter_mut().zip(self.src) {
             *r += f64::from(*p);
+        }
+    }
+}
+
+/// `dst += alpha·a + beta·b`: one column of two rank-one updates.
+struct RankTwoUpdate<'a> {
+    dst: &'a mut [f64],
+    a: &'a [f64],
+    alpha: f64,
+    b: &'a [f64],
+    beta: f64,
+}
+
+impl crate::simd::Kernel for RankTwoUpdate<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (alpha, beta) = (self.alpha, self.beta);
+        for ((m, a), b) in self.dst.iter_mut().zip(self.a).zip(self.b) {
+            *m += alpha * a + beta * b;
         }
     }
 }
@@ -758,6 +807,46 @@ mod tests {
                         want[a][b]
                     );
                 }
+            }
+        }
+    }
+
+    /// The merge is exact identities, whatever the centres: blocks centred far from their mean
+    /// (where the `s sᵀ/r` term and Chan's term are large) give the moments of all the rows.
+    #[test]
+    fn blocks_merge_exactly_whatever_their_centres() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let d = 5;
+        let x = Mat::<f64>::from_fn(700, d, |_, j| {
+            (rng.random::<f64>() - 0.5) * (1.0 + j as f64) + 3.0 * j as f64
+        });
+        let (want_mean, want) = reference(&x);
+        let mut scatter = Mat::<f64>::zeros(d, d);
+        let mut merged = BlockMerge::new(d);
+        let mut start = 0;
+        for (k, rows) in [1, 250, 2, 300, 147].into_iter().enumerate() {
+            let centre: Vec<f64> = (0..d).map(|j| 10.0 * (k + j) as f64 - 7.0).collect();
+            let y = Mat::<f64>::from_fn(rows, d, |i, j| x[(start + i, j)] - centre[j]);
+            let residual: Vec<f64> = (0..d).map(|j| y.col(j).iter().sum()).collect();
+            for a in 0..d {
+                for b in 0..=a {
+                    scatter[(a, b)] += (0..rows).map(|i| y[(i, a)] * y[(i, b)]).sum::<f64>();
+                }
+            }
+            merged.add(scatter.as_mut(), rows, &centre, &residual);
+            start += rows;
+        }
+        assert_eq!(start, x.nrows());
+        for a in 0..d {
+            assert!((merged.mean[a] - want_mean[a]).abs() <= 1e-12, "mean {a}");
+            for b in 0..=a {
+                let tol = 1e-11 * (want[a][a] * want[b][b]).sqrt();
+                assert!(
+                    (scatter[(a, b)] - want[a][b]).abs() <= tol,
+                    "({a},{b}): {} vs {}",
+                    scatter[(a, b)],
+                    want[a][b]
+                );
             }
         }
     }

@@ -41,10 +41,11 @@ pub enum Precision {
     /// Every product in f64: results exact to f64 rounding.
     #[default]
     Full,
-    /// `f32` input centred in f64, rounded to f32 and multiplied in f32 over blocks of
-    /// [`MIXED_BLOCK_ROWS`] rows, the blocks summed in f64: about twice the speed. With
-    /// `u = 2⁻²⁴`, every entry of the scatter matrix is within `(b + 3)·u·√(SᵢᵢSⱼⱼ)` of the exact
-    /// one (b = block rows), so by Weyl's inequality every eigenvalue is within
+    /// `f32` input centred in f64 (each block of rows on its own mean), rounded to f32 and
+    /// multiplied in f32 over blocks of [`MIXED_BLOCK_ROWS`] rows, the blocks summed in f64:
+    /// about twice the speed. With `u = 2⁻²⁴`, every entry of the scatter matrix is within
+    /// `(b + 3)·u·√(SᵢᵢSⱼⱼ)` of the exact one (b = block rows; the blocks' own scatters sum to
+    /// at most S, so centring per block only tightens this), so by Weyl's inequality every eigenvalue is within
     /// `(b + 3)·u·trace` of the exact one: at most 1.6e-5 of the total variance (the error
     /// seen in practice is near √b·u, about 1e-6). The mean stays exact to f64 rounding.
     Mixed,
