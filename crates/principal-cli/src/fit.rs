@@ -264,7 +264,11 @@ enum Timing {
 
 fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "solver choice (memory limit {} MB):", limit / 1_000_000);
+    let _ = writeln!(
+        s,
+        "solver choice (memory limit {}):",
+        principal::format_bytes(limit as f64)
+    );
     let _ = writeln!(
         s,
         "  {:<11} {:>16} {:>12}  note",
@@ -282,10 +286,10 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
         let note = c.note.as_deref().unwrap_or("");
         let _ = writeln!(
             s,
-            "  {:<11} {:>16} {:>9} MB  {note}{mark}",
+            "  {:<11} {:>16} {:>12}  {note}{mark}",
             c.solver.name(),
             cost,
-            (c.memory_bytes / 1e6).ceil()
+            principal::format_bytes(c.memory_bytes)
         );
     }
     let _ = writeln!(s, "  why: {}", solver.reason);

@@ -1253,6 +1253,24 @@ fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
         "{stderr}"
     );
     assert!(stderr.contains("data read into memory"), "{stderr}");
+    // Sizes in units a person reads: the Gram matrix of Iris is 150² f64 and more.
+    let stderr = env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-o",
+        "m.pca",
+        "--explain",
+        "--memory-limit",
+        "2.5G",
+    ]);
+    assert!(
+        stderr.contains("solver choice (memory limit 2.50 GB)"),
+        "{stderr}"
+    );
+    let gram = stderr.lines().find(|l| l.contains("  gram ")).unwrap();
+    assert!(gram.contains(" kB"), "{gram}");
 }
 
 #[test]

@@ -40,8 +40,8 @@ pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, Moments};
 pub use params::{
-    Candidate, ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod, Precision,
-    RandomizedMethod, Scaling, Solver, SolverPlan, MIXED_BLOCK_ROWS,
+    format_bytes, Candidate, ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod,
+    Precision, RandomizedMethod, Scaling, Solver, SolverPlan, MIXED_BLOCK_ROWS,
 };
 pub use real::Real;
 pub use solver::{IterationReport, Spectrum};

@@ -347,9 +347,9 @@ impl Candidate {
     ) -> Self {
         let note = limit.filter(|&l| memory_bytes > l).map(|l| {
             format!(
-                "needs ≈ {:.0} MB, over the memory limit of {:.0} MB",
-                memory_bytes / 1e6,
-                l / 1e6
+                "needs ≈ {}, over the memory limit of {}",
+                format_bytes(memory_bytes),
+                format_bytes(l)
             )
         });
         Candidate {
@@ -773,5 +773,36 @@ impl PcaParams {
             }
         }
         Ok(())
+    }
+}
+
+/// A byte count for people: decimal units (kB, MB, GB, TB, PB, EB) with three significant
+/// digits, so that a plan's memory column stays readable from kilobytes to the N² of a Gram
+/// matrix of ten million rows.
+///
+/// ```
+/// use principal::format_bytes;
+/// assert_eq!(format_bytes(950.0), "950 B");
+/// assert_eq!(format_bytes(999.7), "1.00 kB");
+/// assert_eq!(format_bytes(1_000_000.0), "1.00 MB");
+/// assert_eq!(format_bytes(16_000_000_000.0), "16.0 GB");
+/// assert_eq!(format_bytes(1.6e15), "1.60 PB");
+/// ```
+pub fn format_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
+    if bytes.is_nan() || bytes < 999.5 {
+        return format!("{bytes:.0} B");
+    }
+    let mut value = bytes;
+    let mut unit = 0;
+    while value >= 999.5 && unit < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    let unit = UNITS[unit - 1];
+    match value {
+        v if v >= 99.95 => format!("{v:.0} {unit}"),
+        v if v >= 9.995 => format!("{v:.1} {unit}"),
+        v => format!("{v:.2} {unit}"),
     }
 }
