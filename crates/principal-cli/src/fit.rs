@@ -203,7 +203,13 @@ pub fn run(config: &FitConfig) -> Result<()> {
             chunk_rows(d, config.memory_limit),
         )?;
         let names = files.column_names().map(<[String]>::to_vec);
-        let mut source = Progress::new(&mut files, rows.map(|n| n as u64), bytes_per_value);
+        let params = &config.params;
+        let mut source = Progress::new(
+            &mut files,
+            rows.map(|n| n as u64),
+            bytes_per_value,
+            Box::new(move |n| params.planned_passes(n, d)),
+        );
         let model = config
             .params
             .fit_source(&mut source)

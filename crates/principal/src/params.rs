@@ -618,13 +618,7 @@ impl PcaParams {
     /// memory; gram and svd collect it (they need it whole).
     pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
         let d = source.n_features();
-        // A wide source is not worth a D×D accumulator in the first pass unless asked for.
-        let covariance_first = match self.solver {
-            Solver::Covariance => true,
-            Solver::Auto => d <= 4096,
-            _ => false,
-        };
-        if covariance_first {
+        if self.covariance_first(d) {
             let acc = MomentAccumulator::from_source(source, self.precision)?;
             let n = acc.n_samples();
             self.check_shape(n, d)?;
@@ -679,6 +673,45 @@ impl PcaParams {
                 }
                 .fit(whole.as_ref())
             }
+        }
+    }
+
+    /// The passes [`Self::fit_source`] makes over a source of `n_samples × n_features`, when
+    /// they are known beforehand (for a progress display): one for the covariance solver, a
+    /// pass of column sums and the planned iterations for randomized, and so on. `None` when
+    /// iteration stops on convergence (the power solver, a tolerance) or the component count
+    /// depends on the spectrum. Randomized block Krylov finishes early, in fewer passes, only
+    /// when its basis spans every feature.
+    pub fn planned_passes(&self, n_samples: usize, n_features: usize) -> Option<usize> {
+        let (n, d) = (n_samples, n_features);
+        let covariance_first = self.covariance_first(d);
+        let (solver, _) = self.resolve_solver(n, d);
+        if covariance_first && solver == Solver::Covariance {
+            return Some(1);
+        }
+        // The moment pass (if it came first) and the pass of column sums.
+        let before = usize::from(covariance_first) + 1;
+        match solver {
+            Solver::Covariance | Solver::Gram | Solver::Svd | Solver::Auto => Some(before + 1),
+            Solver::Power => None,
+            Solver::Randomized => {
+                let k = match self.components {
+                    ComponentCount::Fixed(k) => k,
+                    ComponentCount::All => n.min(d),
+                    ComponentCount::VarianceFraction(_) => return None,
+                };
+                solver::randomized::known_passes(&self.iterative, k, n, d).map(|p| before + p)
+            }
+        }
+    }
+
+    /// Whether `fit_source` accumulates moments in its first pass: a wide source is not worth a
+    /// D×D accumulator unless asked for.
+    fn covariance_first(&self, n_features: usize) -> bool {
+        match self.solver {
+            Solver::Covariance => true,
+            Solver::Auto => n_features <= 4096,
+            _ => false,
         }
     }
 

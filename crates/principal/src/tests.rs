@@ -911,6 +911,93 @@ fn fitting_from_a_chunked_source_equals_the_in_memory_fit() {
     }
 }
 
+/// `planned_passes` is what `fit_source` does: for every solver and setting whose count is
+/// known beforehand, tall and wide (auto's covariance first or not), the passes made.
+#[test]
+fn planned_passes_are_the_passes_made() {
+    let mut planned_some = 0;
+    for (n, d) in [(257, 12), (40, 1500), (60, 4200)] {
+        let x64 = signal_plus_noise(n, d, 5, 0.1, 3);
+        let x = Mat::from_fn(n, d, |i, j| x64[(i, j)] as f32);
+        for solver in [
+            Solver::Auto,
+            Solver::Covariance,
+            Solver::Gram,
+            Solver::Svd,
+            Solver::Randomized,
+            Solver::Power,
+        ] {
+            if solver == Solver::Covariance && d > 1000 {
+                continue; // a D² eigendecomposition: slow in a debug build
+            }
+            let settings = [
+                (
+                    ComponentCount::Fixed(4),
+                    None,
+                    None,
+                    RandomizedMethod::BlockKrylov,
+                ),
+                (
+                    ComponentCount::Fixed(4),
+                    Some(2),
+                    None,
+                    RandomizedMethod::Subspace,
+                ),
+                (
+                    ComponentCount::Fixed(4),
+                    None,
+                    None,
+                    RandomizedMethod::Subspace,
+                ),
+                (
+                    ComponentCount::Fixed(4),
+                    None,
+                    Some(1e-6),
+                    RandomizedMethod::BlockKrylov,
+                ),
+                (
+                    ComponentCount::All,
+                    None,
+                    None,
+                    RandomizedMethod::BlockKrylov,
+                ),
+            ];
+            for (components, power_iterations, tolerance, randomized_method) in settings {
+                let params = PcaBuilder::new()
+                    .components(components)
+                    .solver(solver)
+                    .iterative(IterativeOptions {
+                        seed: 7,
+                        power_iterations,
+                        tolerance,
+                        randomized_method,
+                        ..Default::default()
+                    })
+                    .build()
+                    .unwrap();
+                let mut source = CountingSource {
+                    data: x.clone(),
+                    chunk: 50,
+                    passes: 0,
+                };
+                let model = params.fit_source(&mut source).unwrap();
+                let label = format!("{n}×{d} {solver} → {} {components:?} q {power_iterations:?} tol {tolerance:?} {randomized_method:?}", model.solver());
+                match params.planned_passes(n, d) {
+                    Some(p) => {
+                        planned_some += 1;
+                        assert_eq!(source.passes, p, "{label}");
+                    }
+                    None => assert!(
+                        tolerance.is_some() || model.solver() == Solver::Power,
+                        "{label}: unknown"
+                    ),
+                }
+            }
+        }
+    }
+    assert!(planned_some >= 20, "{planned_some}");
+}
+
 #[test]
 fn source_errors_pass_through_unchanged() {
     struct Broken;

@@ -40,17 +40,60 @@ pub fn default_power_iterations(n_components: usize, n_samples: usize, n_feature
     }
 }
 
+/// Columns of the random start: `k` plus the oversampling, at most min(N, D).
+fn block_width(
+    options: &crate::IterativeOptions,
+    n_components: usize,
+    n_samples: usize,
+    n_features: usize,
+) -> usize {
+    (n_components + options.oversampling)
+        .min(n_samples.min(n_features))
+        .max(n_components)
+}
+
+/// Passes to make unless a tolerance is met first.
+fn planned_passes(
+    options: &crate::IterativeOptions,
+    n_components: usize,
+    n_samples: usize,
+    n_features: usize,
+) -> usize {
+    match (options.tolerance, options.power_iterations) {
+        (_, Some(q)) => q + 1,
+        (Some(_), None) => options.max_iterations,
+        (None, None) => default_passes(options, n_components, n_samples, n_features),
+    }
+}
+
+/// The passes [`solve`] makes, when known beforehand: `None` with a tolerance (it stops when
+/// met). Block Krylov whose first block spans every feature is exact after one pass.
+pub fn known_passes(
+    options: &crate::IterativeOptions,
+    n_components: usize,
+    n_samples: usize,
+    n_features: usize,
+) -> Option<usize> {
+    if options.tolerance.is_some() {
+        return None;
+    }
+    let spans_all = block_width(options, n_components, n_samples, n_features) == n_features;
+    Some(
+        if options.randomized_method == RandomizedMethod::BlockKrylov && spans_all {
+            1
+        } else {
+            planned_passes(options, n_components, n_samples, n_features)
+        },
+    )
+}
+
 /// The top `n_components` eigenpairs of the covariance, approximately, with an error estimate.
 pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     let d = problem.mean.len();
     let k = problem.n_components;
     let opts = problem.options;
-    let width = (k + opts.oversampling).min(problem.n_samples.min(d)).max(k);
-    let planned = match (opts.tolerance, opts.power_iterations) {
-        (_, Some(q)) => q + 1,
-        (Some(_), None) => opts.max_iterations,
-        (None, None) => default_passes(&opts, k, problem.n_samples, d),
-    };
+    let width = block_width(&opts, k, problem.n_samples, d);
+    let planned = planned_passes(&opts, k, problem.n_samples, d);
     let start = orthonormalize(gaussian(d, width, opts.seed).as_ref());
     match opts.randomized_method {
         RandomizedMethod::Subspace => subspace(problem, start, planned),
