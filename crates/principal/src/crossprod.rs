@@ -492,42 +492,21 @@ fn small_integer_range<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<(Vec<f
 }
 
 /// Writes rows `x − shift` of `rows` as the columns of `dst` (D×n) and returns the sums of
-/// `x − shift` per feature in f64 (before rounding to `U`). Summed by halves of the rows, on two
-/// threads if `par` allows.
-pub(crate) fn shifted_copy<T: Real, U: Real>(
+/// `x − shift` per feature (before rounding to `U`). Computed in the shift's type: f64, or f32
+/// for f32 integers shifted by an f32 integer, which is exact while every value, difference
+/// and partial sum is an integer below 2²⁴ (the integer path's blocks guarantee it: magnitude m
+/// after the shift, at most 2²⁴/m² rows, so sums stay below 2²⁴/m) and about twice as fast.
+/// Summed by halves of the rows, on two threads if `par` allows.
+pub(crate) fn shifted_copy<T, C, U>(
     rows: MatRef<'_, T>,
-    shift: &[f64],
+    shift: &[C],
     dst: MatMut<'_, U>,
     par: Par,
-) -> Vec<f64> {
-    by_halves(rows, dst, par, &|rows, dst| {
-        crate::simd::dispatch(ShiftRows { rows, shift, dst })
-    })
-}
-
-/// [`shifted_copy`] of f32 integers by an integer shift, all in f32: exact while every value,
-/// difference and partial sum is an integer below 2²⁴, which the integer path's blocks
-/// guarantee (magnitude m after the shift, at most 2²⁴/m² rows, so sums stay below 2²⁴/m).
-/// Eight or sixteen lanes and no conversions: about twice as fast as the f64 route.
-fn shifted_copy_integers(
-    rows: MatRef<'_, f32>,
-    shift: &[f32],
-    dst: MatMut<'_, f32>,
-    par: Par,
-) -> Vec<f64> {
-    by_halves(rows, dst, par, &|rows, dst| {
-        crate::simd::dispatch(ShiftIntegerRows { rows, shift, dst })
-    })
-}
-
-/// Runs `leaf` on halves of the rows (and the matching columns of `dst`) down to fewer than
-/// 512 rows, on two threads when `par` allows, and adds the halves' per-feature sums. The
-/// split depends on the shape only, so the sums are the same bits on any number of threads.
-fn by_halves<T, U, F>(rows: MatRef<'_, T>, dst: MatMut<'_, U>, par: Par, leaf: &F) -> Vec<f64>
+) -> Vec<f64>
 where
     T: Real,
+    C: Real + std::ops::Sub<Output = C> + std::ops::AddAssign,
     U: Real,
-    F: Fn(MatRef<'_, T>, MatMut<'_, U>) -> Vec<f64> + Sync,
 {
     let n = rows.nrows();
     if n >= 512 {
@@ -535,13 +514,13 @@ where
         let (left, right) = dst.split_at_col_mut(half);
         let (mut a, b) = join(
             par,
-            || by_halves(rows.subrows(0, half), left, par, leaf),
-            || by_halves(rows.subrows(half, n - half), right, par, leaf),
+            || shifted_copy(rows.subrows(0, half), shift, left, par),
+            || shifted_copy(rows.subrows(half, n - half), shift, right, par),
         );
         a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
         return a;
     }
-    leaf(rows, dst)
+    crate::simd::dispatch(ShiftRows { rows, shift, dst })
 }
 
 /// Is every value of row-major `rows` an integer (within 2⁴⁰)? Widens `lo` and `hi` to the
@@ -578,15 +557,21 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
     }
 }
 
-/// Writes the rows of `rows` minus `shift` as the columns of `dst`; returns the sums of the
-/// differences in f64, before rounding to the output type (exact for integers).
-struct ShiftRows<'a, T, U> {
+/// Writes the rows of `rows` minus `shift` as the columns of `dst`, computing in the shift's
+/// type `C` (see [`shifted_copy`]); returns the sums of the differences in `C`, before
+/// rounding to the output type (exact for integers), as f64.
+struct ShiftRows<'a, T, C, U> {
     rows: MatRef<'a, T>,
-    shift: &'a [f64],
+    shift: &'a [C],
     dst: MatMut<'a, U>,
 }
 
-impl<T: Real, U: Real> crate::simd::Kernel for ShiftRows<'_, T, U> {
+impl<T, C, U> crate::simd::Kernel for ShiftRows<'_, T, C, U>
+where
+    T: Real,
+    C: Real + std::ops::Sub<Output = C> + std::ops::AddAssign,
+    U: Real,
+{
     type Output = Vec<f64>;
     #[inline(always)]
     fn run(self) -> Vec<f64> {
@@ -595,63 +580,25 @@ impl<T: Real, U: Real> crate::simd::Kernel for ShiftRows<'_, T, U> {
             shift,
             mut dst,
         } = self;
-        let mut sums = vec![0.0f64; shift.len()];
+        let mut sums = vec![C::from_f64(0.0); shift.len()];
         for i in 0..rows.nrows() {
             let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
             let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
             let targets = out.iter_mut().zip(shift).zip(sums.iter_mut());
-            let put = |((o, s), sum): ((&mut U, &f64), &mut f64), v: f64| {
-                let y = v - s;
-                *o = U::from_f64(y);
+            // Widening and narrowing between equal types compile to nothing.
+            let put = |((o, &s), sum): ((&mut U, &C), &mut C), v: T| {
+                let y = C::from_f64(v.to_f64()) - s;
+                *o = U::from_f64(y.to_f64());
                 *sum += y;
             };
             match rows.row(i).try_as_row_major() {
-                Some(row) => targets
-                    .zip(row.as_slice())
-                    .for_each(|(t, v)| put(t, v.to_f64())),
+                Some(row) => targets.zip(row.as_slice()).for_each(|(t, &v)| put(t, v)),
                 None => targets
                     .zip(rows.row(i).iter())
-                    .for_each(|(t, v)| put(t, v.to_f64())),
+                    .for_each(|(t, &v)| put(t, v)),
             }
         }
-        sums
-    }
-}
-
-/// Writes the rows of `rows` minus `shift` as the columns of `dst`, in f32 (integers only:
-/// see [`shifted_copy_integers`]); returns the per-feature sums of the differences.
-struct ShiftIntegerRows<'a> {
-    rows: MatRef<'a, f32>,
-    shift: &'a [f32],
-    dst: MatMut<'a, f32>,
-}
-
-impl crate::simd::Kernel for ShiftIntegerRows<'_> {
-    type Output = Vec<f64>;
-    #[inline(always)]
-    fn run(self) -> Vec<f64> {
-        let ShiftIntegerRows {
-            rows,
-            shift,
-            mut dst,
-        } = self;
-        let mut sums = vec![0.0f32; shift.len()];
-        for i in 0..rows.nrows() {
-            let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
-            let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
-            let row = rows.row(i);
-            let targets = out.iter_mut().zip(shift).zip(sums.iter_mut());
-            let put = |((o, s), sum): ((&mut f32, &f32), &mut f32), v: f32| {
-                let y = v - s;
-                *o = y;
-                *sum += y;
-            };
-            match row.try_as_row_major() {
-                Some(row) => targets.zip(row.as_slice()).for_each(|(t, &v)| put(t, v)),
-                None => targets.zip(row.iter()).for_each(|(t, &v)| put(t, v)),
-            }
-        }
-        sums.into_iter().map(f64::from).collect()
+        sums.into_iter().map(C::to_f64).collect()
     }
 }
 
@@ -681,7 +628,7 @@ fn integer_moments<T: Real>(
         let part = chunk.subrows(start, rows);
         let dst = buffer.as_mut().subcols_mut(0, rows);
         let block_sums = match T::chunk(part) {
-            ChunkRef::F32(part) if exact32 => shifted_copy_integers(part, &shift32, dst, par),
+            ChunkRef::F32(part) if exact32 => shifted_copy(part, &shift32, dst, par),
             _ => shifted_copy(part, shift, dst, par),
         };
         for (sum, v) in sums.iter_mut().zip(&block_sums) {

@@ -843,6 +843,16 @@ fn variance_fraction_with_an_iterative_solver_is_refused() {
     ));
 }
 
+/// Every solver, `Auto` first.
+const EVERY_SOLVER: [Solver; 6] = [
+    Solver::Auto,
+    Solver::Covariance,
+    Solver::Gram,
+    Solver::Svd,
+    Solver::Randomized,
+    Solver::Power,
+];
+
 /// A source that counts its passes and hands out `chunk` rows at a time, like a file.
 struct CountingSource {
     data: Mat<f32>,
@@ -864,14 +874,7 @@ impl ChunkSource for CountingSource {
 fn fitting_from_a_chunked_source_equals_the_in_memory_fit() {
     let x64 = signal_plus_noise(257, 12, 5, 0.1, 3);
     let x = Mat::from_fn(257, 12, |i, j| x64[(i, j)] as f32);
-    for solver in [
-        Solver::Auto,
-        Solver::Covariance,
-        Solver::Gram,
-        Solver::Svd,
-        Solver::Randomized,
-        Solver::Power,
-    ] {
+    for solver in EVERY_SOLVER {
         for scaling in [Scaling::Center, Scaling::Standardize] {
             let params = PcaBuilder::new()
                 .components(ComponentCount::Fixed(4))
@@ -919,14 +922,7 @@ fn planned_passes_are_the_passes_made() {
     for (n, d) in [(257, 12), (40, 1500), (60, 4200)] {
         let x64 = signal_plus_noise(n, d, 5, 0.1, 3);
         let x = Mat::from_fn(n, d, |i, j| x64[(i, j)] as f32);
-        for solver in [
-            Solver::Auto,
-            Solver::Covariance,
-            Solver::Gram,
-            Solver::Svd,
-            Solver::Randomized,
-            Solver::Power,
-        ] {
+        for solver in EVERY_SOLVER {
             if solver == Solver::Covariance && d > 1000 {
                 continue; // a D² eigendecomposition: slow in a debug build
             }
