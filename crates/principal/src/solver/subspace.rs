@@ -21,22 +21,74 @@ fn block_rows(n_features: usize) -> usize {
     ((1 << 18) / n_features.max(1)).clamp(64, 4096)
 }
 
-/// `Wᵀ += (Xc P)ᵀ Xc` over blocks of rows of `x`, each centred into `buffer` (reused: a fresh
-/// allocation per block costs more in page faults than the copy itself) by the vectorised
-/// copy of the covariance kernel.
+/// What one thread needs to centre blocks and accumulate `Wᵀ`: buffers reused from block to
+/// block (a fresh allocation per block costs more in page faults than the copy itself).
+struct BlockWork {
+    buffer: Mat<f64>,
+    y: Mat<f64>,
+    wt: Mat<f64>,
+}
+
+impl BlockWork {
+    fn new() -> Self {
+        BlockWork {
+            buffer: Mat::new(),
+            y: Mat::new(),
+            wt: Mat::new(),
+        }
+    }
+}
+
+/// `Wᵀ += (Xc P)ᵀ Xc` over blocks of rows of `x`, each centred by the vectorised copy of the
+/// covariance kernel. A chunk of at least two blocks is split in two halves, each with its own
+/// buffers, sequential products and `Wᵀ` (added at the end of the pass): products of a few
+/// thousand rows split between threads spend much of their time waiting on each other. The
+/// split depends on the shape only, so the sums are the same bits on any number of threads.
 fn centred_blocks<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],
     ps: &Mat<f64>,
-    buffer: &mut Mat<f64>,
-    wt: &mut Mat<f64>,
+    halves: &mut [BlockWork; 2],
+) {
+    let (n, d) = (x.nrows(), x.ncols());
+    let step = block_rows(d);
+    let [left, right] = halves;
+    if n < 2 * step {
+        return centred_run(x, mean, ps, left, Par::rayon(0));
+    }
+    let half = (n / 2).div_ceil(step) * step;
+    let (a, b) = (x.subrows(0, half), x.subrows(half, n - half));
+    let par = Par::rayon(0);
+    if par.degree() > 1 {
+        rayon::join(
+            || centred_run(a, mean, ps, left, Par::Seq),
+            || centred_run(b, mean, ps, right, Par::Seq),
+        );
+    } else {
+        centred_run(a, mean, ps, left, Par::Seq);
+        centred_run(b, mean, ps, right, Par::Seq);
+    }
+}
+
+/// [`centred_blocks`] on one thread's rows, its products run with `par`.
+fn centred_run<T: Real>(
+    x: MatRef<'_, T>,
+    mean: &[f64],
+    ps: &Mat<f64>,
+    work: &mut BlockWork,
+    par: Par,
 ) {
     let (n, d, l) = (x.nrows(), x.ncols(), ps.ncols());
     let step = block_rows(d).min(n);
-    if buffer.nrows() != d || buffer.ncols() < step {
-        *buffer = Mat::zeros(d, step);
+    if work.buffer.nrows() != d || work.buffer.ncols() < step {
+        work.buffer = Mat::zeros(d, step);
     }
-    let mut y = Mat::<f64>::zeros(step, l);
+    if work.y.nrows() < step || work.y.ncols() != l {
+        work.y = Mat::zeros(step, l);
+    }
+    if work.wt.nrows() != l || work.wt.ncols() != d {
+        work.wt = Mat::zeros(l, d);
+    }
     let mut start = 0;
     while start < n {
         let rows = step.min(n - start);
@@ -44,26 +96,19 @@ fn centred_blocks<T: Real>(
         shifted_copy(
             x.subrows(start, rows),
             mean,
-            buffer.as_mut().subcols_mut(0, rows),
-            Par::rayon(0),
+            work.buffer.as_mut().subcols_mut(0, rows),
+            par,
         );
-        let xc = buffer.as_ref().subcols(0, rows).transpose();
-        let mut yb = y.as_mut().subrows_mut(0, rows);
+        let xc = work.buffer.as_ref().subcols(0, rows).transpose();
+        let mut yb = work.y.as_mut().subrows_mut(0, rows);
+        matmul(yb.as_mut(), Accum::Replace, xc, ps.as_ref(), 1.0, par);
         matmul(
-            yb.as_mut(),
-            Accum::Replace,
-            xc,
-            ps.as_ref(),
-            1.0,
-            Par::rayon(0),
-        );
-        matmul(
-            wt.as_mut(),
+            work.wt.as_mut(),
             Accum::Add,
             yb.as_ref().transpose(),
             xc,
             1.0,
-            Par::rayon(0),
+            par,
         );
         start += rows;
     }
@@ -118,7 +163,7 @@ pub(crate) fn apply_scatter(
     // about 1.4× faster than Xᵀ Y.
     let mut wt = Mat::<f64>::zeros(l, d);
     let mut column_sums = vec![0.0; l];
-    let mut buffer = Mat::<f64>::new();
+    let mut halves = [BlockWork::new(), BlockWork::new()];
     source.pass(&mut |chunk| {
         if chunk.ncols() != d {
             return Err(PcaError::FeatureMismatch {
@@ -151,13 +196,17 @@ pub(crate) fn apply_scatter(
                     Par::rayon(0),
                 );
             }
-            (_, ChunkRef::F32(x)) => centred_blocks(x, mean, &ps, &mut buffer, &mut wt),
-            (Centring::Explicit, ChunkRef::F64(x)) => {
-                centred_blocks(x, mean, &ps, &mut buffer, &mut wt)
-            }
+            (_, ChunkRef::F32(x)) => centred_blocks(x, mean, &ps, &mut halves),
+            (Centring::Explicit, ChunkRef::F64(x)) => centred_blocks(x, mean, &ps, &mut halves),
         }
         Ok(())
     })?;
+    // The halves' sums, always in the same order.
+    for work in &halves {
+        if work.wt.nrows() == l {
+            wt += &work.wt;
+        }
+    }
     // Implicit chunks gave Xᵀ Y; remove μ (1ᵀY). Explicit chunks left column_sums at zero.
     Ok(Mat::from_fn(d, l, |j, c| {
         (wt[(c, j)] - mean[j] * column_sums[c]) * inv(j)
