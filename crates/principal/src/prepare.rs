@@ -20,51 +20,8 @@ impl Preprocessing {
     /// Two passes over `x`: the mean (with a correction pass, so an offset of 1e6 costs nothing),
     /// then the centred sums of squares. Rejects non-finite values, naming row and column.
     pub fn from_data<T: Real>(x: MatRef<'_, T>, scaling: Scaling, ddof: usize) -> Result<Self> {
-        let (n, d) = (x.nrows(), x.ncols());
-        let nf = n as f64;
-        if x.col_stride() == 1 && n > 0 {
-            // Row-major: both passes in memory order, vectorised.
-            let sums = crate::crossprod::column_sums(x, faer::Par::rayon(0));
-            if sums.iter().any(|s| !s.is_finite()) {
-                check_finite(x, 0)?;
-            }
-            let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
-            let (correction, ss) = centred_sums(x, &rough);
-            let mut mean = vec![0.0; d];
-            let mut sum_sq = vec![0.0; d];
-            for j in 0..d {
-                let delta = correction[j] / nf;
-                mean[j] = rough[j] + delta;
-                sum_sq[j] = (ss[j] - correction[j] * delta).max(0.0);
-            }
-            return Ok(Self::from_sums(mean, &sum_sq, n, scaling, ddof));
-        }
-        let mut mean = vec![0.0; d];
-        let mut sum_sq = vec![0.0; d];
-        for j in 0..d {
-            let col = x.col(j);
-            let mut sum = 0.0;
-            for i in 0..n {
-                let v = col[i].to_f64();
-                if !v.is_finite() {
-                    // Report the first bad value in reading order (row by row).
-                    check_finite(x, 0)?;
-                }
-                sum += v;
-            }
-            let rough = sum / nf;
-            let (mut correction, mut ss) = (0.0, 0.0);
-            for i in 0..n {
-                let c = col[i].to_f64() - rough;
-                correction += c;
-                ss += c * c;
-            }
-            // Centred about `rough`; shift the sum of squares to the corrected mean.
-            let delta = correction / nf;
-            mean[j] = rough + delta;
-            sum_sq[j] = (ss - correction * delta).max(0.0);
-        }
-        Ok(Self::from_sums(mean, &sum_sq, n, scaling, ddof))
+        let (mean, sum_sq) = column_moments(x, 0)?;
+        Ok(Self::from_sums(mean, &sum_sq, x.nrows(), scaling, ddof))
     }
 
     /// The same from streamed moments: the diagonal of the scatter matrix holds the sums of squares.
@@ -183,6 +140,60 @@ pub(crate) fn check_finite<T: Real>(x: MatRef<'_, T>, row_offset: usize) -> Resu
         }
     }
     Ok(())
+}
+
+/// Per-feature mean and centred sum of squares of `x`, in two passes: the mean with a
+/// correction pass (so an offset of 1e6 costs nothing), then the sums of squares about it.
+/// Non-finite values are rejected, their row counted from `first_row`.
+pub(crate) fn column_moments<T: Real>(
+    x: MatRef<'_, T>,
+    first_row: usize,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (n, d) = (x.nrows(), x.ncols());
+    let nf = n as f64;
+    if x.col_stride() == 1 && n > 0 {
+        // Row-major: both passes in memory order, vectorised.
+        let sums = crate::crossprod::column_sums(x, faer::Par::rayon(0));
+        if sums.iter().any(|s| !s.is_finite()) {
+            check_finite(x, first_row)?;
+        }
+        let rough: Vec<f64> = sums.iter().map(|s| s / nf).collect();
+        let (correction, ss) = centred_sums(x, &rough);
+        let mut mean = vec![0.0; d];
+        let mut sum_sq = vec![0.0; d];
+        for j in 0..d {
+            let delta = correction[j] / nf;
+            mean[j] = rough[j] + delta;
+            sum_sq[j] = (ss[j] - correction[j] * delta).max(0.0);
+        }
+        return Ok((mean, sum_sq));
+    }
+    let mut mean = vec![0.0; d];
+    let mut sum_sq = vec![0.0; d];
+    for j in 0..d {
+        let col = x.col(j);
+        let mut sum = 0.0;
+        for i in 0..n {
+            let v = col[i].to_f64();
+            if !v.is_finite() {
+                // Report the first bad value in reading order (row by row).
+                check_finite(x, first_row)?;
+            }
+            sum += v;
+        }
+        let rough = sum / nf;
+        let (mut correction, mut ss) = (0.0, 0.0);
+        for i in 0..n {
+            let c = col[i].to_f64() - rough;
+            correction += c;
+            ss += c * c;
+        }
+        // Centred about `rough`; shift the sum of squares to the corrected mean.
+        let delta = correction / nf;
+        mean[j] = rough + delta;
+        sum_sq[j] = (ss - correction * delta).max(0.0);
+    }
+    Ok((mean, sum_sq))
 }
 
 /// Per-feature `Σ(x − m)` and `Σ(x − m)²` of row-major `x`, on two threads for large inputs.
