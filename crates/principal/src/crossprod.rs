@@ -306,7 +306,7 @@ impl crate::simd::Kernel for RankTwoUpdate<'_> {
 
 /// Both halves of a split pass, on two threads when `par` allows. The split itself depends on
 /// the shape only, so the sums (and the model) are the same bits on any number of threads.
-fn join<A: Send, B: Send>(
+pub(crate) fn join<A: Send, B: Send>(
     par: Par,
     a: impl FnOnce() -> A + Send,
     b: impl FnOnce() -> B + Send,

@@ -45,8 +45,8 @@ pub enum Precision {
     /// multiplied in f32 over blocks of [`MIXED_BLOCK_ROWS`] rows, the blocks summed in f64:
     /// about twice the speed. With `u = 2⁻²⁴`, every entry of the scatter matrix is within
     /// `(b + 3)·u·√(SᵢᵢSⱼⱼ)` of the exact one (b = block rows; the blocks' own scatters sum to
-    /// at most S, so centring per block only tightens this), so by Weyl's inequality every eigenvalue is within
-    /// `(b + 3)·u·trace` of the exact one: at most 1.6e-5 of the total variance (the error
+    /// at most S, so centring per block only tightens this), so by Weyl's inequality every
+    /// eigenvalue is within `(b + 3)·u·trace` of the exact one: at most 1.6e-5 of the total variance (the error
     /// seen in practice is near √b·u, about 1e-6). The mean stays exact to f64 rounding.
     Mixed,
 }
@@ -695,13 +695,19 @@ impl PcaParams {
             Solver::Covariance | Solver::Gram | Solver::Svd | Solver::Auto => Some(before + 1),
             Solver::Power => None,
             Solver::Randomized => {
-                let k = match self.components {
-                    ComponentCount::Fixed(k) => k,
-                    ComponentCount::All => n.min(d),
-                    ComponentCount::VarianceFraction(_) => return None,
-                };
+                let k = self.iterative_components(n, d)?;
                 solver::randomized::known_passes(&self.iterative, k, n, d).map(|p| before + p)
             }
+        }
+    }
+
+    /// The components an iterative solver computes for `n × d` data; `None` for a fraction of
+    /// variance, which needs the whole spectrum.
+    fn iterative_components(&self, n: usize, d: usize) -> Option<usize> {
+        match self.components {
+            ComponentCount::Fixed(k) => Some(k),
+            ComponentCount::All => Some(n.min(d)),
+            ComponentCount::VarianceFraction(_) => None,
         }
     }
 
@@ -723,16 +729,12 @@ impl PcaParams {
         solver: Solver,
     ) -> Result<PcaModel> {
         let d = prep.mean.len();
-        let k = match self.components {
-            ComponentCount::Fixed(k) => k,
-            ComponentCount::All => n.min(d),
-            ComponentCount::VarianceFraction(_) => {
-                return Err(PcaError::SolverUnsuitable {
-                    solver: solver.name(),
-                    reason: "a fraction of variance needs the whole spectrum; give a number of components or use an exact solver".into(),
-                })
-            }
-        };
+        let k = self
+            .iterative_components(n, d)
+            .ok_or_else(|| PcaError::SolverUnsuitable {
+                solver: solver.name(),
+                reason: "a fraction of variance needs the whole spectrum; give a number of components or use an exact solver".into(),
+            })?;
         let mut problem = IterativeProblem {
             source,
             mean: &prep.mean,

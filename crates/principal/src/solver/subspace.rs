@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::crossprod::shifted_copy;
+use crate::crossprod::{join, shifted_copy};
 use crate::{ChunkRef, ChunkSource, PcaError, Real, Result};
 
 /// Rows centred at once when a chunk must be copied: about 2 MiB of f64 (at least 64 rows), a
@@ -21,8 +21,9 @@ fn block_rows(n_features: usize) -> usize {
     ((1 << 18) / n_features.max(1)).clamp(64, 4096)
 }
 
-/// What one thread needs to centre blocks and accumulate `Wᵀ`: buffers reused from block to
-/// block (a fresh allocation per block costs more in page faults than the copy itself).
+/// What one thread needs to centre blocks and accumulate its L×D share of `Wᵀ`: buffers
+/// reused from block to block (a fresh allocation per block costs more in page faults than the
+/// copy itself).
 struct BlockWork {
     buffer: Mat<f64>,
     y: Mat<f64>,
@@ -30,11 +31,11 @@ struct BlockWork {
 }
 
 impl BlockWork {
-    fn new() -> Self {
+    fn new(l: usize, d: usize) -> Self {
         BlockWork {
             buffer: Mat::new(),
             y: Mat::new(),
-            wt: Mat::new(),
+            wt: Mat::zeros(l, d),
         }
     }
 }
@@ -58,16 +59,11 @@ fn centred_blocks<T: Real>(
     }
     let half = (n / 2).div_ceil(step) * step;
     let (a, b) = (x.subrows(0, half), x.subrows(half, n - half));
-    let par = Par::rayon(0);
-    if par.degree() > 1 {
-        rayon::join(
-            || centred_run(a, mean, ps, left, Par::Seq),
-            || centred_run(b, mean, ps, right, Par::Seq),
-        );
-    } else {
-        centred_run(a, mean, ps, left, Par::Seq);
-        centred_run(b, mean, ps, right, Par::Seq);
-    }
+    join(
+        Par::rayon(0),
+        || centred_run(a, mean, ps, left, Par::Seq),
+        || centred_run(b, mean, ps, right, Par::Seq),
+    );
 }
 
 /// [`centred_blocks`] on one thread's rows, its products run with `par`.
@@ -85,9 +81,6 @@ fn centred_run<T: Real>(
     }
     if work.y.nrows() < step || work.y.ncols() != l {
         work.y = Mat::zeros(step, l);
-    }
-    if work.wt.nrows() != l || work.wt.ncols() != d {
-        work.wt = Mat::zeros(l, d);
     }
     let mut start = 0;
     while start < n {
@@ -163,7 +156,7 @@ pub(crate) fn apply_scatter(
     // about 1.4× faster than Xᵀ Y.
     let mut wt = Mat::<f64>::zeros(l, d);
     let mut column_sums = vec![0.0; l];
-    let mut halves = [BlockWork::new(), BlockWork::new()];
+    let mut halves = [BlockWork::new(l, d), BlockWork::new(l, d)];
     source.pass(&mut |chunk| {
         if chunk.ncols() != d {
             return Err(PcaError::FeatureMismatch {
@@ -203,9 +196,7 @@ pub(crate) fn apply_scatter(
     })?;
     // The halves' sums, always in the same order.
     for work in &halves {
-        if work.wt.nrows() == l {
-            wt += &work.wt;
-        }
+        wt += &work.wt;
     }
     // Implicit chunks gave Xᵀ Y; remove μ (1ᵀY). Explicit chunks left column_sums at zero.
     Ok(Mat::from_fn(d, l, |j, c| {
