@@ -65,8 +65,8 @@ pub(crate) fn chunk_moments<T: Real>(
 pub(crate) struct Workspace {
     /// The piece's result: lower triangle of its centred cross-products (upper: scratch).
     pub scatter: Mat<f64>,
-    partial: Mat<f32>,
-    block32: Mat<f32>,
+    pub(crate) partial: Mat<f32>,
+    pub(crate) block32: Mat<f32>,
     block64: Mat<f64>,
     /// Threads for the passes and products of one piece.
     pub par: Par,
@@ -85,7 +85,7 @@ impl Default for Workspace {
 }
 
 impl Workspace {
-    fn prepare(&mut self, d: usize) {
+    pub(crate) fn prepare(&mut self, d: usize) {
         if self.scatter.nrows() != d {
             *self = Workspace {
                 scatter: Mat::zeros(d, d),
@@ -375,7 +375,7 @@ const BANDED_MAX_FEATURES: usize = 320;
 /// two-thread triangular product at D = 100 (45 G f32, 36 G f64). The bands always run on one
 /// thread (split over two they are 2–4× slower), so the choice, and the bits of the result,
 /// depend on the shape only; narrow rows get their parallelism from the accumulator's split.
-fn lower_product<E: faer::traits::ComplexField>(
+pub(crate) fn lower_product<E: faer::traits::ComplexField>(
     mut dst: faer::MatMut<'_, E>,
     accum: Accum,
     y: MatRef<'_, E>,
@@ -413,14 +413,14 @@ fn lower_product<E: faer::traits::ComplexField>(
 
 /// Per-feature range of a chunk of integers, `None` as soon as a value is not an integer.
 #[derive(Clone)]
-struct IntegerRange {
-    lo: Vec<f64>,
-    hi: Vec<f64>,
+pub(crate) struct IntegerRange {
+    pub(crate) lo: Vec<f64>,
+    pub(crate) hi: Vec<f64>,
 }
 
 impl IntegerRange {
     /// Scans rows `rows` of a row-major chunk, or all of a column-major one.
-    fn scan<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
+    pub(crate) fn scan<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
         const ROUND: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵², as in `ScanRows`
         const LARGEST: f64 = 1_099_511_627_776.0;
@@ -474,7 +474,10 @@ impl IntegerRange {
 /// The shift (an integer near the middle of each feature's range) and the largest magnitude
 /// after it, when every value is an integer and that magnitude is at most
 /// [`MAX_EXACT_MAGNITUDE`]; `None` otherwise (or for chunks too small to be worth it).
-fn small_integer_range<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<(Vec<f64>, f64)> {
+pub(crate) fn small_integer_range<T: Real>(
+    chunk: MatRef<'_, T>,
+    par: Par,
+) -> Option<(Vec<f64>, f64)> {
     if chunk.nrows() < 64 {
         return None;
     }
@@ -602,17 +605,27 @@ where
     }
 }
 
-fn integer_moments<T: Real>(
+/// Rows per block of the exact f32 products of integers of magnitude at most `magnitude`:
+/// partial sums of products stay integers below 2²⁴. A power of two, so that blocks tile the
+/// pieces of `cached_rows`. `None` above [`MAX_EXACT_MAGNITUDE`].
+pub(crate) fn integer_block_rows(magnitude: f64) -> Option<usize> {
+    if magnitude > MAX_EXACT_MAGNITUDE {
+        return None;
+    }
+    let longest = (16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize;
+    Some(1usize << longest.max(1).ilog2())
+}
+
+pub(crate) fn integer_moments<T: Real>(
     chunk: MatRef<'_, T>,
     shift: &[f64],
     magnitude: f64,
     ws: &mut Workspace,
 ) -> Vec<f64> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
-    // Partial sums of products stay integers below 2^24, exact in f32. A power of two, so that
-    // blocks tile the pieces of `cached_rows`.
-    let longest = (16_777_216.0 / (magnitude * magnitude).max(1.0)) as usize;
-    let block = (1usize << longest.max(1).ilog2()).min(n);
+    let block = integer_block_rows(magnitude)
+        .expect("small_integer_range bounds the magnitude")
+        .min(n);
     if ws.block32.ncols() < block || ws.block32.nrows() != d {
         ws.block32 = Mat::zeros(d, block);
     }

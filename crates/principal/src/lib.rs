@@ -34,6 +34,7 @@ mod real;
 mod simd;
 pub mod solver;
 mod source;
+mod sparse_rows;
 
 pub use error::{PcaError, Result};
 pub use faer;

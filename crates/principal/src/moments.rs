@@ -96,6 +96,9 @@ impl MomentAccumulator {
         }
         let (n, d) = (chunk.nrows(), self.n_features());
         let piece = crate::crossprod::cached_rows(d);
+        if d > SPLIT_MAX_FEATURES && self.push_sparse_integers(chunk) {
+            return Ok(());
+        }
         if n < 2 * piece || d > SPLIT_MAX_FEATURES {
             return self.push_pieces(chunk, self.n, Par::rayon(0));
         }
@@ -118,6 +121,20 @@ impl MomentAccumulator {
         self.combine(right.n, &right.mean, &right.scatter);
         self.helper = Some(right);
         Ok(())
+    }
+
+    /// Adds `chunk` by the path for integers with many zeros (see `sparse_rows`) and returns
+    /// true, or returns false (nothing added) when that path does not apply.
+    fn push_sparse_integers<T: Real>(&mut self, chunk: MatRef<'_, T>) -> bool {
+        let mut ws = std::mem::take(&mut self.workspace);
+        ws.prepare(self.n_features());
+        ws.par = Par::rayon(0);
+        let mean = crate::sparse_rows::sparse_integer_moments(chunk, &mut ws);
+        if let Some(mean) = &mean {
+            self.combine(chunk.nrows(), mean, &ws.scatter);
+        }
+        self.workspace = ws;
+        mean.is_some()
     }
 
     /// Adds `chunk` piece by piece (rows counted from `first_row` in errors), each piece's
