@@ -626,15 +626,7 @@ def case4(args, principal: Principal) -> CaseResult:
     finish_variants(variants, principal)
     variants.append(read_v)
     cold = cold_variants(args, principal, path, k, notes) if args.cold else []
-    for v in variants:
-        med = v.median()
-        if med:
-            v.info["throughput"] = size / MB / med
-    read_mbs = read_v.info.get("throughput")
-    for v in variants[:-1]:
-        if v.info.get("throughput") and read_mbs:
-            v.notes.append(f"{v.info['throughput']:.0f} MB/s = {v.info['throughput'] / read_mbs:.0%} of a plain read")
-    read_v.notes.append(f"{read_mbs:.0f} MB/s" if read_mbs else "")
+    note_throughput(variants, size, "a plain read")
     for v in variants[:-1]:
         peak = v.peak_mb()
         if peak is not None and peak > 0.5 * size / MB:
@@ -645,16 +637,7 @@ def case4(args, principal: Principal) -> CaseResult:
                  "not the disk")
     if cold:
         cold_read = cold[-1]
-        for v in cold:
-            med = v.median()
-            if med:
-                v.info["throughput"] = size / MB / med
-        cold_mbs = cold_read.info.get("throughput")
-        for v in cold[:-1]:
-            if v.info.get("throughput") and cold_mbs:
-                v.notes.append(f"{v.info['throughput']:.0f} MB/s = {v.info['throughput'] / cold_mbs:.0%} "
-                               "of a cold plain read")
-        cold_read.notes.append(f"{cold_mbs:.0f} MB/s" if cold_mbs else "")
+        note_throughput(cold, size, "a cold plain read")
         hot, cold_med = read_v.median(), cold_read.median()
         if hot and cold_med and cold_med < 1.5 * hot:
             notes.append(f"cold reads took {cold_med:.2f} s against {hot:.2f} s from the page cache: the "
@@ -749,6 +732,19 @@ def environment(principal: Principal) -> list:
         f"python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}; "
         f"BLAS: {blas or 'unknown'}",
     ]
+
+
+def note_throughput(variants: list, size: int, baseline: str) -> None:
+    """Notes each variant's MB/s and, for all but the last (the read), its share of the read's."""
+    for v in variants:
+        med = v.median()
+        if med:
+            v.info["throughput"] = size / MB / med
+    read_mbs = variants[-1].info.get("throughput")
+    for v in variants[:-1]:
+        if v.info.get("throughput") and read_mbs:
+            v.notes.append(f"{v.info['throughput']:.0f} MB/s = {v.info['throughput'] / read_mbs:.0%} of {baseline}")
+    variants[-1].notes.append(f"{read_mbs:.0f} MB/s" if read_mbs else "")
 
 
 def cold_variants(args, principal: Principal, path: Path, k: int, notes: list) -> list:

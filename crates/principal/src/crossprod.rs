@@ -231,6 +231,7 @@ impl BlockMerge {
                 alpha: weight * delta[j],
                 b: &residual[j..],
                 beta: -residual[j] / r,
+                plus: None,
             });
         }
         let frac = r / total;
@@ -243,28 +244,38 @@ impl BlockMerge {
 
 /// `dst += src` on the lower triangle, f32 into f64, by columns; on all threads if `par` says so.
 fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>, par: Par) {
-    let add = |(j, (dst, src)): (usize, (faer::ColMut<'_, f64>, faer::ColRef<'_, f32>))| {
+    for_lower_columns(dst, src, par, |_, dst, src| {
+        crate::simd::dispatch(AddWidened { dst, src })
+    });
+}
+
+/// Calls `f(j, dst[j.., j], src[j.., j])` for every column `j` of the lower triangles of `dst`
+/// and `src` (same shape), on all threads if `par` says so.
+pub(crate) fn for_lower_columns(
+    dst: MatMut<'_, f64>,
+    src: MatRef<'_, f32>,
+    par: Par,
+    f: impl Fn(usize, &mut [f64], &[f32]) + Sync,
+) {
+    let column = |(j, (dst, src)): (usize, (faer::ColMut<'_, f64>, faer::ColRef<'_, f32>))| {
         let dst = dst
             .try_as_col_major_mut()
             .expect("columns of a Mat are contiguous");
         let src = src
             .try_as_col_major()
             .expect("columns of a Mat are contiguous");
-        crate::simd::dispatch(AddWidened {
-            dst: &mut dst.as_slice_mut()[j..],
-            src: &src.as_slice()[j..],
-        });
+        f(j, &mut dst.as_slice_mut()[j..], &src.as_slice()[j..]);
     };
     if par.degree() > 1 {
         dst.par_col_iter_mut()
             .zip(src.par_col_iter())
             .enumerate()
-            .for_each(add);
+            .for_each(column);
     } else {
         dst.col_iter_mut()
             .zip(src.col_iter())
             .enumerate()
-            .for_each(add);
+            .for_each(column);
     }
 }
 
@@ -284,13 +295,15 @@ impl crate::simd::Kernel for AddWidened<'_> {
     }
 }
 
-/// `dst += alpha·a + beta·b`: one column of two rank-one updates.
-struct RankTwoUpdate<'a> {
-    dst: &'a mut [f64],
-    a: &'a [f64],
-    alpha: f64,
-    b: &'a [f64],
-    beta: f64,
+/// `dst += alpha·a + beta·b`, plus `plus` widened to f64 if given: one column of two rank-one
+/// updates (and of a product computed in f32).
+pub(crate) struct RankTwoUpdate<'a> {
+    pub dst: &'a mut [f64],
+    pub a: &'a [f64],
+    pub alpha: f64,
+    pub b: &'a [f64],
+    pub beta: f64,
+    pub plus: Option<&'a [f32]>,
 }
 
 impl crate::simd::Kernel for RankTwoUpdate<'_> {
@@ -298,8 +311,12 @@ impl crate::simd::Kernel for RankTwoUpdate<'_> {
     #[inline(always)]
     fn run(self) {
         let (alpha, beta) = (self.alpha, self.beta);
-        for ((m, a), b) in self.dst.iter_mut().zip(self.a).zip(self.b) {
-            *m += alpha * a + beta * b;
+        let terms = self.dst.iter_mut().zip(self.a).zip(self.b);
+        match self.plus {
+            None => terms.for_each(|((m, a), b)| *m += alpha * a + beta * b),
+            Some(plus) => terms
+                .zip(plus)
+                .for_each(|(((m, a), b), p)| *m += f64::from(*p) + alpha * a + beta * b),
         }
     }
 }

@@ -17,9 +17,11 @@
 //! to the shifted sums of the integer path; columns outside a block's corner add nothing there.
 
 use faer::{Accum, Mat, MatMut, MatRef, Par};
-use rayon::prelude::*;
 
-use crate::crossprod::{integer_block_rows, join, lower_product, IntegerRange, Workspace};
+use crate::crossprod::{
+    for_lower_columns, integer_block_rows, join, lower_product, IntegerRange, RankTwoUpdate,
+    Workspace,
+};
 use crate::Real;
 
 /// Fewest rows for which ordering them is worth a pass.
@@ -304,51 +306,16 @@ fn add_raw_block(
     r: f64,
     par: Par,
 ) {
-    let add = |(j, (dst, src)): (usize, (faer::ColMut<'_, f64>, faer::ColRef<'_, f32>))| {
-        let dst = dst.try_as_col_major_mut().expect("contiguous columns");
-        let src = src.try_as_col_major().expect("contiguous columns");
-        crate::simd::dispatch(AddRawColumn {
-            dst: &mut dst.as_slice_mut()[j..],
-            product: &src.as_slice()[j..],
-            sums: &sums[j..],
+    for_lower_columns(raw, product, par, |j, dst, product| {
+        crate::simd::dispatch(RankTwoUpdate {
+            dst,
+            a: &sums[j..],
             alpha: shift[j],
-            shift: &shift[j..],
+            b: &shift[j..],
             beta: sums[j] + r * shift[j],
-        });
-    };
-    if par.degree() > 1 {
-        raw.par_col_iter_mut()
-            .zip(product.par_col_iter())
-            .enumerate()
-            .for_each(add);
-    } else {
-        raw.col_iter_mut()
-            .zip(product.col_iter())
-            .enumerate()
-            .for_each(add);
-    }
-}
-
-/// One column of [`add_raw_block`]: `dst += product + alpha·sums + beta·shift`.
-struct AddRawColumn<'a> {
-    dst: &'a mut [f64],
-    product: &'a [f32],
-    sums: &'a [f64],
-    alpha: f64,
-    shift: &'a [f64],
-    beta: f64,
-}
-
-impl crate::simd::Kernel for AddRawColumn<'_> {
-    type Output = ();
-    #[inline(always)]
-    fn run(self) {
-        let (alpha, beta) = (self.alpha, self.beta);
-        let terms = self.product.iter().zip(self.sums).zip(self.shift);
-        for (d, ((p, s), c)) in self.dst.iter_mut().zip(terms) {
-            *d += f64::from(*p) + alpha * s + beta * c;
-        }
-    }
+            plus: Some(product),
+        })
+    });
 }
 
 #[cfg(test)]
