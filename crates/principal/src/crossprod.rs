@@ -99,6 +99,18 @@ impl Workspace {
     }
 }
 
+/// Makes `buffer` a D×`block` (or wider) matrix, reallocating only when it is too small or
+/// of another D.
+pub(crate) fn ensure_block<E: faer::traits::ComplexField>(
+    buffer: &mut Mat<E>,
+    d: usize,
+    block: usize,
+) {
+    if buffer.ncols() < block || buffer.nrows() != d {
+        *buffer = Mat::zeros(d, block);
+    }
+}
+
 /// Centres each block of rows on its own mean, then one f64 product per block. The block's
 /// rows are read from memory once, by its column sums; the centring copy that follows finds
 /// them in cache. Blocks are merged as [`BlockMerge`] says: exact identities, so a constant
@@ -113,9 +125,7 @@ fn float_moments<T: Real>(
     // the product 2–10× faster than one spanning a large chunk, and for narrow rows blocks of
     // 1,024 beat 6,144 by about 1.2× (measured for D = 100 and 784 on 2 cores).
     let block = ((1usize << 20) / d.max(1)).clamp(256, 1024).min(n);
-    if ws.block64.ncols() < block || ws.block64.nrows() != d {
-        ws.block64 = Mat::zeros(d, block);
-    }
+    ensure_block(&mut ws.block64, d, block);
     let (centred, scatter, par) = (&mut ws.block64, &mut ws.scatter, ws.par);
     let mut merged = BlockMerge::new(d);
     let mut start = 0;
@@ -144,9 +154,7 @@ fn mixed_moments(chunk: MatRef<'_, f32>, ws: &mut Workspace, first_row: usize) -
     // Centred 1,024 rows at a time (as `float_moments` for narrow rows): the merge's D² work per
     // centring block stays small beside the products.
     let block = (MIXED_BLOCK_ROWS * 4).min(n);
-    if ws.block32.ncols() < block || ws.block32.nrows() != d {
-        ws.block32 = Mat::zeros(d, block);
-    }
+    ensure_block(&mut ws.block32, d, block);
     let (buffer, scatter, partial, par) =
         (&mut ws.block32, &mut ws.scatter, &mut ws.partial, ws.par);
     let mut merged = BlockMerge::new(d);
@@ -436,6 +444,21 @@ pub(crate) struct IntegerRange {
 }
 
 impl IntegerRange {
+    /// The shift of each feature (an integer near the middle of its range) and the largest
+    /// magnitude after it. Shifting by the middle halves the magnitudes: blocks 4× longer.
+    pub(crate) fn midpoint_shift(&self) -> (Vec<f64>, f64) {
+        let (lo, hi) = (&self.lo, &self.hi);
+        let shift: Vec<f64> = lo
+            .iter()
+            .zip(hi)
+            .map(|(l, h)| ((l + h) / 2.0).floor())
+            .collect();
+        let magnitude = (0..lo.len())
+            .map(|j| (hi[j] - shift[j]).max(shift[j] - lo[j]))
+            .fold(0.0f64, f64::max);
+        (shift, magnitude)
+    }
+
     /// Scans rows `rows` of a row-major chunk, or all of a column-major one.
     pub(crate) fn scan<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
@@ -498,16 +521,7 @@ pub(crate) fn small_integer_range<T: Real>(
     if chunk.nrows() < 64 {
         return None;
     }
-    let IntegerRange { lo, hi } = IntegerRange::scan(chunk, par)?;
-    // Shifting each feature by the middle of its range halves the magnitudes: blocks 4× longer.
-    let shift: Vec<f64> = lo
-        .iter()
-        .zip(&hi)
-        .map(|(l, h)| ((l + h) / 2.0).floor())
-        .collect();
-    let magnitude = (0..lo.len())
-        .map(|j| (hi[j] - shift[j]).max(shift[j] - lo[j]))
-        .fold(0.0f64, f64::max);
+    let (shift, magnitude) = IntegerRange::scan(chunk, par)?.midpoint_shift();
     (magnitude <= MAX_EXACT_MAGNITUDE).then_some((shift, magnitude))
 }
 
@@ -643,9 +657,7 @@ pub(crate) fn integer_moments<T: Real>(
     let block = integer_block_rows(magnitude)
         .expect("small_integer_range bounds the magnitude")
         .min(n);
-    if ws.block32.ncols() < block || ws.block32.nrows() != d {
-        ws.block32 = Mat::zeros(d, block);
-    }
+    ensure_block(&mut ws.block32, d, block);
     let (buffer, raw, partial, par) = (&mut ws.block32, &mut ws.scatter, &mut ws.partial, ws.par);
     let mut sums = vec![0.0f64; d];
     // f32 integers take the all-f32 copy when the shift is an f32 too (always below 2²⁴; f32

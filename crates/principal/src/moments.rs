@@ -127,7 +127,6 @@ impl MomentAccumulator {
     /// true, or returns false (nothing added) when that path does not apply.
     fn push_sparse_integers<T: Real>(&mut self, chunk: MatRef<'_, T>) -> bool {
         let mut ws = std::mem::take(&mut self.workspace);
-        ws.prepare(self.n_features());
         ws.par = Par::rayon(0);
         let mean = crate::sparse_rows::sparse_integer_moments(chunk, &mut ws);
         if let Some(mean) = &mean {

@@ -19,8 +19,8 @@
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use crate::crossprod::{
-    for_lower_columns, integer_block_rows, join, lower_product, IntegerRange, RankTwoUpdate,
-    Workspace,
+    ensure_block, for_lower_columns, integer_block_rows, join, lower_product, IntegerRange,
+    RankTwoUpdate, Workspace,
 };
 use crate::Real;
 
@@ -46,30 +46,27 @@ pub(crate) fn sparse_integer_moments<T: Real>(
         return None;
     }
     let rank = rank_columns(chunk)?;
-    let IntegerRange { lo, hi } = IntegerRange::scan(chunk, ws.par)?;
-    // The integer path's shift (middle of each column's range) and its block length.
-    let shift: Vec<f64> = lo
-        .iter()
-        .zip(&hi)
-        .map(|(l, h)| ((l + h) / 2.0).floor())
-        .collect();
-    let magnitude = (0..d)
-        .map(|j| (hi[j] - shift[j]).max(shift[j] - lo[j]))
-        .fold(0.0f64, f64::max);
+    let range = IntegerRange::scan(chunk, ws.par)?;
+    // The integer path's shift and block length.
+    let (shift, magnitude) = range.midpoint_shift();
     let block = integer_block_rows(magnitude)?;
     // Raw sums Σxxᵀ and their conversion stay exact integers below 2⁵³.
-    let largest = lo.iter().chain(&hi).fold(0.0f64, |m, v| m.max(v.abs()));
+    let largest = range
+        .lo
+        .iter()
+        .chain(&range.hi)
+        .fold(0.0f64, |m, v| m.max(v.abs()));
     if 4.0 * n as f64 * largest * largest >= 9_007_199_254_740_992.0 {
         return None;
     }
     let reach = row_reach(chunk, &rank, ws.par);
     let order = sorted_by_reach(&reach, d);
+    // A block's corner: the reach of its last (farthest-reaching) row.
+    let corner =
+        |rows: &[u32]| reach[*rows.last().expect("chunks are not empty") as usize] as usize;
     let work: f64 = order
         .chunks(block)
-        .map(|rows| {
-            let a = reach[*rows.last().expect("chunks are not empty") as usize] as f64;
-            a * a * rows.len() as f64
-        })
+        .map(|rows| (corner(rows) * corner(rows) * rows.len()) as f64)
         .sum();
     if work > MAX_WORK_SHARE * (d * d) as f64 * n as f64 {
         return None;
@@ -81,15 +78,14 @@ pub(crate) fn sparse_integer_moments<T: Real>(
         by_rank[r as usize] = j as u32;
     }
     let ranked_shift: Vec<f64> = by_rank.iter().map(|&j| shift[j as usize]).collect();
-    if ws.block32.ncols() < block || ws.block32.nrows() != d {
-        ws.block32 = Mat::zeros(d, block);
-    }
+    ws.prepare(d);
+    ensure_block(&mut ws.block32, d, block);
     let par = ws.par;
     // Σxxᵀ and Σx in rank order (lower triangle).
     let mut raw = Mat::<f64>::zeros(d, d);
     let mut raw_sums = vec![0.0f64; d];
     for rows in order.chunks(block) {
-        let a = reach[*rows.last().expect("chunks are not empty") as usize] as usize;
+        let a = corner(rows);
         if a == 0 {
             continue; // all-zero rows add nothing to the raw sums
         }
