@@ -774,7 +774,8 @@ impl PcaParams {
         let (n, d) = (moments.n_samples(), moments.n_features());
         self.check_shape(n, d)?;
         let prep = Preprocessing::from_moments(moments, self.scaling, self.ddof);
-        let spectrum = solver::covariance::solve_moments(moments, &prep, self.ddof)?;
+        let k = self.wanted_vectors(n.min(d));
+        let spectrum = solver::covariance::solve_moments(moments, &prep, self.ddof, k)?;
         PcaModel::from_spectrum(self, spectrum, prep, n, solver)
     }
 

@@ -79,7 +79,10 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     }
     let ranked_shift: Vec<f64> = by_rank.iter().map(|&j| shift[j as usize]).collect();
     ws.prepare(d);
-    ensure_block(&mut ws.block32, d, block);
+    // One more row than columns: a row of ones, whose products with the others are the
+    // block's sums (exact: at most m·block < 2²⁴), so they need no pass of their own.
+    ensure_block(&mut ws.block32, d + 1, block);
+    let mut product = Mat::<f32>::zeros(d + 1, d + 1);
     let par = ws.par;
     // Σxxᵀ and Σx in rank order (lower triangle).
     let mut raw = Mat::<f64>::zeros(d, d);
@@ -89,19 +92,20 @@ pub(crate) fn sparse_integer_moments<T: Real>(
         if a == 0 {
             continue; // all-zero rows add nothing to the raw sums
         }
-        let dst = ws.block32.as_mut().submatrix_mut(0, 0, a, rows.len());
-        let sums = gather_shifted(chunk, rows, &by_rank[..a], &ranked_shift[..a], dst, par);
-        let mut product = ws.partial.as_mut().submatrix_mut(0, 0, a, a);
+        let dst = ws.block32.as_mut().submatrix_mut(0, 0, a + 1, rows.len());
+        gather_shifted(chunk, rows, &by_rank[..a], &ranked_shift[..a], dst, par);
+        let mut product = product.as_mut().submatrix_mut(0, 0, a + 1, a + 1);
         lower_product(
             product.as_mut(),
             Accum::Replace,
-            ws.block32.as_ref().submatrix(0, 0, a, rows.len()),
+            ws.block32.as_ref().submatrix(0, 0, a + 1, rows.len()),
             par,
         );
+        let sums: Vec<f64> = (0..a).map(|t| f64::from(product[(a, t)])).collect();
         let r = rows.len() as f64;
         add_raw_block(
             raw.as_mut().submatrix_mut(0, 0, a, a),
-            product.as_ref(),
+            product.as_ref().submatrix(0, 0, a, a),
             &sums,
             &ranked_shift[..a],
             r,
@@ -217,8 +221,9 @@ fn sorted_by_reach(reach: &[u32], d: usize) -> Vec<u32> {
 }
 
 /// Writes `x[row, columns[t]] − shift[t]` for the listed rows as the columns of `dst`
-/// (`columns.len()` × `rows.len()`), and returns the sums of those differences (exact: integers).
-/// Two halves of the rows on two threads when `par` allows and the block is large.
+/// (`columns.len() + 1` × `rows.len()`), each column ending in a 1 (the row of ones whose
+/// products are the block's sums). Two halves of the rows on two threads when `par` allows and
+/// the block is large.
 fn gather_shifted<T: Real>(
     x: MatRef<'_, T>,
     rows: &[u32],
@@ -226,17 +231,16 @@ fn gather_shifted<T: Real>(
     shift: &[f64],
     dst: MatMut<'_, f32>,
     par: Par,
-) -> Vec<f64> {
+) {
     if rows.len() >= 512 {
         let half = rows.len() / 2;
         let (left, right) = dst.split_at_col_mut(half);
-        let (mut a, b) = join(
+        join(
             par,
             || gather_shifted(x, &rows[..half], columns, shift, left, par),
             || gather_shifted(x, &rows[half..], columns, shift, right, par),
         );
-        a.iter_mut().zip(&b).for_each(|(a, b)| *a += b);
-        return a;
+        return;
     }
     crate::simd::dispatch(GatherShifted {
         x,
@@ -256,9 +260,9 @@ struct GatherShifted<'a, T> {
 }
 
 impl<T: Real> crate::simd::Kernel for GatherShifted<'_, T> {
-    type Output = Vec<f64>;
+    type Output = ();
     #[inline(always)]
-    fn run(self) -> Vec<f64> {
+    fn run(self) {
         let GatherShifted {
             x,
             rows,
@@ -266,7 +270,6 @@ impl<T: Real> crate::simd::Kernel for GatherShifted<'_, T> {
             shift,
             mut dst,
         } = self;
-        let mut sums = vec![0.0f64; columns.len()];
         let mut staged = vec![0.0f32; x.ncols()];
         for (k, &row) in rows.iter().enumerate() {
             // The row in file order first (a sequential read the prefetcher follows), then
@@ -276,18 +279,15 @@ impl<T: Real> crate::simd::Kernel for GatherShifted<'_, T> {
                 *s = v.to_f64() as f32;
             }
             let out = dst.as_mut().col_mut(k).try_as_col_major_mut();
-            let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
+            let (out, ones) = out
+                .expect("columns of a Mat are contiguous")
+                .as_slice_mut()
+                .split_at_mut(columns.len());
             for ((o, &j), &c) in out.iter_mut().zip(columns).zip(shift) {
                 *o = staged[j as usize] - c as f32;
             }
+            ones[0] = 1.0;
         }
-        for k in 0..rows.len() {
-            let column = dst.as_ref().col(k).try_as_col_major().expect("contiguous");
-            for (sum, &y) in sums.iter_mut().zip(column.as_slice()) {
-                *sum += f64::from(y);
-            }
-        }
-        sums
     }
 }
 

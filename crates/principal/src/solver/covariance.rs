@@ -37,11 +37,12 @@ fn from_scatter(scatter: MatRef<'_, f64>, n: usize, ddof: usize, k: usize) -> Re
     })
 }
 
-/// Eigenpairs from streamed moments, scaled as `prep` says.
+/// Eigenpairs from streamed moments, scaled as `prep` says: the top `k` vectors, every value.
 pub(crate) fn solve_moments(
     moments: &Moments,
     prep: &Preprocessing,
     ddof: usize,
+    k: usize,
 ) -> Result<Spectrum> {
     let (n, d) = (moments.n_samples(), moments.n_features());
     let scatter = moments.scatter();
@@ -49,5 +50,5 @@ pub(crate) fn solve_moments(
         None => scatter.to_owned(),
         Some(s) => Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j])),
     };
-    from_scatter(scaled.as_ref(), n, ddof, d.min(n))
+    from_scatter(scaled.as_ref(), n, ddof, k)
 }

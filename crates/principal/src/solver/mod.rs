@@ -81,6 +81,11 @@ pub struct IterativeProblem<'a> {
 
 /// The top `k` eigenpairs of the symmetric matrix `a` (only its lower triangle is read),
 /// largest first; every eigenvalue is returned (up to `n_values`), divided by `divisor`.
+///
+/// faer's own pieces of its symmetric eigendecomposition (tridiagonalisation, the tridiagonal
+/// eigensolver, the Householder back-transformation), composed so that only the `k` wanted
+/// vectors are back-transformed: for 50 of 784 that step costs a tenth of the whole, about a
+/// quarter of the decomposition's time.
 pub(crate) fn top_eigen(
     a: MatRef<'_, f64>,
     k: usize,
@@ -88,18 +93,110 @@ pub(crate) fn top_eigen(
     divisor: f64,
     solver: &'static str,
 ) -> crate::Result<(Vec<f64>, Mat<f64>)> {
-    let evd =
-        a.self_adjoint_eigen(faer::Side::Lower)
-            .map_err(|e| crate::PcaError::NoConvergence {
-                solver,
-                detail: format!("{e:?}"),
-            })?;
+    use faer::dyn_stack::{MemBuffer, MemStack};
+    use faer::linalg::evd;
+
     let n = a.nrows();
-    let s = evd.S().column_vector();
+    assert!(
+        k <= n && a.ncols() == n,
+        "top_eigen: {k} of a {n}×{} matrix",
+        a.ncols()
+    );
+    if n == 0 {
+        return Ok((Vec::new(), Mat::zeros(0, 0)));
+    }
+    let par = faer::Par::rayon(0);
+    let mut buffer = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
+        n,
+        evd::ComputeEigenvectors::Yes,
+        par,
+        Default::default(),
+    ));
+    let stack = MemStack::new(&mut buffer);
+    let mut trid = Mat::<f64>::zeros(n, n);
+    trid.copy_from_triangular_lower(a);
+    let block = faer::linalg::qr::no_pivoting::factor::recommended_block_size::<f64>(n, n);
+    let mut householder = Mat::<f64>::zeros(block, n - 1);
+    evd::tridiag::tridiag_in_place(
+        trid.as_mut(),
+        householder.as_mut(),
+        par,
+        stack,
+        Default::default(),
+    );
+    let diag = faer::Col::<f64>::from_fn(n, |i| trid[(i, i)]);
+    let offdiag = faer::Col::<f64>::from_fn(n, |i| if i + 1 < n { trid[(i + 1, i)] } else { 0.0 });
+    let mut s = faer::Col::<f64>::zeros(n);
+    let mut u = Mat::<f64>::zeros(n, n);
+    evd::tridiagonal_self_adjoint_evd(
+        diag.as_diagonal(),
+        offdiag.as_diagonal(),
+        s.as_mut().as_diagonal_mut(),
+        Some(u.as_mut()),
+        par,
+        stack,
+        Default::default(),
+    )
+    .map_err(|e| crate::PcaError::NoConvergence {
+        solver,
+        detail: format!("{e:?}"),
+    })?;
+    // Ascending order from faer; the largest first here.
     let values: Vec<f64> = (0..n_values.min(n))
         .map(|i| (s[n - 1 - i] / divisor).max(0.0))
         .collect();
-    let u = evd.U();
-    let vectors = Mat::from_fn(n, k, |i, j| u[(i, n - 1 - j)]);
+    let mut vectors = Mat::from_fn(n, k, |i, j| u[(i, n - 1 - j)]);
+    faer::linalg::householder::apply_block_householder_sequence_on_the_left_in_place_with_conj(
+        trid.submatrix(1, 0, n - 1, n - 1),
+        householder.as_ref(),
+        faer::Conj::No,
+        vectors.as_mut().subrows_mut(1, n - 1),
+        par,
+        stack,
+    );
     Ok((values, vectors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_eigen;
+    use faer::Mat;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Only the wanted vectors are back-transformed: they, and every eigenvalue, must be
+    /// faer's whole decomposition's (to rounding), for a few sizes and counts, 1×1 included.
+    #[test]
+    fn top_eigenpairs_match_the_whole_decomposition() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for (n, k) in [(1, 1), (2, 1), (5, 5), (40, 3), (130, 17), (300, 300)] {
+            let x = Mat::<f64>::from_fn(n + 3, n, |_, _| rng.random_range(-1.0..1.0));
+            let a = x.transpose() * &x;
+            let (values, vectors) = top_eigen(a.as_ref(), k, n, 2.0, "test").unwrap();
+            let whole = a.self_adjoint_eigen(faer::Side::Lower).unwrap();
+            let (s, u) = (whole.S().column_vector(), whole.U());
+            let scale = s[n - 1];
+            assert_eq!(values.len(), n);
+            for i in 0..n {
+                let want = s[n - 1 - i] / 2.0;
+                assert!((values[i] - want).abs() <= 1e-12 * scale, "{n}: value {i}");
+            }
+            assert_eq!((vectors.nrows(), vectors.ncols()), (n, k));
+            for j in 0..k {
+                let want = u.col(n - 1 - j);
+                let dot: f64 = (0..n).map(|i| vectors[(i, j)] * want[i]).sum();
+                let sign = dot.signum();
+                for i in 0..n {
+                    let diff = (vectors[(i, j)] - sign * want[i]).abs();
+                    assert!(diff <= 1e-9, "{n}: vector {j} entry {i} off by {diff:e}");
+                }
+                // A v = λ v, with λ before the division.
+                let av = &a * vectors.col(j);
+                let lambda = 2.0 * values[j];
+                for i in 0..n {
+                    assert!((av[i] - lambda * vectors[(i, j)]).abs() <= 1e-10 * scale);
+                }
+            }
+        }
+    }
 }
