@@ -10,6 +10,10 @@ pub trait Real:
     fn from_f64(value: f64) -> Self;
     /// The view as a [`crate::ChunkRef`].
     fn chunk(view: faer::MatRef<'_, Self>) -> crate::ChunkRef<'_>;
+    /// All ones unless the value is ±0 (a NaN counts as non-zero), from its bits: a mask
+    /// vector units compute without a branch.
+    #[doc(hidden)]
+    fn nonzero_mask(self) -> u32;
 }
 
 impl Real for f64 {
@@ -24,6 +28,10 @@ impl Real for f64 {
     fn chunk(view: faer::MatRef<'_, Self>) -> crate::ChunkRef<'_> {
         crate::ChunkRef::F64(view)
     }
+    #[inline(always)]
+    fn nonzero_mask(self) -> u32 {
+        u32::from(self.to_bits() << 1 != 0).wrapping_neg()
+    }
 }
 
 impl Real for f32 {
@@ -37,6 +45,10 @@ impl Real for f32 {
     }
     fn chunk(view: faer::MatRef<'_, Self>) -> crate::ChunkRef<'_> {
         crate::ChunkRef::F32(view)
+    }
+    #[inline(always)]
+    fn nonzero_mask(self) -> u32 {
+        u32::from(self.to_bits() << 1 != 0).wrapping_neg()
     }
 }
 
