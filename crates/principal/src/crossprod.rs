@@ -573,8 +573,20 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
         // rounds to an integer without a libm call.
         const ROUND: f64 = 6_755_399_441_055_744.0;
         const LARGEST: f64 = 1_099_511_627_776.0; // 2⁴⁰: far inside the exact range of the trick
-        for i in 0..self.rows.nrows() {
-            let row = self.rows.row(i).try_as_row_major().expect("row-major");
+        let rows = self.rows;
+        if rows.nrows() > 0
+            && T::as_f32(
+                rows.row(0)
+                    .try_as_row_major()
+                    .expect("row-major")
+                    .as_slice(),
+            )
+            .is_some()
+        {
+            return scan_f32_rows(rows, self.lo, self.hi);
+        }
+        for i in 0..rows.nrows() {
+            let row = rows.row(i).try_as_row_major().expect("row-major");
             let mut ok = true;
             let bounds = self.lo.iter_mut().zip(self.hi.iter_mut());
             for ((l, h), v) in bounds.zip(row.as_slice()) {
@@ -589,6 +601,39 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
         }
         true
     }
+}
+
+/// [`ScanRows`] for f32 values, in f32: twice the lanes of f64, about twice as fast.
+#[inline(always)]
+fn scan_f32_rows<T: Real>(rows: MatRef<'_, T>, lo: &mut [f64], hi: &mut [f64]) -> bool {
+    // Below 2²³, adding and subtracting 2²³ rounds a magnitude to an integer; from 2²³ on
+    // every f32 is one. (1.5·2²³ on the signed value, as for f64, fails from −2²² down.)
+    const ALL_INTEGERS: f32 = 8_388_608.0;
+    const LARGEST: f32 = 1_099_511_627_776.0; // 2⁴⁰, as for f64
+    let d = lo.len();
+    let (mut lo32, mut hi32) = (vec![f32::INFINITY; d], vec![f32::NEG_INFINITY; d]);
+    let mut ok = true;
+    for i in 0..rows.nrows() {
+        let row = rows.row(i).try_as_row_major().expect("row-major");
+        let row = T::as_f32(row.as_slice()).expect("f32 rows");
+        let mut bad = 0u32;
+        for ((l, h), &v) in lo32.iter_mut().zip(hi32.iter_mut()).zip(row) {
+            let a = v.abs();
+            let integer = ((a + ALL_INTEGERS) - ALL_INTEGERS == a) | (a >= ALL_INTEGERS);
+            bad |= u32::from(!(integer & (a <= LARGEST)));
+            *l = l.min(v);
+            *h = h.max(v);
+        }
+        if bad != 0 {
+            ok = false;
+            break;
+        }
+    }
+    for j in 0..d {
+        lo[j] = lo[j].min(f64::from(lo32[j]));
+        hi[j] = hi[j].max(f64::from(hi32[j]));
+    }
+    ok
 }
 
 /// Writes the rows of `rows` minus `shift` as the columns of `dst`, computing in the shift's
@@ -999,6 +1044,47 @@ mod tests {
         let b = chunk_moments(x32.as_ref(), &mut ws, 0, Precision::Full).unwrap();
         assert_eq!(a, b);
         assert_eq!(mixed, ws.scatter);
+    }
+
+    /// The f32 scan (in f32) against the f64 scan of the same values: which are integers,
+    /// around 2²³ (where f32 stops having fractions) and 2⁴⁰ (the largest accepted), and the
+    /// ranges.
+    #[test]
+    fn f32_scan_agrees_with_the_f64_scan() {
+        let two23 = 8_388_608.0f32;
+        let two40 = 1_099_511_627_776.0f32;
+        let specials = [
+            0.5,
+            -0.5,
+            two23 - 0.5,
+            -(two23 - 0.5),
+            two23 - 1.0,
+            two23,
+            two23 + 2.0,
+            two40,
+            -two40,
+            two40 * 2.0,
+            f32::INFINITY,
+            f32::NAN,
+            -0.0,
+            3.0,
+        ];
+        for &special in &specials {
+            for (rows, d) in [(3usize, 5usize), (700, 37)] {
+                let mut x =
+                    Mat::<f32>::from_fn(d, rows, |j, i| ((i * 7 + j * 3) % 11) as f32 - 5.0);
+                x[(d / 2, rows - 1)] = special;
+                let wide = Mat::<f64>::from_fn(d, rows, |j, i| f64::from(x[(j, i)]));
+                for par in [Par::Seq, Par::rayon(2)] {
+                    let narrow = IntegerRange::scan(x.transpose(), par);
+                    let reference = IntegerRange::scan(wide.transpose(), par);
+                    assert_eq!(narrow.is_some(), reference.is_some(), "{special}");
+                    if let (Some(a), Some(b)) = (narrow, reference) {
+                        assert_eq!((a.lo, a.hi), (b.lo, b.hi), "{special}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
