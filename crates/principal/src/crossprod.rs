@@ -89,7 +89,8 @@ impl Workspace {
         if self.scatter.nrows() != d {
             *self = Workspace {
                 scatter: Mat::zeros(d, d),
-                partial: Mat::zeros(d, d),
+                // One more row and column for the sparse path's row of ones.
+                partial: Mat::zeros(d + 1, d + 1),
                 par: self.par,
                 ..Default::default()
             };
@@ -170,12 +171,16 @@ fn mixed_moments(chunk: MatRef<'_, f32>, ws: &mut Workspace, first_row: usize) -
         while product_start < rows {
             let len = MIXED_BLOCK_ROWS.min(rows - product_start);
             lower_product(
-                partial.as_mut(),
+                partial.as_mut().submatrix_mut(0, 0, d, d),
                 Accum::Replace,
                 buffer.as_ref().subcols(product_start, len),
                 par,
             );
-            add_lower(scatter.as_mut(), partial.as_ref(), par);
+            add_lower(
+                scatter.as_mut(),
+                partial.as_ref().submatrix(0, 0, d, d),
+                par,
+            );
             product_start += len;
         }
         merged.add(scatter.as_mut(), rows, &centre, &residual);
@@ -722,12 +727,12 @@ pub(crate) fn integer_moments<T: Real>(
             *sum += v;
         }
         lower_product(
-            partial.as_mut(),
+            partial.as_mut().submatrix_mut(0, 0, d, d),
             Accum::Replace,
             buffer.as_ref().subcols(0, rows),
             par,
         );
-        add_lower(raw.as_mut(), partial.as_ref(), par);
+        add_lower(raw.as_mut(), partial.as_ref().submatrix(0, 0, d, d), par);
         start += rows;
     }
     let nf = n as f64;

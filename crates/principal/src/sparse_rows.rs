@@ -92,10 +92,10 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     // One more row than columns: a row of ones, whose products with the others are the
     // block's sums (exact: at most m·block < 2²⁴), so they need no pass of their own.
     ensure_block(&mut ws.block32, d + 1, block);
-    let mut product = Mat::<f32>::zeros(d + 1, d + 1);
     let par = ws.par;
-    // Σxxᵀ (lower triangle) and Σx in the columns' own order, over all the orders' rows.
-    let mut raw = Mat::<f64>::zeros(d, d);
+    // Σxxᵀ (lower triangle, in the scatter's place) and Σx in the columns' own order, over all
+    // the orders' rows.
+    let (raw, product) = (&mut ws.scatter, &mut ws.partial);
     let mut raw_sums = vec![0.0f64; d];
     // The same for one order's rows, in its ranks.
     let mut ranked = Mat::<f64>::zeros(d, d);
@@ -157,11 +157,10 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     let nf = n as f64;
     let c = &shift;
     let sums: Vec<f64> = (0..d).map(|j| raw_sums[j] - nf * c[j]).collect();
-    let scatter = &mut ws.scatter;
     for j in 0..d {
         for i in j..d {
             let yy = raw[(i, j)] - raw_sums[i] * c[j] - c[i] * raw_sums[j] + nf * c[i] * c[j];
-            scatter[(i, j)] = yy - sums[i] * sums[j] / nf;
+            raw[(i, j)] = yy - sums[i] * sums[j] / nf;
         }
     }
     let mean = (0..d).map(|j| c[j] + sums[j] / nf).collect();

@@ -46,9 +46,11 @@ pub(crate) fn solve_moments(
 ) -> Result<Spectrum> {
     let (n, d) = (moments.n_samples(), moments.n_features());
     let scatter = moments.scatter();
-    let scaled = match &prep.scale {
-        None => scatter.to_owned(),
-        Some(s) => Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j])),
-    };
-    from_scatter(scaled.as_ref(), n, ddof, k)
+    match &prep.scale {
+        None => from_scatter(scatter, n, ddof, k),
+        Some(s) => {
+            let scaled = Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j]));
+            from_scatter(scaled.as_ref(), n, ddof, k)
+        }
+    }
 }
