@@ -619,27 +619,23 @@ mod tests {
                     })
                 });
                 let rows = x.transpose();
-                let want: Vec<u32> = (0..50)
-                    .map(|i| {
-                        (0..d)
-                            .filter(|&j| rows[(i, j)].to_f64() != 0.0)
-                            .map(|j| rank[j] + 1)
-                            .max()
-                            .unwrap_or(0)
-                    })
-                    .collect();
+                // The definition, row by row.
+                let reach_in = |rank: &[u32]| -> Vec<u32> {
+                    (0..50)
+                        .map(|i| {
+                            (0..d)
+                                .filter(|&j| rows[(i, j)].to_f64() != 0.0)
+                                .map(|j| rank[j] + 1)
+                                .max()
+                                .unwrap_or(0)
+                        })
+                        .collect()
+                };
+                let want = reach_in(&rank);
                 // Against a second order (the reverse ranking), each row's key names the
                 // order with the lesser reach, the first on ties.
                 let reverse: Vec<u32> = rank.iter().map(|&r| d as u32 - 1 - r).collect();
-                let other: Vec<u32> = (0..50)
-                    .map(|i| {
-                        (0..d)
-                            .filter(|&j| rows[(i, j)].to_f64() != 0.0)
-                            .map(|j| reverse[j] + 1)
-                            .max()
-                            .unwrap_or(0)
-                    })
-                    .collect();
+                let other = reach_in(&reverse);
                 let both: Vec<u32> = want
                     .iter()
                     .zip(&other)
