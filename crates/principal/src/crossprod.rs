@@ -579,15 +579,7 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
         const ROUND: f64 = 6_755_399_441_055_744.0;
         const LARGEST: f64 = 1_099_511_627_776.0; // 2⁴⁰: far inside the exact range of the trick
         let rows = self.rows;
-        if rows.nrows() > 0
-            && T::as_f32(
-                rows.row(0)
-                    .try_as_row_major()
-                    .expect("row-major")
-                    .as_slice(),
-            )
-            .is_some()
-        {
+        if let ChunkRef::F32(rows) = T::chunk(rows) {
             return scan_f32_rows(rows, self.lo, self.hi);
         }
         for i in 0..rows.nrows() {
@@ -610,7 +602,7 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
 
 /// [`ScanRows`] for f32 values, in f32: twice the lanes of f64, about twice as fast.
 #[inline(always)]
-fn scan_f32_rows<T: Real>(rows: MatRef<'_, T>, lo: &mut [f64], hi: &mut [f64]) -> bool {
+fn scan_f32_rows(rows: MatRef<'_, f32>, lo: &mut [f64], hi: &mut [f64]) -> bool {
     // Below 2²³, adding and subtracting 2²³ rounds a magnitude to an integer; from 2²³ on
     // every f32 is one. (1.5·2²³ on the signed value, as for f64, fails from −2²² down.)
     const ALL_INTEGERS: f32 = 8_388_608.0;
@@ -620,9 +612,8 @@ fn scan_f32_rows<T: Real>(rows: MatRef<'_, T>, lo: &mut [f64], hi: &mut [f64]) -
     let mut ok = true;
     for i in 0..rows.nrows() {
         let row = rows.row(i).try_as_row_major().expect("row-major");
-        let row = T::as_f32(row.as_slice()).expect("f32 rows");
         let mut bad = 0u32;
-        for ((l, h), &v) in lo32.iter_mut().zip(hi32.iter_mut()).zip(row) {
+        for ((l, h), &v) in lo32.iter_mut().zip(hi32.iter_mut()).zip(row.as_slice()) {
             let a = v.abs();
             let integer = ((a + ALL_INTEGERS) - ALL_INTEGERS == a) | (a >= ALL_INTEGERS);
             bad |= u32::from(!(integer & (a <= LARGEST)));

@@ -46,8 +46,9 @@ pub enum Precision {
     /// about twice the speed. With `u = 2⁻²⁴`, every entry of the scatter matrix is within
     /// `(b + 3)·u·√(SᵢᵢSⱼⱼ)` of the exact one (b = block rows; the blocks' own scatters sum to
     /// at most S, so centring per block only tightens this), so by Weyl's inequality every
-    /// eigenvalue is within `(b + 3)·u·trace` of the exact one: at most 1.6e-5 of the total variance (the error
-    /// seen in practice is near √b·u, about 1e-6). The mean stays exact to f64 rounding.
+    /// eigenvalue is within `(b + 3)·u·trace` of the exact one: at most 1.6e-5 of the total
+    /// variance (the error seen in practice is near √b·u, about 1e-6). The mean stays exact to
+    /// f64 rounding.
     Mixed,
 }
 

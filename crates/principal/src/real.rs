@@ -14,9 +14,6 @@ pub trait Real:
     /// vector units compute without a branch.
     #[doc(hidden)]
     fn nonzero_mask(self) -> u32;
-    /// The values as f32, when they are (for loops that run twice as wide in f32).
-    #[doc(hidden)]
-    fn as_f32(values: &[Self]) -> Option<&[f32]>;
 }
 
 impl Real for f64 {
@@ -35,10 +32,6 @@ impl Real for f64 {
     fn nonzero_mask(self) -> u32 {
         u32::from(self.to_bits() << 1 != 0).wrapping_neg()
     }
-    #[inline(always)]
-    fn as_f32(_: &[Self]) -> Option<&[f32]> {
-        None
-    }
 }
 
 impl Real for f32 {
@@ -56,10 +49,6 @@ impl Real for f32 {
     #[inline(always)]
     fn nonzero_mask(self) -> u32 {
         u32::from(self.to_bits() << 1 != 0).wrapping_neg()
-    }
-    #[inline(always)]
-    fn as_f32(values: &[Self]) -> Option<&[f32]> {
-        Some(values)
     }
 }
 

@@ -33,7 +33,7 @@ use crate::Real;
 const MIN_ROWS: usize = 8192;
 /// Rows sampled to learn the column orders.
 const SAMPLE_ROWS: usize = 2048;
-/// Most column orders the rows choose from.
+/// Column orders the rows choose from (the learning starts by splitting the rows in two).
 const ORDERS: usize = 2;
 /// Rounds of learning the orders (on Fashion-MNIST the 8th is within 0.3% of the best).
 const LEARNING_ROUNDS: usize = 8;
@@ -208,9 +208,6 @@ impl Sample {
         let mut reach = vec![0u32; rows];
         let single_cost = self.assign(&single, &mut member, &mut reach, par);
         let mut best = (single, single_cost);
-        if ORDERS < 2 {
-            return best.0;
-        }
         let mut sorted = reach.clone();
         sorted.sort_unstable();
         let median = sorted[rows / 2];
@@ -264,10 +261,7 @@ impl Sample {
     /// returns the sum of the squared reaches. Two halves of the rows on two threads if `par`
     /// allows.
     fn assign(&self, ranks: &[Vec<u32>], member: &mut [usize], reach: &mut [u32], par: Par) -> f64 {
-        let after: Vec<Vec<u32>> = ranks
-            .iter()
-            .map(|rank| rank.iter().map(|r| r + 1).collect())
-            .collect();
+        let after = plus_one(ranks);
         let half = member.len() / 2;
         let (masks_left, masks_right) = self.nonzero.split_at(half * self.d);
         let (member_left, member_right) = member.split_at_mut(half);
@@ -324,10 +318,7 @@ impl crate::simd::Kernel for AssignRows<'_> {
 /// of zeros).
 fn row_keys<T: Real>(chunk: MatRef<'_, T>, ranks: &[Vec<u32>], par: Par) -> Vec<u32> {
     let n = chunk.nrows();
-    let after: Vec<Vec<u32>> = ranks
-        .iter()
-        .map(|rank| rank.iter().map(|r| r + 1).collect())
-        .collect();
+    let after = plus_one(ranks);
     let mut keys = vec![0u32; n];
     let keys_of = |rows: MatRef<'_, T>, out: &mut [u32]| {
         crate::simd::dispatch(RowKeys {
@@ -368,6 +359,14 @@ impl<T: Real> crate::simd::Kernel for RowKeys<'_, T> {
             *out = order as u32 * (d + 1) + reach;
         }
     }
+}
+
+/// Each order's ranks plus one: the reach a non-zero value in that column gives its row.
+fn plus_one(ranks: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    ranks
+        .iter()
+        .map(|rank| rank.iter().map(|r| r + 1).collect())
+        .collect()
 }
 
 /// A row as its values, or as which of them are non-zero (1 or 0).

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::crossprod::{join, shifted_copy};
+use crate::crossprod::{ensure_block, join, shifted_copy};
 use crate::{ChunkRef, ChunkSource, PcaError, Real, Result};
 
 /// Rows centred at once when a chunk must be copied: about 2 MiB of f64 (at least 64 rows), a
@@ -76,9 +76,7 @@ fn centred_run<T: Real>(
 ) {
     let (n, d, l) = (x.nrows(), x.ncols(), ps.ncols());
     let step = block_rows(d).min(n);
-    if work.buffer.nrows() != d || work.buffer.ncols() < step {
-        work.buffer = Mat::zeros(d, step);
-    }
+    ensure_block(&mut work.buffer, d, step);
     if work.y.nrows() < step || work.y.ncols() != l {
         work.y = Mat::zeros(step, l);
     }
