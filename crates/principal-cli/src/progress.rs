@@ -1,4 +1,5 @@
-//! A progress bar over the passes of an out-of-core fit: rows, bytes, pass number, ETA.
+//! A progress bar over the passes of an out-of-core fit: rows, bytes, pass number, ETA (of the
+//! whole fit when its passes are known beforehand, else of the current pass).
 //! Drawn on stderr only when it is a terminal; silent otherwise (pipes, CI, tests).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -28,12 +29,6 @@ impl<'a> Progress<'a> {
         planned: PlannedPasses<'a>,
     ) -> Self {
         let bar = ProgressBar::with_draw_target(rows, ProgressDrawTarget::stderr());
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows (ETA {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
         let bytes_per_row = inner.n_features() as u64 * bytes_per_value;
         Progress {
             inner,
@@ -66,17 +61,31 @@ impl ChunkSource for Progress<'_> {
         visit: &mut dyn FnMut(ChunkRef<'_>) -> principal::Result<()>,
     ) -> principal::Result<()> {
         self.passes += 1;
-        self.bar.reset();
-        if let Some(rows) = self.rows {
-            self.bar.set_length(rows);
-        }
         let total = self
             .rows
             .and_then(|rows| (self.planned)(usize::try_from(rows).ok()?))
             .filter(|&total| total >= self.passes);
-        let pass = match total {
-            Some(total) => format!("pass {} of {total}", self.passes),
-            None => format!("pass {}", self.passes),
+        let pass = match (total, self.rows) {
+            // The bar spans every pass, so its ETA is the whole fit's.
+            (Some(total), Some(rows)) => {
+                self.bar.set_style(style(WHOLE_FIT));
+                let (length, done) = (rows * total as u64, rows * (self.passes as u64 - 1));
+                if self.bar.length() != Some(length) || self.bar.position() != done {
+                    // First pass with a known plan (or a changed one): start the estimate here.
+                    self.bar.set_length(length);
+                    self.bar.set_position(done);
+                    self.bar.reset_eta();
+                }
+                format!("pass {} of {total}", self.passes)
+            }
+            _ => {
+                self.bar.set_style(style(ONE_PASS));
+                self.bar.reset();
+                if let Some(rows) = self.rows {
+                    self.bar.set_length(rows);
+                }
+                format!("pass {}", self.passes)
+            }
         };
         let (bar, bytes_per_row) = (&self.bar, self.bytes_per_row);
         let mut seen = 0u64;
@@ -94,6 +103,17 @@ impl ChunkSource for Progress<'_> {
     }
 }
 
+/// The bar over every pass of a fit whose passes are known: rows read in all of them.
+const WHOLE_FIT: &str =
+    "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows in all passes (ETA {eta})";
+/// The bar over one pass, when the number of passes is not known.
+const ONE_PASS: &str =
+    "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows (ETA of this pass {eta})";
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
 #[cfg(test)]
 mod tests {
     use principal::faer::Mat;
@@ -109,11 +129,28 @@ mod tests {
         let mut progress = Progress::new(&mut source, None, 8, Box::new(|n| Some(n / 500)));
         progress.pass(&mut |_| Ok(())).unwrap();
         assert_eq!(progress.bar.message(), "pass 1, 32.0 kB");
+        assert_eq!(progress.bar.length(), None);
         progress.pass(&mut |_| Ok(())).unwrap();
         assert_eq!(progress.bar.message(), "pass 2 of 2, 32.0 kB");
+        // Once the plan is known the bar spans all passes (its ETA is the whole fit's).
+        assert_eq!(progress.bar.length(), Some(2000));
+        assert_eq!(progress.bar.position(), 2000);
         // A plan that was exceeded is not shown; nor is one that is unknown.
         progress.pass(&mut |_| Ok(())).unwrap();
         assert_eq!(progress.bar.message(), "pass 3, 32.0 kB");
+        assert_eq!(progress.bar.length(), Some(1000));
+        assert_eq!(progress.bar.position(), 1000);
+        // Rows and plan known from the start: one bar over three passes, never reset.
+        let mut known = InMemory::new(x.as_ref(), 300);
+        let mut progress = Progress::new(&mut known, Some(1000), 8, Box::new(|_| Some(3)));
+        let mut positions = Vec::new();
+        for _ in 0..3 {
+            progress.pass(&mut |_| Ok(())).unwrap();
+            positions.push(progress.bar.position());
+            assert_eq!(progress.bar.length(), Some(3000));
+        }
+        assert_eq!(positions, [1000, 2000, 3000]);
+        assert_eq!(progress.bar.message(), "pass 3 of 3, 32.0 kB");
         let mut unknown = InMemory::new(x.as_ref(), 300);
         let mut progress = Progress::new(&mut unknown, Some(1000), 8, Box::new(|_| None));
         progress.pass(&mut |_| Ok(())).unwrap();
