@@ -223,14 +223,12 @@ impl BlockMerge {
 
     fn add(&mut self, mut scatter: MatMut<'_, f64>, rows: usize, centre: &[f64], residual: &[f64]) {
         let r = rows as f64;
-        let total = (self.n + rows) as f64;
-        let delta: Vec<f64> = centre
+        let block_mean: Vec<f64> = centre
             .iter()
             .zip(residual)
-            .zip(&self.mean)
-            .map(|((c, s), m)| c + s / r - m)
+            .map(|(c, s)| c + s / r)
             .collect();
-        let weight = self.n as f64 * r / total;
+        let (delta, weight) = crate::moments::merge_mean(&mut self.mean, self.n, &block_mean, rows);
         for j in 0..delta.len() {
             let column = scatter
                 .rb_mut()
@@ -246,10 +244,6 @@ impl BlockMerge {
                 beta: -residual[j] / r,
                 plus: None,
             });
-        }
-        let frac = r / total;
-        for (m, dl) in self.mean.iter_mut().zip(&delta) {
-            *m += dl * frac;
         }
         self.n += rows;
     }

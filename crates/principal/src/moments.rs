@@ -204,14 +204,7 @@ impl MomentAccumulator {
     }
 
     fn combine(&mut self, n_b: usize, mean_b: &[f64], scatter_b: &Mat<f64>) {
-        let n_a = self.n;
-        let n = n_a + n_b;
-        let delta: Vec<f64> = mean_b.iter().zip(&self.mean).map(|(b, a)| b - a).collect();
-        let weight = if n_a == 0 {
-            0.0
-        } else {
-            (n_a as f64) * (n_b as f64) / (n as f64)
-        };
+        let (delta, weight) = merge_mean(&mut self.mean, self.n, mean_b, n_b);
         // Only the lower triangle is kept while accumulating; `finish` mirrors it.
         let d = self.n_features();
         for j in 0..d {
@@ -224,11 +217,7 @@ impl MomentAccumulator {
                 *s += b + w * dl;
             }
         }
-        let frac = n_b as f64 / n as f64;
-        for (m, dl) in self.mean.iter_mut().zip(&delta) {
-            *m += dl * frac;
-        }
-        self.n = n;
+        self.n += n_b;
     }
 
     /// The moments of everything pushed and merged. Fails on an empty accumulator.
@@ -264,6 +253,27 @@ impl Moments {
     pub fn scatter(&self) -> MatRef<'_, f64> {
         self.scatter.as_ref()
     }
+}
+
+/// One step of Chan, Golub & LeVeque's pairwise update: folds `n_b` rows of mean `mean_b` into
+/// `n_a` rows of mean `mean` (updated in place). Returns `δ = μ_b − μ_a` and the weight
+/// `n_a n_b / n` with which `δδᵀ` joins the merged scatter (`M = M_a + M_b + w δδᵀ`).
+pub(crate) fn merge_mean(
+    mean: &mut [f64],
+    n_a: usize,
+    mean_b: &[f64],
+    n_b: usize,
+) -> (Vec<f64>, f64) {
+    let delta: Vec<f64> = mean_b.iter().zip(&*mean).map(|(b, a)| b - a).collect();
+    if n_b == 0 {
+        return (delta, 0.0);
+    }
+    let n = (n_a + n_b) as f64;
+    let (weight, frac) = (n_a as f64 * n_b as f64 / n, n_b as f64 / n);
+    for (m, dl) in mean.iter_mut().zip(&delta) {
+        *m += dl * frac;
+    }
+    (delta, weight)
 }
 
 /// Per-feature count, mean and centred sum of squares: the cheap first pass of the iterative
@@ -304,14 +314,11 @@ impl ColumnAccumulator {
         // Vectorised passes in memory order (a column at a time would stride through the chunk).
         let (mean_b, ss_b) = crate::prepare::column_moments(chunk, self.n)?;
         let n_b = chunk.nrows();
-        let n = self.n + n_b;
-        let weight = (self.n as f64) * (n_b as f64) / n as f64;
-        for j in 0..self.mean.len() {
-            let delta = mean_b[j] - self.mean[j];
-            self.sum_sq[j] += ss_b[j] + weight * delta * delta;
-            self.mean[j] += delta * n_b as f64 / n as f64;
+        let (delta, weight) = merge_mean(&mut self.mean, self.n, &mean_b, n_b);
+        for ((s, b), dl) in self.sum_sq.iter_mut().zip(&ss_b).zip(&delta) {
+            *s += b + weight * dl * dl;
         }
-        self.n = n;
+        self.n += n_b;
         Ok(())
     }
 }
