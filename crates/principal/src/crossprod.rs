@@ -458,6 +458,16 @@ impl IntegerRange {
         (shift, magnitude)
     }
 
+    /// Widens each feature's range to take in `other`'s.
+    pub(crate) fn widen(&mut self, other: &IntegerRange) {
+        for (l, o) in self.lo.iter_mut().zip(&other.lo) {
+            *l = l.min(*o);
+        }
+        for (h, o) in self.hi.iter_mut().zip(&other.hi) {
+            *h = h.max(*o);
+        }
+    }
+
     /// Scans rows `rows` of a row-major chunk, or all of a column-major one.
     pub(crate) fn scan<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
@@ -476,11 +486,8 @@ impl IntegerRange {
                     || Self::scan(chunk.subrows(0, half), par),
                     || Self::scan(chunk.subrows(half, n - half), par),
                 );
-                let (mut a, b) = (a?, b?);
-                for j in 0..d {
-                    a.lo[j] = a.lo[j].min(b.lo[j]);
-                    a.hi[j] = a.hi[j].max(b.hi[j]);
-                }
+                let mut a = a?;
+                a.widen(&b?);
                 return Some(a);
             }
             let ok = crate::simd::dispatch(ScanRows {

@@ -55,7 +55,9 @@ pub(crate) fn sparse_integer_moments<T: Real>(
         return None;
     }
     let sample = Sample::of(chunk)?;
-    let range = IntegerRange::scan(chunk, ws.par)?;
+    let ranks = sample.learn_orders(ws.par);
+    // Rows sorted by (order, reach in it): each order's rows are one stretch.
+    let (range, key) = ranged_keys(chunk, &ranks, ws.par)?;
     // The integer path's shift and block length.
     let (shift, magnitude) = range.midpoint_shift();
     let block = integer_block_rows(magnitude)?;
@@ -68,9 +70,6 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     if 4.0 * n as f64 * largest * largest >= 9_007_199_254_740_992.0 {
         return None;
     }
-    let ranks = sample.learn_orders(ws.par);
-    // Rows sorted by (order, reach in it): each order's rows are one stretch.
-    let key = row_keys(chunk, &ranks, ws.par);
     let sorted = sorted_by_key(&key, ranks.len() * (d + 1));
     let order_of = |row: u32| key[row as usize] as usize / (d + 1);
     let stretches: Vec<&[u32]> = sorted
@@ -313,28 +312,46 @@ impl crate::simd::Kernel for AssignRows<'_> {
     }
 }
 
-/// Per row, `c·(D + 1) + reach` for the order `c` in which its reach is least (the first on
-/// ties); the reach is one more than the highest rank among its non-zero values (0 for a row
-/// of zeros).
-fn row_keys<T: Real>(chunk: MatRef<'_, T>, ranks: &[Vec<u32>], par: Par) -> Vec<u32> {
-    let n = chunk.nrows();
+/// Each row's key, `order · (D + 1) + reach` for the order in which its reach is least (see
+/// [`LeastReach`]; `ranks[c][j]` is column j's rank in order c), and the per-feature range of
+/// the values, or `None` as soon as a value is not an integer (see [`IntegerRange::scan`]).
+/// One pass: groups of rows small enough to stay in cache are scanned, then keyed. Two halves
+/// of the rows on two threads if `par` allows.
+fn ranged_keys<T: Real>(
+    chunk: MatRef<'_, T>,
+    ranks: &[Vec<u32>],
+    par: Par,
+) -> Option<(IntegerRange, Vec<u32>)> {
+    let (n, d) = (chunk.nrows(), chunk.ncols());
     let after = plus_one(ranks);
-    let mut keys = vec![0u32; n];
-    let keys_of = |rows: MatRef<'_, T>, out: &mut [u32]| {
-        crate::simd::dispatch(RowKeys {
-            rows,
-            after: &after,
-            out,
-        })
+    let group = ((1usize << 19) / (d * std::mem::size_of::<T>())).max(1);
+    let part = |rows: MatRef<'_, T>, out: &mut [u32]| -> Option<IntegerRange> {
+        let mut range = IntegerRange {
+            lo: vec![f64::INFINITY; d],
+            hi: vec![f64::NEG_INFINITY; d],
+        };
+        for (start, out) in (0..rows.nrows()).step_by(group).zip(out.chunks_mut(group)) {
+            let rows = rows.subrows(start, out.len());
+            range.widen(&IntegerRange::scan(rows, Par::Seq)?);
+            crate::simd::dispatch(RowKeys {
+                rows,
+                after: &after,
+                out,
+            });
+        }
+        Some(range)
     };
+    let mut keys = vec![0u32; n];
     let half = n / 2;
     let (left, right) = keys.split_at_mut(half);
-    join(
+    let (top, bottom) = join(
         par,
-        || keys_of(chunk.subrows(0, half), left),
-        || keys_of(chunk.subrows(half, n - half), right),
+        || part(chunk.subrows(0, half), left),
+        || part(chunk.subrows(half, n - half), right),
     );
-    keys
+    let mut range = top?;
+    range.widen(&bottom?);
+    Some((range, keys))
 }
 
 struct RowKeys<'a, T> {
@@ -641,13 +658,49 @@ mod tests {
                     .map(|(&a, &b)| if b < a { d as u32 + 1 + b } else { a })
                     .collect();
                 for par in [Par::Seq, Par::rayon(2)] {
-                    assert_eq!(row_keys(rows, &[rank.clone()], par), want, "d = {d}");
-                    assert_eq!(row_keys(rows, &[rank.clone(), reverse.clone()], par), both);
+                    let keys =
+                        |ranks: &[Vec<u32>]| ranged_keys(rows, ranks, par).expect("integers").1;
+                    assert_eq!(keys(&[rank.clone()]), want, "d = {d}");
+                    assert_eq!(keys(&[rank.clone(), reverse.clone()]), both);
                 }
             }
         }
         check::<f32>();
         check::<f64>();
+    }
+
+    /// The one pass of ranges and keys over many groups of rows: the range is the integer
+    /// scan's, every row's key its own (as keyed alone), and a value that is not an integer,
+    /// even in the last group, gives `None`.
+    #[test]
+    fn ranged_keys_match_the_scan_and_keying_rows_one_by_one() {
+        let mut x = row_major::<f32>(&sparse_integers(5_000, 100, -7, 255, 3));
+        // Extremes in one group each (the first, one in the middle, the last).
+        (x[(3, 10)], x[(5, 2_600)], x[(7, 4_999)]) = (-1_000.0, 4_000.0, 9_000.0);
+        let chunk = x.transpose();
+        let d = chunk.ncols();
+        let ranks: Vec<Vec<u32>> = vec![(0..d as u32).collect(), (0..d as u32).rev().collect()];
+        let after = plus_one(&ranks);
+        let alone: Vec<u32> = (0..chunk.nrows())
+            .map(|i| {
+                let mut key = [0u32];
+                crate::simd::dispatch(RowKeys {
+                    rows: chunk.subrows(i, 1),
+                    after: &after,
+                    out: &mut key,
+                });
+                key[0]
+            })
+            .collect();
+        let scan = IntegerRange::scan(chunk, Par::Seq).expect("integers");
+        for par in [Par::Seq, Par::rayon(2)] {
+            let (range, keys) = ranged_keys(chunk, &ranks, par).expect("integers");
+            assert_eq!((&range.lo, &range.hi), (&scan.lo, &scan.hi));
+            assert_eq!(keys, alone);
+        }
+        let mut y = x.clone();
+        y[(d - 1, 4_990)] = 0.5;
+        assert!(ranged_keys(y.transpose(), &ranks, Par::rayon(2)).is_none());
     }
 
     /// Rows of two kinds: two orders are learnt, and the rows' blocks then need less work
@@ -664,7 +717,7 @@ mod tests {
         assert_eq!(sample.learn_orders(Par::rayon(2)), ranks);
         let single = sample.rankings(&vec![0; sample.nonzero.len() / d], 1);
         let work = |ranks: &[Vec<u32>]| -> f64 {
-            let key = row_keys(chunk, ranks, Par::Seq);
+            let (_, key) = ranged_keys(chunk, ranks, Par::Seq).expect("integers");
             let sorted = sorted_by_key(&key, ranks.len() * (d + 1));
             let order_of = |row: u32| key[row as usize] as usize / (d + 1);
             sorted
