@@ -471,9 +471,6 @@ impl IntegerRange {
     /// Scans rows `rows` of a row-major chunk, or all of a column-major one.
     pub(crate) fn scan<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
-        const ROUND: f64 = 6_755_399_441_055_744.0; // 1.5·2⁵², as in `ScanRows`
-        const LARGEST: f64 = 1_099_511_627_776.0;
-        let is_integer = |v: f64| (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v);
         let mut range = IntegerRange {
             lo: vec![f64::INFINITY; d],
             hi: vec![f64::NEG_INFINITY; d],
@@ -563,6 +560,15 @@ where
     crate::simd::dispatch(ShiftRows { rows, shift, dst })
 }
 
+/// Whether `v` is an integer of magnitude at most 2⁴⁰, branch-free (it vectorises): adding and
+/// subtracting 1.5·2⁵² rounds to an integer without a libm call, exactly far inside 2⁴⁰.
+#[inline(always)]
+pub(crate) fn is_integer(v: f64) -> bool {
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    const LARGEST: f64 = 1_099_511_627_776.0;
+    (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v)
+}
+
 /// Is every value of row-major `rows` an integer (within 2⁴⁰)? Widens `lo` and `hi` to the
 /// per-feature range on the way; stops at the first row that is not all integers.
 struct ScanRows<'a, T> {
@@ -575,10 +581,7 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
     type Output = bool;
     #[inline(always)]
     fn run(self) -> bool {
-        // Branch-free within a row so that it vectorises. Adding and subtracting 1.5·2⁵²
-        // rounds to an integer without a libm call.
-        const ROUND: f64 = 6_755_399_441_055_744.0;
-        const LARGEST: f64 = 1_099_511_627_776.0; // 2⁴⁰: far inside the exact range of the trick
+        // Branch-free within a row so that it vectorises.
         let rows = self.rows;
         if let ChunkRef::F32(rows) = T::chunk(rows) {
             return scan_f32_rows(rows, self.lo, self.hi);
@@ -589,7 +592,7 @@ impl<T: Real> crate::simd::Kernel for ScanRows<'_, T> {
             let bounds = self.lo.iter_mut().zip(self.hi.iter_mut());
             for ((l, h), v) in bounds.zip(row.as_slice()) {
                 let v = v.to_f64();
-                ok &= (v.abs() <= LARGEST) & ((v + ROUND) - ROUND == v);
+                ok &= is_integer(v);
                 *l = l.min(v);
                 *h = h.max(v);
             }

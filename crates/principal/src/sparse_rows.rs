@@ -24,8 +24,8 @@
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use crate::crossprod::{
-    ensure_block, for_lower_columns, integer_block_rows, join, lower_product, IntegerRange,
-    RankTwoUpdate, Workspace,
+    ensure_block, for_lower_columns, integer_block_rows, is_integer, join, lower_product,
+    IntegerRange, RankTwoUpdate, Workspace,
 };
 use crate::Real;
 
@@ -179,9 +179,18 @@ impl Sample {
         let (n, d) = (chunk.nrows(), chunk.ncols());
         let step = (n / SAMPLE_ROWS).max(1);
         let mut nonzero = Vec::with_capacity(d * n.div_ceil(step));
+        let mut integers = true;
         for i in (0..n).step_by(step) {
             let row = chunk.row(i).try_as_row_major().expect("row-major");
             nonzero.extend(row.as_slice().iter().map(|v| (v.nonzero_mask() & 1) as u8));
+            integers &= row
+                .as_slice()
+                .iter()
+                .fold(true, |ok, v| ok & is_integer(v.to_f64()));
+        }
+        // Data that is not integers is turned away before the orders are learnt for it.
+        if !integers {
+            return None;
         }
         let count: usize = nonzero.iter().map(|&b| usize::from(b)).sum();
         let share = count as f64 / nonzero.len() as f64;
@@ -780,11 +789,15 @@ mod tests {
         assert!(sparse_integer_moments(sparse.transpose().subrows(0, 4000), &mut ws).is_none());
         let by_columns = sparse.transpose().to_owned();
         assert!(sparse_integer_moments(by_columns.as_ref(), &mut ws).is_none());
-        // A non-integer, and a NaN (which the general path then names).
+        // A non-integer, and a NaN (which the general path then names), in a sampled row
+        // (every 4th; turned away before the orders are learnt) and in another (by the scan).
         for bad in [0.5, f64::NAN] {
-            let mut x = sparse.clone();
-            x[(17, 8000)] = bad;
-            assert!(sparse_integer_moments(x.transpose(), &mut ws).is_none());
+            for (row, sampled) in [(8000, true), (8001, false)] {
+                let mut x = sparse.clone();
+                x[(17, row)] = bad;
+                assert_eq!(Sample::of(x.transpose()).is_none(), sampled);
+                assert!(sparse_integer_moments(x.transpose(), &mut ws).is_none());
+            }
         }
         // Few zeros; zeros scattered at random (no whole columns to leave out).
         let mut rng = ChaCha8Rng::seed_from_u64(5);
