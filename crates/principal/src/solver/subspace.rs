@@ -224,9 +224,9 @@ pub(crate) fn orthonormalize(w: MatRef<'_, f64>) -> Mat<f64> {
 pub(crate) struct Ritz {
     /// Ritz values of the scatter matrix, largest first.
     pub values: Vec<f64>,
-    /// D×L Ritz vectors, matching `values`.
+    /// The leading Ritz vectors (D×wanted), matching the first `values`.
     pub vectors: Mat<f64>,
-    /// ‖Xsᵀ Xs b_i − θ_i b_i‖ for every Ritz pair.
+    /// ‖Xsᵀ Xs b_i − θ_i b_i‖ for every lifted Ritz pair.
     pub residuals: Vec<f64>,
 }
 
@@ -240,20 +240,24 @@ impl Ritz {
     }
 }
 
-/// Rayleigh–Ritz with `W = Xsᵀ Xs Q` already computed: eigenpairs of `Qᵀ W`, lifted by Q.
-/// For a symmetric matrix each Ritz value lies within its residual of an exact eigenvalue.
+/// Rayleigh–Ritz with `W = Xsᵀ Xs Q` already computed: eigenpairs of `Qᵀ W`, the leading
+/// `wanted` of them lifted by Q with their residuals (the others are not needed, and lifting all
+/// of a wide basis cost as much as a pass). For a symmetric matrix each Ritz value lies within
+/// its residual of an exact eigenvalue.
 pub(crate) fn rayleigh_ritz(
     q: MatRef<'_, f64>,
     w: MatRef<'_, f64>,
+    wanted: usize,
     solver: &'static str,
 ) -> Result<Ritz> {
     let l = q.ncols();
+    let wanted = wanted.min(l);
     let t = q.transpose() * w;
     let sym = Mat::from_fn(l, l, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
-    let (values, v) = super::top_eigen(sym.as_ref(), l, l, 1.0, solver)?;
+    let (values, v) = super::top_eigen(sym.as_ref(), wanted, l, 1.0, solver)?;
     let vectors = q * &v;
     let wv = w * &v;
-    let residuals = (0..l)
+    let residuals = (0..wanted)
         .map(|j| {
             (0..q.nrows())
                 .map(|i| (wv[(i, j)] - values[j] * vectors[(i, j)]).powi(2))
@@ -288,7 +292,7 @@ impl IterativeProblem<'_> {
         solver: &'static str,
     ) -> Result<Step> {
         let w = self.apply(q)?;
-        let ritz = rayleigh_ritz(q, w.as_ref(), solver)?;
+        let ritz = rayleigh_ritz(q, w.as_ref(), k, solver)?;
         let estimate = ritz.estimate(k);
         Ok(Step { w, ritz, estimate })
     }
