@@ -3,6 +3,7 @@
 //! N ≪ D (images, genomes).
 
 use faer::linalg::matmul::matmul;
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, Mat, Par};
 
 use super::{top_eigen, Problem, Spectrum};
@@ -13,12 +14,16 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
     let x = problem.data;
     let (n, d) = (x.nrows(), x.ncols());
     let k = problem.n_components;
+    // Only the lower triangle: all that the eigensolver reads, half the products.
     let mut gram = Mat::zeros(n, n);
-    matmul(
+    triangular::matmul(
         gram.as_mut(),
+        BlockStructure::TriangularLower,
         Accum::Replace,
         x,
+        BlockStructure::Rectangular,
         x.transpose(),
+        BlockStructure::Rectangular,
         1.0,
         Par::rayon(0),
     );
