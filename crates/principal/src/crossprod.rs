@@ -458,6 +458,14 @@ impl IntegerRange {
         (shift, magnitude)
     }
 
+    /// The range of no values (each feature's from +∞ to −∞), for [`Self::widen`] to grow.
+    pub(crate) fn empty(n_features: usize) -> Self {
+        IntegerRange {
+            lo: vec![f64::INFINITY; n_features],
+            hi: vec![f64::NEG_INFINITY; n_features],
+        }
+    }
+
     /// Widens each feature's range to take in `other`'s.
     pub(crate) fn widen(&mut self, other: &IntegerRange) {
         for (l, o) in self.lo.iter_mut().zip(&other.lo) {
@@ -471,10 +479,7 @@ impl IntegerRange {
     /// Scans rows `rows` of a row-major chunk, or all of a column-major one.
     pub(crate) fn scan<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
-        let mut range = IntegerRange {
-            lo: vec![f64::INFINITY; d],
-            hi: vec![f64::NEG_INFINITY; d],
-        };
+        let mut range = IntegerRange::empty(d);
         if chunk.col_stride() == 1 {
             // Two halves on two threads: this pass is outside the parallel product.
             if n >= 512 && par.degree() > 1 {

@@ -335,10 +335,7 @@ fn ranged_keys<T: Real>(
     let after = plus_one(ranks);
     let group = ((1usize << 19) / (d * std::mem::size_of::<T>())).max(1);
     let part = |rows: MatRef<'_, T>, out: &mut [u32]| -> Option<IntegerRange> {
-        let mut range = IntegerRange {
-            lo: vec![f64::INFINITY; d],
-            hi: vec![f64::NEG_INFINITY; d],
-        };
+        let mut range = IntegerRange::empty(d);
         for (start, out) in (0..rows.nrows()).step_by(group).zip(out.chunks_mut(group)) {
             let rows = rows.subrows(start, out.len());
             range.widen(&IntegerRange::scan(rows, Par::Seq)?);

@@ -260,8 +260,7 @@ fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: 
     let overlap = basis.transpose() * &q;
     let worst = overlap
         .col_iter()
-        .flat_map(|c| c.iter().map(|v| v.abs()).collect::<Vec<_>>())
-        .fold(0.0f64, f64::max);
+        .fold(0.0f64, |m, c| c.iter().fold(m, |m, v| m.max(v.abs())));
     if worst <= required {
         return q;
     }
