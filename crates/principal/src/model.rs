@@ -3,7 +3,7 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::prepare::{center_scale, check_finite, Preprocessing};
+use crate::prepare::{center_scale_into, check_finite, Preprocessing};
 use crate::solver::{IterationReport, Spectrum};
 use crate::{ComponentCount, PcaError, PcaParams, Real, Result, Scaling, Solver};
 
@@ -248,7 +248,53 @@ impl PcaModel {
 
     /// Codes `z = Bᵀ (x − μ) / σ`: an N×M matrix for N×D data.
     pub fn transform<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
-        Ok(self.codes(self.prepare(x)?.as_ref()))
+        let mut z = Mat::zeros(x.nrows(), self.n_components());
+        self.for_prepared_blocks(x, |start, xs| {
+            let rows = xs.nrows();
+            matmul(
+                z.as_mut().subrows_mut(start, rows),
+                Accum::Replace,
+                xs,
+                self.components.transpose(),
+                1.0,
+                Par::rayon(0),
+            );
+        })?;
+        Ok(z)
+    }
+
+    /// Calls `f(first_row, xs)` for blocks of rows of `x`, centred and scaled into one reused
+    /// buffer: a copy of the whole of a large `x` in f64 would cost more memory than the data
+    /// (8 bytes a value, 32 for bytes read as f32) and, fresh, as much time in page faults as
+    /// the products.
+    fn for_prepared_blocks<T: Real>(
+        &self,
+        x: MatRef<'_, T>,
+        mut f: impl FnMut(usize, MatRef<'_, f64>),
+    ) -> Result<()> {
+        let d = self.n_features();
+        if x.ncols() != d {
+            return Err(PcaError::FeatureMismatch {
+                expected: d,
+                found: x.ncols(),
+            });
+        }
+        check_finite(x, 0)?;
+        // About 8 MiB of f64 rows per block.
+        let block = ((1usize << 20) / d.max(1)).clamp(64, 8192).min(x.nrows());
+        let mut xs = Mat::<f64>::zeros(block, d);
+        for start in (0..x.nrows()).step_by(block.max(1)) {
+            let rows = block.min(x.nrows() - start);
+            let mut part = xs.as_mut().subrows_mut(0, rows);
+            center_scale_into(
+                x.subrows(start, rows),
+                &self.mean,
+                self.scale.as_deref(),
+                part.as_mut(),
+            );
+            f(start, xs.as_ref().subrows(0, rows));
+        }
+        Ok(())
     }
 
     /// `xs Bᵀ` for data already centred and scaled.
@@ -297,30 +343,22 @@ impl PcaModel {
     /// (standardized units when the model standardizes). On the training data it equals
     /// `((N − ddof)/N) Σ_{j>M} λ_j`.
     pub fn reconstruction_error<T: Real>(&self, x: MatRef<'_, T>) -> Result<f64> {
-        let xs = self.prepare(x)?;
-        let z = self.codes(xs.as_ref());
-        let mut residual = xs;
-        matmul(
-            residual.as_mut(),
-            Accum::Add,
-            z.as_ref(),
-            self.components.as_ref(),
-            -1.0,
-            Par::rayon(0),
-        );
+        let mut total = 0.0;
+        self.for_prepared_blocks(x, |_, xs| {
+            let z = self.codes(xs);
+            let mut residual = xs.to_owned();
+            matmul(
+                residual.as_mut(),
+                Accum::Add,
+                z.as_ref(),
+                self.components.as_ref(),
+                -1.0,
+                Par::rayon(0),
+            );
+            total += residual.squared_norm_l2();
+        })?;
         let n = x.nrows().max(1) as f64;
-        Ok(residual.squared_norm_l2() / n)
-    }
-
-    fn prepare<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
-        if x.ncols() != self.n_features() {
-            return Err(PcaError::FeatureMismatch {
-                expected: self.n_features(),
-                found: x.ncols(),
-            });
-        }
-        check_finite(x, 0)?;
-        Ok(center_scale(x, &self.mean, self.scale.as_deref()))
+        Ok(total / n)
     }
 
     /// Principal axes, M×D: orthonormal rows sorted by decreasing explained variance.

@@ -1,6 +1,7 @@
 //! Centring and scaling: the preprocessing every solver shares.
 
-use faer::{Mat, MatRef};
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut, MatRef};
 
 use crate::moments::Moments;
 use crate::{PcaError, Real, Result, Scaling};
@@ -99,21 +100,38 @@ pub(crate) fn center_scale<T: Real>(
     if x.col_stride() != 1 {
         return Mat::from_fn(x.nrows(), x.ncols(), value);
     }
-    // Row-major input, column-major output: bands of rows keep both sides in cache (reading
-    // down a column of row-major data would miss it at every value of a wide matrix).
+    let mut out = Mat::<f64>::zeros(x.nrows(), x.ncols());
+    center_scale_into(x, mean, scale, out.as_mut());
+    out
+}
+
+/// [`center_scale`] into `out` (same shape as `x`).
+pub(crate) fn center_scale_into<T: Real>(
+    x: MatRef<'_, T>,
+    mean: &[f64],
+    scale: Option<&[f64]>,
+    mut out: MatMut<'_, f64>,
+) {
+    let value = |i: usize, j: usize| {
+        let c = x[(i, j)].to_f64() - mean[j];
+        scale.map_or(c, |s| c / s[j])
+    };
+    // Row-major input: bands of rows keep both sides in cache (reading down a column of
+    // row-major data would miss it at every value of a wide matrix).
     const BAND: usize = 32;
     let (n, d) = (x.nrows(), x.ncols());
-    let mut out = Mat::<f64>::zeros(n, d);
     for start in (0..n).step_by(BAND) {
         let rows = BAND.min(n - start);
         for j in 0..d {
-            let col = &mut out.col_as_slice_mut(j)[start..start + rows];
-            for (k, o) in col.iter_mut().enumerate() {
+            let col = out.rb_mut().col_mut(j).subrows_mut(start, rows);
+            let col = col
+                .try_as_col_major_mut()
+                .expect("columns of a Mat are contiguous");
+            for (k, o) in col.as_slice_mut().iter_mut().enumerate() {
                 *o = value(start + k, j);
             }
         }
     }
-    out
 }
 
 /// The first non-finite value of `x` in reading order, as an error naming its place.

@@ -340,6 +340,59 @@ fn transform_and_inverse_check_widths() {
     );
 }
 
+/// Many blocks of rows (8,192 for 4 features): codes and reconstruction error as the formulas
+/// give them from a whole centred (and scaled) copy; a non-finite value in a late block is named
+/// by its row.
+#[test]
+fn transform_and_reconstruction_error_by_blocks_match_the_formulas() {
+    let x = random_matrix(20_000, 4, None, 1e3, 6);
+    for scaling in [Scaling::Center, Scaling::Standardize] {
+        let model = fit_with(
+            x.as_ref(),
+            ComponentCount::Fixed(2),
+            scaling,
+            1,
+            Solver::Svd,
+        )
+        .unwrap();
+        let scale = |j: usize| model.scale().map_or(1.0, |s| s[j]);
+        let xs = Mat::from_fn(20_000, 4, |i, j| (x[(i, j)] - model.mean()[j]) / scale(j));
+        let want = &xs * model.components().transpose();
+        let codes = model.transform(x.as_ref()).unwrap();
+        assert_eq!((codes.nrows(), codes.ncols()), (20_000, 2));
+        for i in 0..20_000 {
+            for m in 0..2 {
+                assert!((codes[(i, m)] - want[(i, m)]).abs() < 1e-9, "{i}, {m}");
+            }
+        }
+        let residual = &xs - &want * model.components();
+        let error = residual.squared_norm_l2() / 20_000.0;
+        let got = model.reconstruction_error(x.as_ref()).unwrap();
+        assert!(
+            (got - error).abs() <= 1e-12 * error,
+            "{got} against {error}"
+        );
+    }
+    let mut bad = x.clone();
+    bad[(19_000, 3)] = f64::NAN;
+    let model = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Center,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    assert!(matches!(
+        model.transform(bad.as_ref()).unwrap_err(),
+        PcaError::NonFinite {
+            row: 19_000,
+            column: 3,
+            ..
+        }
+    ));
+}
+
 #[test]
 fn f32_input_matches_f64_input_of_the_same_values() {
     let x = iris();
