@@ -93,13 +93,6 @@ pub(crate) fn center_scale<T: Real>(
     mean: &[f64],
     scale: Option<&[f64]>,
 ) -> Mat<f64> {
-    let value = |i: usize, j: usize| {
-        let c = x[(i, j)].to_f64() - mean[j];
-        scale.map_or(c, |s| c / s[j])
-    };
-    if x.col_stride() != 1 {
-        return Mat::from_fn(x.nrows(), x.ncols(), value);
-    }
     let mut out = Mat::<f64>::zeros(x.nrows(), x.ncols());
     center_scale_into(x, mean, scale, out.as_mut());
     out
@@ -116,8 +109,8 @@ pub(crate) fn center_scale_into<T: Real>(
         let c = x[(i, j)].to_f64() - mean[j];
         scale.map_or(c, |s| c / s[j])
     };
-    // Row-major input: bands of rows keep both sides in cache (reading down a column of
-    // row-major data would miss it at every value of a wide matrix).
+    // Bands of rows keep both sides in cache for row-major input (reading down a column of
+    // row-major data would miss it at every value of a wide matrix); any layout is read right.
     const BAND: usize = 32;
     let (n, d) = (x.nrows(), x.ncols());
     for start in (0..n).step_by(BAND) {

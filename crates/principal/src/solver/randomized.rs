@@ -257,11 +257,7 @@ fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: 
         );
     }
     let q = orthonormalize(rest.as_ref());
-    let overlap = basis.transpose() * &q;
-    let worst = overlap
-        .col_iter()
-        .fold(0.0f64, |m, c| c.iter().fold(m, |m, v| m.max(v.abs())));
-    if worst <= required {
+    if (basis.transpose() * &q).norm_max() <= required {
         return q;
     }
     let whole = orthonormalize(hcat(basis, next).as_ref());
@@ -283,10 +279,7 @@ mod tests {
 
     /// `max |AᵀB|`.
     fn overlap(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
-        let p = a.transpose() * b;
-        (0..p.nrows())
-            .flat_map(|i| (0..p.ncols()).map(move |j| (i, j)))
-            .fold(0.0f64, |m, (i, j)| m.max(p[(i, j)].abs()))
+        (a.transpose() * b).norm_max()
     }
 
     /// New columns orthonormal, orthogonal to the basis, and spanning with it whatever of
@@ -325,22 +318,13 @@ mod tests {
                     let case = format!("{name}, {d}×{nb} + {width}, required {required}");
                     assert_eq!((q.nrows(), q.ncols()), (d, width), "{case}");
                     assert!(overlap(basis.as_ref(), q.as_ref()) < 1e-12, "{case}");
-                    let gram = q.transpose() * &q;
-                    let off = (0..width)
-                        .flat_map(|i| (0..width).map(move |j| (i, j)))
-                        .fold(0.0f64, |m, (i, j)| {
-                            m.max((gram[(i, j)] - f64::from(u8::from(i == j))).abs())
-                        });
+                    let off = (q.transpose() * &q - Mat::<f64>::identity(width, width)).norm_max();
                     assert!(off < 1e-12, "{case}: |QᵀQ − I| = {off:e}");
                     if name == "generic" {
                         // Nothing of `next` is lost: it lies in span(basis, q).
                         let both = hcat(basis.as_ref(), q.as_ref());
                         let kept = both.as_ref() * (both.transpose() * next);
-                        let lost = (0..d)
-                            .flat_map(|i| (0..width).map(move |j| (i, j)))
-                            .fold(0.0f64, |m, (i, j)| {
-                                m.max((kept[(i, j)] - next[(i, j)]).abs())
-                            });
+                        let lost = (kept - next).norm_max();
                         assert!(lost < 1e-10, "{case}: {lost:e}");
                     }
                 }
