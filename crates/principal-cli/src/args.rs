@@ -144,6 +144,10 @@ pub struct TransformArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub select: SelectArgs,
+    /// Working-memory budget, e.g. 300M, 2G (default: half of the machine's memory). The
+    /// input is streamed in chunks of about a sixteenth of it, at most 32 MiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -157,6 +161,10 @@ pub struct InverseArgs {
     /// Where to write the reconstruction: .csv, .tsv, .npy or .parquet.
     #[arg(short, long, value_name = "RECONSTRUCTED")]
     pub output: PathBuf,
+    /// Working-memory budget, e.g. 300M, 2G (default: half of the machine's memory). The
+    /// input is streamed in chunks of about a sixteenth of it, at most 32 MiB.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@ use principal::{
 use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, ReadOptions};
 
 use crate::args::FitArgs;
+use crate::budget;
 use crate::progress::Progress;
 use crate::report::{self, percent};
 use crate::select::{describe, show, Selection};
@@ -60,7 +61,9 @@ impl FitConfig {
                 RandomizedMethod::BlockKrylov
             },
         };
-        let memory_limit = args.memory_limit.unwrap_or_else(default_memory_limit);
+        let memory_limit = args
+            .memory_limit
+            .unwrap_or_else(budget::default_memory_limit);
         let params = PcaBuilder::new()
             .components(components)
             .scaling(scaling)
@@ -79,25 +82,6 @@ impl FitConfig {
             memory_limit,
         })
     }
-}
-
-/// Half of the machine's memory (from /proc/meminfo), or 4 GB where that cannot be read.
-fn default_memory_limit() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib * 1024 / 2)
-        })
-        .unwrap_or(4_000_000_000)
-}
-
-/// Peak resident memory of this process so far, in bytes (Linux; `None` elsewhere).
-fn peak_memory() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
 /// Whether the data is read into memory or streamed from the files, and why.
@@ -174,14 +158,6 @@ fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value
         .sum()
 }
 
-/// Rows per chunk when streaming: about 1/16 of the budget (a pass holds two chunks, one read
-/// ahead), at most 32 MiB of f64, whole blocks of 256 rows.
-fn chunk_rows(d: usize, limit: u64) -> usize {
-    let bytes = (limit / 16).min(32 << 20) as usize;
-    let rows = bytes / (8 * d.max(1));
-    (rows / 256 * 256).max(256)
-}
-
 pub fn run(config: &FitConfig) -> Result<()> {
     let started = Instant::now();
     let reader = ChunkReader::open(&config.inputs, &config.read)?;
@@ -200,7 +176,7 @@ pub fn run(config: &FitConfig) -> Result<()> {
         let mut files = FileSource::open(
             &config.inputs,
             &config.read,
-            chunk_rows(d, config.memory_limit),
+            budget::chunk_rows(d, config.memory_limit),
         )?;
         let names = files.column_names().map(<[String]>::to_vec);
         let params = &config.params;
@@ -382,7 +358,7 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
             }
         );
     }
-    let peak = peak_memory().map_or(String::new(), |b| {
+    let peak = budget::peak_memory().map_or(String::new(), |b| {
         format!("; peak memory {} MB", b.div_ceil(1_000_000))
     });
     match timing {

@@ -1,13 +1,17 @@
 //! `principal inverse`: reconstruct data from codes.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
-use principal_io::{load_model, read_table, write_matrix, Matrix, ReadOptions};
+use principal::{ChunkRef, PcaError};
+use principal_io::{load_model, MatrixWriter, ReadOptions};
 
 use crate::args::InverseArgs;
+use crate::budget;
 use crate::report;
 use crate::select::show;
+use crate::stream::{summary, RowStream};
 
 /// A validated `inverse` request.
 #[derive(Debug)]
@@ -15,6 +19,7 @@ pub struct InverseConfig {
     model: PathBuf,
     codes: PathBuf,
     output: PathBuf,
+    memory_limit: u64,
 }
 
 impl InverseConfig {
@@ -23,35 +28,51 @@ impl InverseConfig {
             model: args.model,
             codes: args.codes,
             output: args.output,
+            memory_limit: args
+                .memory_limit
+                .unwrap_or_else(budget::default_memory_limit),
         }
     }
 }
 
+/// Streams the codes a chunk at a time: the reconstruction of each chunk is appended to the
+/// output.
 pub fn run(config: &InverseConfig) -> Result<()> {
+    let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let codes = read_table(std::slice::from_ref(&config.codes), &ReadOptions::default())?;
     let model = &saved.model;
-    let reconstructed = match &codes.data {
-        Matrix::F32(z) => model.inverse_transform(z.as_ref()),
-        Matrix::F64(z) => model.inverse_transform(z.as_ref()),
-    }
-    .with_context(|| {
+    let codes = std::slice::from_ref(&config.codes);
+    let input = RowStream::open(
+        codes,
+        &ReadOptions::default(),
+        model.n_features(),
+        config.memory_limit,
+    )?;
+    let (found, expected) = (input.n_features(), model.n_components());
+    let cannot = || {
         format!(
             "cannot reconstruct from {} with the model {}",
             show(&config.codes),
             show(&config.model)
         )
-    })?;
-    write_matrix(
-        &config.output,
-        reconstructed.as_ref(),
-        saved.feature_names.as_deref(),
-    )?;
-    report::stderr(&format!(
-        "wrote {} samples × {} features to {}\n",
-        reconstructed.nrows(),
-        reconstructed.ncols(),
-        show(&config.output)
+    };
+    if found != expected {
+        return Err(PcaError::ComponentMismatch { expected, found }).with_context(cannot);
+    }
+    let d = model.n_features();
+    let out = MatrixWriter::create(&config.output, d, saved.feature_names.as_deref())?;
+    let rows = input
+        .map_into(out, |chunk| match chunk {
+            ChunkRef::F32(z) => model.inverse_transform(z),
+            ChunkRef::F64(z) => model.inverse_transform(z),
+        })
+        .with_context(cannot)?;
+    report::stderr(&summary(
+        rows,
+        d,
+        "features",
+        &show(&config.output),
+        started,
     ));
     Ok(())
 }

@@ -8,12 +8,14 @@
 //! `error: <cause chain joined by ": ">`. A closed stdout pipe ends the program quietly.
 
 mod args;
+mod budget;
 mod fit;
 mod inspect;
 mod inverse;
 mod progress;
 mod report;
 mod select;
+mod stream;
 mod transform;
 
 use std::io::{self, Write};

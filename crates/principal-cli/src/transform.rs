@@ -1,16 +1,19 @@
 //! `principal transform`: project data onto a saved model's components.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use principal::ChunkRef;
 use principal_io::{
-    load_model, read_table, write_matrix, ChunkReader, ColumnSelector, Matrix, ReadOptions,
-    SavedModel,
+    load_model, ChunkReader, ColumnSelector, MatrixWriter, ReadOptions, SavedModel,
 };
 
 use crate::args::TransformArgs;
+use crate::budget;
 use crate::report;
 use crate::select::{describe, show, Selection};
+use crate::stream::{summary, RowStream};
 
 /// A validated `transform` request.
 #[derive(Debug)]
@@ -19,6 +22,7 @@ pub struct TransformConfig {
     inputs: Vec<PathBuf>,
     selection: Selection,
     output: PathBuf,
+    memory_limit: u64,
 }
 
 impl TransformConfig {
@@ -28,16 +32,26 @@ impl TransformConfig {
             inputs: args.inputs,
             selection: Selection::new(args.select),
             output: args.output,
+            memory_limit: args
+                .memory_limit
+                .unwrap_or_else(budget::default_memory_limit),
         }
     }
 }
 
+/// Streams the input a chunk at a time: the codes of each chunk are appended to the output.
 pub fn run(config: &TransformConfig) -> Result<()> {
+    let started = Instant::now();
     let saved = load_model(&config.model)?;
     let options = read_options(config, &saved)?;
-    let table = read_table(&config.inputs, &options)?;
+    let input = RowStream::open(
+        &config.inputs,
+        &options,
+        saved.model.n_components(),
+        config.memory_limit,
+    )?;
     let model = &saved.model;
-    let (found, expected) = (table.data.ncols(), model.n_features());
+    let (found, expected) = (input.n_features(), model.n_features());
     if found != expected {
         bail!(
             "{} has {found} feature column(s) but the model {} was fitted on {expected}{}",
@@ -50,18 +64,21 @@ pub fn run(config: &TransformConfig) -> Result<()> {
             }
         );
     }
-    let codes = match &table.data {
-        Matrix::F32(x) => model.transform(x.as_ref()),
-        Matrix::F64(x) => model.transform(x.as_ref()),
-    }
-    .with_context(|| format!("cannot transform {}", describe(&config.inputs)))?;
-    let names: Vec<String> = (1..=codes.ncols()).map(|i| format!("pc{i}")).collect();
-    write_matrix(&config.output, codes.as_ref(), Some(&names))?;
-    report::stderr(&format!(
-        "wrote {} samples × {} components to {}\n",
-        codes.nrows(),
-        codes.ncols(),
-        show(&config.output)
+    let k = model.n_components();
+    let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
+    let out = MatrixWriter::create(&config.output, k, Some(&names))?;
+    let rows = input
+        .map_into(out, |chunk| match chunk {
+            ChunkRef::F32(x) => model.transform(x),
+            ChunkRef::F64(x) => model.transform(x),
+        })
+        .with_context(|| format!("cannot transform {}", describe(&config.inputs)))?;
+    report::stderr(&summary(
+        rows,
+        k,
+        "components",
+        &show(&config.output),
+        started,
     ));
     Ok(())
 }

@@ -1507,3 +1507,141 @@ fn a_file_far_larger_than_the_memory_limit_is_fitted_within_it() {
         );
     }
 }
+
+/// Every value of `found` equals `expected`'s to within `tol` times the largest |value|.
+fn assert_matrix_close(
+    found: &principal_io::Matrix,
+    expected: &principal::faer::Mat<f64>,
+    tol: f64,
+    what: &str,
+) {
+    let found = found.to_f64();
+    assert_eq!(
+        (found.nrows(), found.ncols()),
+        (expected.nrows(), expected.ncols()),
+        "{what}: shape"
+    );
+    let scale = (0..expected.nrows())
+        .flat_map(|i| (0..expected.ncols()).map(move |j| (i, j)))
+        .fold(0.0f64, |m, (i, j)| m.max(expected[(i, j)].abs()));
+    for i in 0..expected.nrows() {
+        for j in 0..expected.ncols() {
+            let diff = (found[(i, j)] - expected[(i, j)]).abs();
+            assert!(diff <= tol * scale, "{what}: ({i}, {j}) off by {diff:e}");
+        }
+    }
+}
+
+#[test]
+fn transform_and_inverse_stream_files_larger_than_the_memory_limit() {
+    // 60,000 × 100 f64 = 48 MB in, and 48 MB out of inverse; the budget is 8 MB (chunks of
+    // 512 rows).
+    let env = Env::new();
+    let (n, d) = (60_000usize, 100usize);
+    let mut rng = Lcg(5);
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            let t = i as f64 / n as f64;
+            (0..d)
+                .map(|j| (t * (1 + j % 5) as f64).cos() * 3.0 + 0.1 * rng.next() + 1e3)
+                .collect()
+        })
+        .collect();
+    env.write("big.npy", npy(&rows, false));
+    drop(rows);
+    let limit = ["--memory-limit", "8M"];
+    env.ok(&[&["fit", "big.npy", "-k", "5", "-o", "m.pca"][..], &limit].concat());
+    let stderr = env.ok(&[
+        &["transform", "m.pca", "big.npy", "-o", "codes.npy"][..],
+        &limit,
+    ]
+    .concat());
+    assert!(
+        stderr.contains("wrote 60000 samples × 5 components to"),
+        "{stderr}"
+    );
+    let transform_peak = reported_peak_mb(&stderr);
+    let stderr = env.ok(&[
+        &["inverse", "m.pca", "codes.npy", "-o", "back.npy"][..],
+        &limit,
+    ]
+    .concat());
+    assert!(
+        stderr.contains("wrote 60000 samples × 100 features to"),
+        "{stderr}"
+    );
+    let inverse_peak = reported_peak_mb(&stderr);
+    // Neither the 48 MB input of transform nor the 48 MB output of inverse is held.
+    assert!(
+        transform_peak < 40,
+        "transform peaked at {transform_peak} MB"
+    );
+    assert!(inverse_peak < 40, "inverse peaked at {inverse_peak} MB");
+
+    // The same numbers as the library's transform and inverse of the whole matrix at once.
+    let model = principal_io::load_model(&env.path("m.pca")).unwrap().model;
+    let read = |name: &str| {
+        principal_io::read_table(&[env.path(name)], &principal_io::ReadOptions::default())
+            .unwrap()
+            .data
+    };
+    let data = read("big.npy").to_f64();
+    let codes = model.transform(data.as_ref()).unwrap();
+    assert_matrix_close(&read("codes.npy"), &codes, 1e-13, "codes");
+    let back = model.inverse_transform(codes.as_ref()).unwrap();
+    assert_matrix_close(&read("back.npy"), &back, 1e-13, "reconstruction");
+    // In CSV and Parquet too (written a chunk at a time).
+    for name in ["codes.csv", "codes.parquet"] {
+        env.ok(&[&["transform", "m.pca", "big.npy", "-o", name][..], &limit].concat());
+        assert_matrix_close(&read(name), &codes, 1e-13, name);
+    }
+}
+
+#[test]
+fn a_bad_value_in_a_late_chunk_leaves_the_old_output_and_no_temporary() {
+    // 3,000 rows of 3 columns in chunks of 2,560 rows (1 MB budget); a NaN in row 2,900.
+    let env = Env::new();
+    let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+    let mut rng = Lcg(9);
+    let rows: Vec<Vec<f64>> = (0..3000)
+        .map(|_| (0..3).map(|_| rng.next()).collect())
+        .collect();
+    env.write("good.csv", to_csv(Some(&names), &rows));
+    let mut text = to_csv(Some(&names), &rows);
+    let line = text.lines().nth(2901).unwrap().to_owned();
+    text = text.replacen(
+        &line,
+        &format!("{},nan", line.rsplit_once(',').unwrap().0),
+        1,
+    );
+    env.write("bad.csv", text);
+    env.ok(&["fit", "good.csv", "-k", "2", "-o", "m.pca"]);
+    for output in ["codes.npy", "codes.csv", "codes.parquet"] {
+        env.write(output, "precious\n");
+        let stderr = env.fails(
+            1,
+            &[
+                "transform",
+                "m.pca",
+                "bad.csv",
+                "-o",
+                output,
+                "--memory-limit",
+                "1M",
+            ],
+        );
+        assert!(stderr.contains("bad.csv, line 2902"), "{stderr}");
+        assert!(stderr.contains("\"nan\""), "{stderr}");
+        assert_eq!(
+            fs::read(env.path(output)).unwrap(),
+            b"precious\n",
+            "{output}"
+        );
+    }
+    let leftovers: Vec<_> = fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -42,7 +42,7 @@ pub use inputs::expand_inputs;
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
 pub use row_major::RowMajorMat;
 pub use source::{ChunkReader, FileSource};
-pub use write::{write_atomically, write_matrix};
+pub use write::{write_atomically, write_matrix, MatrixWriter};
 
 /// Data as read: f32 where the source is f32 or small integers (u8/i8/u16/i16: exact in f32),
 /// else f64. Text formats always give f64.

@@ -302,31 +302,40 @@ impl Literal {
     }
 }
 
-/// Writes `data` as an NPY version 1.0 (2.0 if the header is too long) file of little-endian
-/// f64 in C order, the header padded so the data starts on a 64-byte boundary, as numpy does.
-pub(crate) fn write_f64(w: &mut dyn Write, data: MatRef<'_, f64>) -> io::Result<()> {
-    let dict = format!(
-        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}",
-        data.nrows(),
-        data.ncols()
-    );
-    let (version, len_bytes) = if dict.len() + 64 <= u16::MAX as usize {
+/// The header of an NPY version 1.0 (2.0 if the header is too long) file of `rows` × `cols`
+/// little-endian f64 in C order, padded so the data starts on a 64-byte boundary, as numpy
+/// does. Its length does not depend on `rows` (it has room for any `u64`), so a writer that
+/// learns the row count only at the end can write it in place, as numpy reserves room for
+/// a growing first axis.
+pub(crate) fn f64_header(rows: u64, cols: usize) -> Vec<u8> {
+    let dict = |rows: u64| {
+        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}")
+    };
+    let longest = dict(u64::MAX).len();
+    let (version, len_bytes) = if longest + 64 <= u16::MAX as usize {
         (1u8, 2)
     } else {
         (2u8, 4)
     };
-    let unpadded = MAGIC.len() + 2 + len_bytes + dict.len() + 1;
-    let header_len = dict.len() + 1 + unpadded.next_multiple_of(64) - unpadded;
-    w.write_all(MAGIC)?;
-    w.write_all(&[version, 0])?;
+    let unpadded = MAGIC.len() + 2 + len_bytes + longest + 1;
+    let header_len = longest + 1 + unpadded.next_multiple_of(64) - unpadded;
+    let dict = dict(rows);
+    let mut out = Vec::with_capacity(MAGIC.len() + 2 + len_bytes + header_len);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[version, 0]);
     if version == 1 {
-        w.write_all(&(header_len as u16).to_le_bytes())?;
+        out.extend_from_slice(&(header_len as u16).to_le_bytes());
     } else {
-        w.write_all(&(header_len as u32).to_le_bytes())?;
+        out.extend_from_slice(&(header_len as u32).to_le_bytes());
     }
-    w.write_all(dict.as_bytes())?;
-    w.write_all(&vec![b' '; header_len - dict.len() - 1])?;
-    w.write_all(b"\n")?;
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(out.len() + header_len - dict.len() - 1, b' ');
+    out.push(b'\n');
+    out
+}
+
+/// Appends the rows of `data` to an NPY file's data: little-endian f64, C order.
+pub(crate) fn write_f64_rows(w: &mut dyn Write, data: MatRef<'_, f64>) -> io::Result<()> {
     let mut row = Vec::with_capacity(data.ncols() * 8);
     for i in 0..data.nrows() {
         row.clear();
@@ -545,12 +554,29 @@ mod tests {
         let m = Mat::from_fn(5, 3, |i, j| {
             (i as f64 - 2.0) * 0.1 + j as f64 * 1e-300 + 1.0 / 3.0
         });
-        let mut bytes = Vec::new();
-        write_f64(&mut bytes, m.as_ref()).unwrap();
+        let mut bytes = f64_header(5, 3);
+        write_f64_rows(&mut bytes, m.as_ref()).unwrap();
         let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
         assert_eq!((10 + header_len) % 64, 0);
         assert_eq!(bytes[10 + header_len - 1], b'\n');
         let t = read_npy(&bytes).unwrap();
         assert_eq!(t.data, Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())));
+    }
+
+    #[test]
+    fn the_header_has_one_length_for_every_row_count() {
+        for cols in [1, 3, 784, 100_000] {
+            let len = f64_header(0, cols).len();
+            assert_eq!(len % 64, 0, "{cols}");
+            for rows in [1, 150, 1 << 40, u64::MAX] {
+                let header = f64_header(rows, cols);
+                assert_eq!(header.len(), len, "{rows} × {cols}");
+                // No data follows: the file is cut short (or, for u64::MAX rows, too large).
+                let e = read_npy(&header).unwrap_err().to_string();
+                assert!(e.contains("truncated") || e.contains("too large"), "{e}");
+            }
+            let empty = read_npy(&f64_header(0, cols)).unwrap_err().to_string();
+            assert!(empty.contains("no data rows"), "{empty}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -36,47 +36,85 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    write_atomically_to(path, |w| write(w))
+    let (staged, file) = Staged::create(path)?;
+    let mut out = BufWriter::new(file);
+    let written = write(&mut out).and_then(|()| out.into_inner().map_err(|e| e.into_error()));
+    match written {
+        Ok(file) => staged.commit(file),
+        Err(e) => Err(staged.fail(e)),
+    }
 }
 
-/// [`write_atomically`] with the concrete writer, which is `Send` (as Parquet's writer needs).
-fn write_atomically_to(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> Result<()> {
-    let err = |source| IoError::Write {
-        path: path.to_owned(),
-        source,
-    };
-    let name = path.file_name().ok_or_else(|| {
-        err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path does not name a file",
-        ))
-    })?;
-    // Same directory: a rename across file systems would not be atomic (or would fail).
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let (temp, file) = create_temp(&dir, &name.to_string_lossy()).map_err(err)?;
-    let result = (|| {
-        let mut out = BufWriter::new(file);
-        write(&mut out)?;
-        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp, path)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&temp);
-        return Err(err(e));
+/// A temporary file in the destination's directory (`.NAME.tmp-PID-K`) that becomes the
+/// destination on [`Staged::commit`]; dropped without that (an error, a panic), it is removed
+/// and the destination is left as it was.
+#[derive(Debug)]
+struct Staged {
+    path: PathBuf,
+    temp: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl Staged {
+    fn create(path: &Path) -> Result<(Staged, File)> {
+        let err = |source| IoError::Write {
+            path: path.to_owned(),
+            source,
+        };
+        let name = path.file_name().ok_or_else(|| {
+            err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the path does not name a file",
+            ))
+        })?;
+        // Same directory: a rename across file systems would not be atomic (or would fail).
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let (temp, file) = create_temp(&dir, &name.to_string_lossy()).map_err(err)?;
+        let staged = Staged {
+            path: path.to_owned(),
+            temp,
+            dir,
+            committed: false,
+        };
+        Ok((staged, file))
     }
-    // Makes the rename itself durable; not possible on every platform, so best effort.
-    if let Ok(d) = File::open(&dir) {
-        let _ = d.sync_all();
+
+    /// The error for `path`; the temporary file goes when `self` is dropped.
+    fn fail(self, source: io::Error) -> IoError {
+        IoError::Write {
+            path: self.path.clone(),
+            source,
+        }
     }
-    Ok(())
+
+    /// Syncs the written file and renames it over the destination.
+    fn commit(mut self, file: File) -> Result<()> {
+        let done = file.sync_all().and_then(|()| {
+            drop(file);
+            fs::rename(&self.temp, &self.path)
+        });
+        if let Err(e) = done {
+            return Err(self.fail(e));
+        }
+        self.committed = true;
+        // Makes the rename itself durable; not possible on every platform, so best effort.
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
 }
 
 fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
@@ -98,21 +136,86 @@ fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
 /// `.pq` (one non-null Float64 column per matrix column, named by `column_names` or `c1..cN`;
 /// Snappy-compressed, row groups of about 64 MiB). NPY has no place for column names; they
 /// are not written there.
+///
+/// The whole matrix at once; [`MatrixWriter`] writes one a block of rows at a time.
 pub fn write_matrix(
     path: &Path,
     data: MatRef<'_, f64>,
     column_names: Option<&[String]>,
 ) -> Result<()> {
-    let extension = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    let delimiter = match extension.as_str() {
-        "npy" => return write_atomically(path, |w| npy::write_f64(w, data)),
-        "csv" => Some(b','),
-        "tsv" => Some(b'\t'),
-        "parquet" | "pq" => None,
-        _ => {
+    let mut out = MatrixWriter::create(path, data.ncols(), column_names)?;
+    out.write_rows(data)?;
+    out.finish()
+}
+
+/// Writes a matrix a block of rows at a time, in the formats of [`write_matrix`], for results
+/// too large to hold: the rows go to a temporary file beside `path`, which becomes `path` on
+/// [`MatrixWriter::finish`]. Dropped before that (an error on the way, a panic), the temporary
+/// file is removed and an existing file at `path` is left as it was.
+///
+/// ```
+/// # let dir = tempfile::TempDir::new().unwrap();
+/// # let path = dir.path().join("codes.npy");
+/// use principal_io::{read_table, MatrixWriter, ReadOptions};
+/// use principal_io::Mat;
+///
+/// let mut out = MatrixWriter::create(&path, 2, None)?;
+/// for start in [0.0, 10.0] {
+///     out.write_rows(Mat::from_fn(3, 2, |i, j| start + (2 * i + j) as f64).as_ref())?;
+/// }
+/// out.finish()?;
+/// let back = read_table(&[path], &ReadOptions::default())?;
+/// assert_eq!((back.data.nrows(), back.data.ncols()), (6, 2));
+/// # Ok::<(), principal_io::IoError>(())
+/// ```
+#[derive(Debug)]
+pub struct MatrixWriter {
+    staged: Staged,
+    sink: Sink,
+    ncols: usize,
+    rows: u64,
+}
+
+/// Where the rows go, by format.
+enum Sink {
+    Npy(BufWriter<File>),
+    Delimited(::csv::Writer<BufWriter<File>>),
+    Parquet {
+        writer: ArrowWriter<BufWriter<File>>,
+        schema: Arc<Schema>,
+        group_rows: usize,
+    },
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Sink::Npy(_) => "Npy",
+            Sink::Delimited(_) => "Delimited",
+            Sink::Parquet { .. } => "Parquet",
+        })
+    }
+}
+
+impl MatrixWriter {
+    /// Starts a file of `ncols` columns at `path`, its format by extension as in
+    /// [`write_matrix`]; `column_names`, when given, must be `ncols` names.
+    pub fn create(path: &Path, ncols: usize, column_names: Option<&[String]>) -> Result<Self> {
+        Self::with_row_groups(path, ncols, column_names, row_group_rows(ncols))
+    }
+
+    /// [`MatrixWriter::create`] with Parquet row groups of `group_rows` rows.
+    fn with_row_groups(
+        path: &Path,
+        ncols: usize,
+        column_names: Option<&[String]>,
+        group_rows: usize,
+    ) -> Result<Self> {
+        let extension = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        if !matches!(extension.as_str(), "npy" | "csv" | "tsv" | "parquet" | "pq") {
             return Err(IoError::UnknownExtension {
                 path: path.to_owned(),
                 extension: if extension.is_empty() {
@@ -121,25 +224,110 @@ pub fn write_matrix(
                     format!(".{extension}")
                 },
                 allowed: MATRIX_EXTENSIONS,
-            })
-        }
-    };
-    if let Some(names) = column_names {
-        if names.len() != data.ncols() {
-            return Err(IoError::NameCount {
-                path: path.to_owned(),
-                names: names.len(),
-                columns: data.ncols(),
             });
         }
-    }
-    match delimiter {
-        Some(delimiter) => {
-            write_atomically(path, |w| write_delimited(w, data, column_names, delimiter))
+        if let Some(names) = column_names {
+            if names.len() != ncols {
+                return Err(IoError::NameCount {
+                    path: path.to_owned(),
+                    names: names.len(),
+                    columns: ncols,
+                });
+            }
         }
-        None => write_atomically_to(path, |w| {
-            write_parquet(w, data, column_names, row_group_rows(data.ncols()))
-        }),
+        let (staged, file) = Staged::create(path)?;
+        let mut out = BufWriter::new(file);
+        let sink = match extension.as_str() {
+            // The row count is written in place by `finish`.
+            "npy" => out
+                .write_all(&npy::f64_header(0, ncols))
+                .map(|()| Sink::Npy(out)),
+            "csv" | "tsv" => {
+                // The csv writer quotes names that hold the delimiter, quotes or newlines.
+                let mut csv = ::csv::WriterBuilder::new()
+                    .delimiter(if extension == "csv" { b',' } else { b'\t' })
+                    .from_writer(out);
+                match column_names {
+                    Some(names) => csv.write_record(names).map_err(io::Error::from),
+                    None => Ok(()),
+                }
+                .map(|()| Sink::Delimited(csv))
+            }
+            _ => parquet_sink(out, ncols, column_names, group_rows),
+        };
+        match sink {
+            Ok(sink) => Ok(MatrixWriter {
+                staged,
+                sink,
+                ncols,
+                rows: 0,
+            }),
+            Err(e) => Err(staged.fail(e)),
+        }
+    }
+
+    /// Appends rows (as many columns as the file was created with).
+    pub fn write_rows(&mut self, data: MatRef<'_, f64>) -> Result<()> {
+        assert_eq!(
+            data.ncols(),
+            self.ncols,
+            "MatrixWriter::write_rows: {} columns into a file of {}",
+            data.ncols(),
+            self.ncols
+        );
+        let written = match &mut self.sink {
+            Sink::Npy(out) => npy::write_f64_rows(out, data),
+            Sink::Delimited(out) => write_delimited_rows(out, data),
+            Sink::Parquet {
+                writer,
+                schema,
+                group_rows,
+            } => write_parquet_rows(writer, schema, data, *group_rows),
+        };
+        written.map_err(|e| IoError::Write {
+            path: self.staged.path.clone(),
+            source: e,
+        })?;
+        self.rows += data.nrows() as u64;
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Completes the file (NPY: its row count; Parquet: its footer), syncs it and puts it at
+    /// its path.
+    pub fn finish(self) -> Result<()> {
+        let MatrixWriter {
+            staged,
+            sink,
+            ncols,
+            rows,
+        } = self;
+        let file = match sink {
+            Sink::Npy(out) => out
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|mut file| {
+                    file.seek(SeekFrom::Start(0))?;
+                    file.write_all(&npy::f64_header(rows, ncols))?;
+                    Ok(file)
+                }),
+            Sink::Delimited(out) => out
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|out| out.into_inner().map_err(|e| e.into_error())),
+            Sink::Parquet { writer, .. } => writer
+                .into_inner()
+                .map_err(io::Error::other)
+                .and_then(|out| out.into_inner().map_err(|e| e.into_error())),
+        };
+        match file {
+            Ok(file) => staged.commit(file),
+            Err(e) => Err(staged.fail(e)),
+        }
     }
 }
 
@@ -148,13 +336,12 @@ fn row_group_rows(d: usize) -> usize {
     (ROW_GROUP_VALUES / d.max(1)).clamp(1024, 1 << 20)
 }
 
-fn write_parquet(
-    w: &mut BufWriter<File>,
-    data: MatRef<'_, f64>,
+fn parquet_sink(
+    out: BufWriter<File>,
+    d: usize,
     column_names: Option<&[String]>,
     group_rows: usize,
-) -> io::Result<()> {
-    let (n, d) = (data.nrows(), data.ncols());
+) -> io::Result<Sink> {
     let fields: Vec<Field> = (0..d)
         .map(|j| {
             let name = column_names.map_or_else(|| format!("c{}", j + 1), |c| c[j].clone());
@@ -166,9 +353,24 @@ fn write_parquet(
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_size(group_rows)
         .build();
-    let mut writer =
-        ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(io::Error::other)?;
-    // Batches of at most one row group: only that much is converted at a time.
+    let writer =
+        ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(io::Error::other)?;
+    Ok(Sink::Parquet {
+        writer,
+        schema,
+        group_rows,
+    })
+}
+
+/// Rows into the Parquet writer, which cuts row groups of `group_rows` across calls; batches
+/// of at most one row group, so only that much is converted at a time.
+fn write_parquet_rows(
+    writer: &mut ArrowWriter<BufWriter<File>>,
+    schema: &Arc<Schema>,
+    data: MatRef<'_, f64>,
+    group_rows: usize,
+) -> io::Result<()> {
+    let (n, d) = (data.nrows(), data.ncols());
     for start in (0..n).step_by(group_rows) {
         let rows = group_rows.min(n - start);
         let part = data.subrows(start, rows);
@@ -181,23 +383,13 @@ fn write_parquet(
         let batch = RecordBatch::try_new(schema.clone(), columns).map_err(io::Error::other)?;
         writer.write(&batch).map_err(io::Error::other)?;
     }
-    writer.close().map_err(io::Error::other)?;
     Ok(())
 }
 
-fn write_delimited(
-    w: &mut dyn Write,
+fn write_delimited_rows(
+    out: &mut ::csv::Writer<BufWriter<File>>,
     data: MatRef<'_, f64>,
-    column_names: Option<&[String]>,
-    delimiter: u8,
 ) -> io::Result<()> {
-    // The csv writer quotes names that hold the delimiter, quotes or newlines.
-    let mut out = ::csv::WriterBuilder::new()
-        .delimiter(delimiter)
-        .from_writer(w);
-    if let Some(names) = column_names {
-        out.write_record(names)?;
-    }
     let mut text = String::new();
     for i in 0..data.nrows() {
         for j in 0..data.ncols() {
@@ -207,7 +399,7 @@ fn write_delimited(
         }
         out.write_record(None::<&[u8]>)?;
     }
-    out.flush()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -296,7 +488,12 @@ mod tests {
         let path = dir.path().join("codes.parquet");
         let (n, d) = (5000, 3);
         let m = Mat::from_fn(n, d, |i, j| (i * d + j) as f64 * 0.5);
-        write_atomically_to(&path, |w| write_parquet(w, m.as_ref(), None, 2048)).unwrap();
+        // Blocks that do not line up with the row groups: the groups are cut across them.
+        let mut out = MatrixWriter::with_row_groups(&path, d, None, 2048).unwrap();
+        for (start, rows) in [(0, 1000), (1000, 0), (1000, 3001), (4001, 999)] {
+            out.write_rows(m.as_ref().subrows(start, rows)).unwrap();
+        }
+        out.finish().unwrap();
         let file = File::open(&path).unwrap();
         let reader =
             parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
@@ -365,6 +562,75 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not name a file"), "{e}");
+    }
+
+    #[test]
+    fn blocks_of_rows_write_the_same_file_as_the_whole() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (1000, 4);
+        let m = Mat::from_fn(n, d, |i, j| ((i * d + j) as f64).sqrt() - 7.0);
+        let header = names(&["a", "b", "c", "d"]);
+        for ext in ["npy", "csv", "tsv", "parquet"] {
+            let whole = dir.path().join(format!("whole.{ext}"));
+            write_matrix(&whole, m.as_ref(), header.as_deref()).unwrap();
+            let blocks = dir.path().join(format!("blocks.{ext}"));
+            let mut out = MatrixWriter::create(&blocks, d, header.as_deref()).unwrap();
+            for (start, rows) in [(0, 0), (0, 1), (1, 498), (499, 0), (499, 500), (999, 1)] {
+                out.write_rows(m.as_ref().subrows(start, rows)).unwrap();
+            }
+            assert_eq!(out.rows(), n as u64);
+            assert!(
+                !blocks.exists(),
+                "{ext}: the file appears only when finished"
+            );
+            out.finish().unwrap();
+            assert_eq!(
+                fs::read(&whole).unwrap(),
+                fs::read(&blocks).unwrap(),
+                "{ext}"
+            );
+            let t = read_table(&[blocks], &ReadOptions::default()).unwrap();
+            assert_eq!(
+                t.data,
+                Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())),
+                "{ext}"
+            );
+        }
+        // No rows at all: an NPY of shape (0, d), as numpy writes it.
+        let empty = dir.path().join("empty.npy");
+        MatrixWriter::create(&empty, d, None)
+            .unwrap()
+            .finish()
+            .unwrap();
+        let bytes = fs::read(&empty).unwrap();
+        let header = String::from_utf8_lossy(&bytes[10..]);
+        assert!(header.contains("'shape': (0, 4), }"), "{header}");
+        assert_eq!(bytes.len() % 64, 0);
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_unfinished_writer_leaves_the_old_file_and_no_temporary() {
+        let dir = TempDir::new().unwrap();
+        let m = sample();
+        for ext in ["npy", "csv", "parquet"] {
+            let path = dir.path().join(format!("out.{ext}"));
+            fs::write(&path, "old contents\n").unwrap();
+            let mut out = MatrixWriter::create(&path, m.ncols(), None).unwrap();
+            out.write_rows(m.as_ref()).unwrap();
+            assert_eq!(
+                leftovers(dir.path()).len(),
+                1,
+                "{ext}: written to a temporary"
+            );
+            drop(out); // as on an error in the rows that were still to come
+            assert_eq!(
+                fs::read_to_string(&path).unwrap(),
+                "old contents\n",
+                "{ext}"
+            );
+            assert_eq!(leftovers(dir.path()), Vec::<String>::new(), "{ext}");
+        }
     }
 
     proptest! {

@@ -282,7 +282,18 @@ impl PcaModel {
         check_finite(x, 0)?;
         // About 8 MiB of f64 rows per block.
         let block = ((1usize << 20) / d.max(1)).clamp(64, 8192).min(x.nrows());
-        let mut xs = Mat::<f64>::zeros(block, d);
+        // In the input's layout, so that the copy reads and writes in order.
+        let row_major = x.col_stride() == 1 && x.row_stride() != 1;
+        let mut buffer = if row_major {
+            Mat::<f64>::zeros(d, block)
+        } else {
+            Mat::<f64>::zeros(block, d)
+        };
+        let mut xs = if row_major {
+            buffer.as_mut().transpose_mut()
+        } else {
+            buffer.as_mut()
+        };
         for start in (0..x.nrows()).step_by(block.max(1)) {
             let rows = block.min(x.nrows() - start);
             let mut part = xs.as_mut().subrows_mut(0, rows);

@@ -98,13 +98,36 @@ pub(crate) fn center_scale<T: Real>(
     out
 }
 
-/// [`center_scale`] into `out` (same shape as `x`).
+/// [`center_scale`] into `out` (same shape as `x`, any layouts).
 pub(crate) fn center_scale_into<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],
     scale: Option<&[f64]>,
     mut out: MatMut<'_, f64>,
 ) {
+    let (n, d) = (x.nrows(), x.ncols());
+    // Row-major on both sides (readers' rows into a row-major block): row by row, in order.
+    if x.col_stride() == 1 && out.col_stride() == 1 {
+        for i in 0..n {
+            let row = x.row(i).try_as_row_major().expect("unit column stride");
+            let dst = out.rb_mut().row_mut(i).try_as_row_major_mut();
+            let dst = dst.expect("unit column stride").as_slice_mut();
+            match scale {
+                None => {
+                    for ((o, v), m) in dst.iter_mut().zip(row.as_slice()).zip(mean) {
+                        *o = v.to_f64() - m;
+                    }
+                }
+                Some(s) => {
+                    let values = row.as_slice().iter().zip(mean).zip(s);
+                    for (o, ((v, m), s)) in dst.iter_mut().zip(values) {
+                        *o = (v.to_f64() - m) / s;
+                    }
+                }
+            }
+        }
+        return;
+    }
     let value = |i: usize, j: usize| {
         let c = x[(i, j)].to_f64() - mean[j];
         scale.map_or(c, |s| c / s[j])
@@ -112,7 +135,6 @@ pub(crate) fn center_scale_into<T: Real>(
     // Bands of rows keep both sides in cache for row-major input (reading down a column of
     // row-major data would miss it at every value of a wide matrix); any layout is read right.
     const BAND: usize = 32;
-    let (n, d) = (x.nrows(), x.ncols());
     for start in (0..n).step_by(BAND) {
         let rows = BAND.min(n - start);
         for j in 0..d {

@@ -341,11 +341,13 @@ fn transform_and_inverse_check_widths() {
 }
 
 /// Many blocks of rows (8,192 for 4 features): codes and reconstruction error as the formulas
-/// give them from a whole centred (and scaled) copy; a non-finite value in a late block is named
+/// give them from a whole centred (and scaled) copy, for column-major and row-major input (as
+/// readers give it, centred into a row-major block); a non-finite value in a late block is named
 /// by its row.
 #[test]
 fn transform_and_reconstruction_error_by_blocks_match_the_formulas() {
     let x = random_matrix(20_000, 4, None, 1e3, 6);
+    let by_rows = x.transpose().to_owned();
     for scaling in [Scaling::Center, Scaling::Standardize] {
         let model = fit_with(
             x.as_ref(),
@@ -358,20 +360,22 @@ fn transform_and_reconstruction_error_by_blocks_match_the_formulas() {
         let scale = |j: usize| model.scale().map_or(1.0, |s| s[j]);
         let xs = Mat::from_fn(20_000, 4, |i, j| (x[(i, j)] - model.mean()[j]) / scale(j));
         let want = &xs * model.components().transpose();
-        let codes = model.transform(x.as_ref()).unwrap();
-        assert_eq!((codes.nrows(), codes.ncols()), (20_000, 2));
-        for i in 0..20_000 {
-            for m in 0..2 {
-                assert!((codes[(i, m)] - want[(i, m)]).abs() < 1e-9, "{i}, {m}");
-            }
-        }
         let residual = &xs - &want * model.components();
         let error = residual.squared_norm_l2() / 20_000.0;
-        let got = model.reconstruction_error(x.as_ref()).unwrap();
-        assert!(
-            (got - error).abs() <= 1e-12 * error,
-            "{got} against {error}"
-        );
+        for input in [x.as_ref(), by_rows.transpose()] {
+            let codes = model.transform(input).unwrap();
+            assert_eq!((codes.nrows(), codes.ncols()), (20_000, 2));
+            for i in 0..20_000 {
+                for m in 0..2 {
+                    assert!((codes[(i, m)] - want[(i, m)]).abs() < 1e-9, "{i}, {m}");
+                }
+            }
+            let got = model.reconstruction_error(input).unwrap();
+            assert!(
+                (got - error).abs() <= 1e-12 * error,
+                "{got} against {error}"
+            );
+        }
     }
     let mut bad = x.clone();
     bad[(19_000, 3)] = f64::NAN;

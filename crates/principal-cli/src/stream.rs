@@ -1,0 +1,143 @@
+//! The row-by-row commands (`transform`, `inverse`): the input is streamed from its files a
+//! chunk at a time (read ahead on a second thread), each chunk's result is appended to the
+//! output file, and neither is ever held whole. Memory is two input chunks and one result
+//! chunk, whatever the number of rows.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use principal::faer::Mat;
+use principal::{ChunkRef, ChunkSource, PcaError};
+use principal_io::{ChunkReader, FileSource, IoError, MatrixWriter, ReadOptions};
+
+use crate::budget;
+use crate::progress::Progress;
+use crate::report;
+
+/// Input files opened for one pass.
+pub struct RowStream {
+    files: FileSource,
+    rows: Option<usize>,
+    bytes_per_value: u64,
+}
+
+impl RowStream {
+    /// Opens and checks the files (every shard's header, as `fit` does), with chunks sized
+    /// from `memory_limit` for rows of the input's width or of `output_columns`, the wider.
+    pub fn open(
+        inputs: &[PathBuf],
+        options: &ReadOptions,
+        output_columns: usize,
+        memory_limit: u64,
+    ) -> Result<Self> {
+        let reader = ChunkReader::open(inputs, options)?;
+        let (d, rows, f32) = (reader.n_features(), reader.n_rows_hint(), reader.is_f32());
+        drop(reader);
+        let chunk_rows = budget::chunk_rows(d.max(output_columns), memory_limit);
+        let files = FileSource::open(inputs, options, chunk_rows)?;
+        Ok(RowStream {
+            files,
+            rows,
+            bytes_per_value: if f32 { 4 } else { 8 },
+        })
+    }
+
+    /// Columns of the input (after selection).
+    pub fn n_features(&self) -> usize {
+        self.files.n_features()
+    }
+
+    /// Writes `map` of every chunk, in order, to `out` and completes the file; returns the
+    /// number of rows. On any error (reading, mapping or writing) `out` is dropped, so nothing
+    /// is left at its path and an existing file there is kept. A row named in an error of
+    /// `map` is counted from the start of the data, not of its chunk.
+    pub fn map_into(
+        mut self,
+        mut out: MatrixWriter,
+        mut map: impl FnMut(ChunkRef<'_>) -> principal::Result<Mat<f64>>,
+    ) -> Result<u64> {
+        let mut done = 0usize;
+        let mut write_error: Option<IoError> = None;
+        let mut source = Progress::new(
+            &mut self.files,
+            self.rows.map(|n| n as u64),
+            self.bytes_per_value,
+            Box::new(|_| Some(1)),
+        );
+        let passed = source.pass(&mut |chunk| {
+            let rows = chunk.nrows();
+            let result = map(chunk).map_err(|e| from_row(e, done))?;
+            if let Err(e) = out.write_rows(result.as_ref()) {
+                write_error = Some(e);
+                return Err(PcaError::Source("the output could not be written".into()));
+            }
+            done += rows;
+            Ok(())
+        });
+        source.finish();
+        if let Some(e) = write_error {
+            return Err(e.into());
+        }
+        passed?;
+        let rows = out.rows();
+        out.finish()?;
+        Ok(rows)
+    }
+}
+
+/// The closing line of a streamed command: what was written where, how long it took, and
+/// the peak memory.
+pub fn summary(rows: u64, columns: usize, what: &str, path: &str, started: Instant) -> String {
+    let peak = budget::peak_memory().map_or(String::new(), |b| {
+        format!("; peak memory {} MB", b.div_ceil(1_000_000))
+    });
+    format!(
+        "wrote {rows} samples × {columns} {what} to {path} in {}{peak}\n",
+        report::duration(started.elapsed())
+    )
+}
+
+/// `error` with the row it names counted from `first`, the chunk's first row in the data.
+fn from_row(error: PcaError, first: usize) -> PcaError {
+    match error {
+        PcaError::NonFinite { row, column, value } => PcaError::NonFinite {
+            row: first + row,
+            column,
+            value,
+        },
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_in_errors_count_from_the_start_of_the_data() {
+        let e = from_row(
+            PcaError::NonFinite {
+                row: 3,
+                column: 1,
+                value: f64::NAN,
+            },
+            1000,
+        );
+        assert!(
+            matches!(
+                e,
+                PcaError::NonFinite {
+                    row: 1003,
+                    column: 1,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(
+            from_row(PcaError::ZeroComponents, 7),
+            PcaError::ZeroComponents
+        );
+    }
+}
