@@ -598,10 +598,11 @@ impl PcaParams {
             }
             Solver::Gram | Solver::Svd | Solver::Auto => {
                 let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
-                let centred = prep.apply(x);
                 let wanted = self.wanted_vectors(n.min(d));
                 let problem = Problem {
-                    data: centred.as_ref(),
+                    data: T::chunk(x),
+                    mean: &prep.mean,
+                    scale: prep.scale.as_deref(),
                     ddof: self.ddof,
                     n_components: wanted,
                 };

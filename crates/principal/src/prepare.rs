@@ -1,7 +1,7 @@
 //! Centring and scaling: the preprocessing every solver shares.
 
 use faer::reborrow::ReborrowMut;
-use faer::{Mat, MatMut, MatRef};
+use faer::{MatMut, MatRef};
 
 use crate::moments::Moments;
 use crate::{PcaError, Real, Result, Scaling};
@@ -80,25 +80,10 @@ impl Preprocessing {
             }
         }
     }
-
-    /// `(x − μ) / σ` as a new f64 matrix.
-    pub fn apply<T: Real>(&self, x: MatRef<'_, T>) -> Mat<f64> {
-        center_scale(x, &self.mean, self.scale.as_deref())
-    }
 }
 
-/// `(x − μ) / σ` as a new f64 matrix (σ = 1 when `scale` is `None`).
-pub(crate) fn center_scale<T: Real>(
-    x: MatRef<'_, T>,
-    mean: &[f64],
-    scale: Option<&[f64]>,
-) -> Mat<f64> {
-    let mut out = Mat::<f64>::zeros(x.nrows(), x.ncols());
-    center_scale_into(x, mean, scale, out.as_mut());
-    out
-}
-
-/// [`center_scale`] into `out` (same shape as `x`, any layouts).
+/// `(x − μ) / σ` (σ = 1 when `scale` is `None`) into `out`, of the same shape as `x`, in any
+/// layouts.
 pub(crate) fn center_scale_into<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],

@@ -1,28 +1,45 @@
 //! The covariance solver: `S = Xcᵀ Xc / (N − ddof)`, then a D×D symmetric eigendecomposition.
 //!
-//! Cost N·D² + D³; wins when N ≫ D. Its streaming form, [`solve_moments`], takes moments
+//! Cost N·D² + D³; wins when N ≫ D. Its streaming form, `solve_moments`, takes moments
 //! accumulated by [`crate::MomentAccumulator`] over chunks, threads or machines.
 
 use faer::linalg::matmul::matmul;
+use faer::reborrow::IntoConst;
 use faer::{Accum, Mat, MatRef, Par};
 
-use super::{top_eigen, Problem, Spectrum};
+use super::{block_width, top_eigen, Problem, Spectrum};
 use crate::prepare::Preprocessing;
 use crate::{Moments, Result};
 
-/// Eigenpairs of the covariance of the (centred, scaled) data.
+/// Eigenpairs of the covariance of the data, centred (and scaled) a block of rows at a time
+/// into one buffer (about 16 MiB), the blocks' products summed.
 pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
-    let x = problem.data;
-    let (n, d) = (x.nrows(), x.ncols());
+    solve_by_blocks(problem, block_width(problem.n_features()))
+}
+
+/// [`solve`] with blocks of `height` rows.
+fn solve_by_blocks(problem: &Problem<'_>, height: usize) -> Result<Spectrum> {
+    let (n, d) = (problem.n_samples(), problem.n_features());
+    let height = height.min(n);
+    let mut buffer = Mat::zeros(height, d);
     let mut scatter = Mat::zeros(d, d);
-    matmul(
-        scatter.as_mut(),
-        Accum::Replace,
-        x.transpose(),
-        x,
-        1.0,
-        Par::rayon(0),
-    );
+    for start in (0..n).step_by(height.max(1)) {
+        let mut xs = buffer.as_mut().subrows_mut(0, height.min(n - start));
+        problem.centred_into(start, 0, xs.as_mut());
+        let xs = xs.into_const();
+        matmul(
+            scatter.as_mut(),
+            if start == 0 {
+                Accum::Replace
+            } else {
+                Accum::Add
+            },
+            xs.transpose(),
+            xs,
+            1.0,
+            Par::rayon(0),
+        );
+    }
     from_scatter(scatter.as_ref(), n, problem.ddof, problem.n_components)
 }
 
@@ -51,6 +68,27 @@ pub(crate) fn solve_moments(
         Some(s) => {
             let scaled = Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j]));
             from_scatter(scaled.as_ref(), n, ddof, k)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::tests::{assert_same_spectrum, wide_and_tall_problems};
+
+    #[test]
+    fn blocks_of_rows_give_the_svd_answer() {
+        for (x, mean, scale) in wide_and_tall_problems() {
+            for data in x.chunks() {
+                let problem = x.problem(data, &mean, scale.as_deref());
+                let reference = crate::solver::svd::solve(&problem).unwrap();
+                for height in [1, 7, usize::MAX] {
+                    let found = solve_by_blocks(&problem, height).unwrap();
+                    let what = format!("covariance, height {height}");
+                    assert_same_spectrum(&found, &reference, &what);
+                }
+            }
         }
     }
 }

@@ -1,32 +1,51 @@
 //! The Gram solver ("transpose trick"): eigenpairs `(g, c)` of the N×N matrix `Xc Xcᵀ` give
 //! components `Xcᵀ c / ‖Xcᵀ c‖` and eigenvalues `g / (N − ddof)`. Cost N²·D + N³: wins when
-//! N ≪ D (images, genomes).
+//! N ≪ D (images, genomes). Memory: the data, N² and a block of centred columns.
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
+use faer::reborrow::IntoConst;
 use faer::{Accum, Mat, Par};
 
-use super::{top_eigen, Problem, Spectrum};
+use super::{block_width, top_eigen, Problem, Spectrum};
 use crate::Result;
 
 /// Eigenpairs of the covariance from the Gram matrix of the data.
+///
+/// The data is centred a block of columns at a time into one buffer (about 16 MiB), twice:
+/// for `Xc Xcᵀ` and for the lift `Xcᵀ c`; a centred copy of the whole data is never made.
 pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
-    let x = problem.data;
-    let (n, d) = (x.nrows(), x.ncols());
+    solve_by_blocks(problem, block_width(problem.n_samples()))
+}
+
+/// [`solve`] with blocks of `width` columns.
+fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
+    let (n, d) = (problem.n_samples(), problem.n_features());
     let k = problem.n_components;
+    let width = width.min(d);
+    let mut buffer = Mat::zeros(n, width);
     // Only the lower triangle: all that the eigensolver reads, half the products.
     let mut gram = Mat::zeros(n, n);
-    triangular::matmul(
-        gram.as_mut(),
-        BlockStructure::TriangularLower,
-        Accum::Replace,
-        x,
-        BlockStructure::Rectangular,
-        x.transpose(),
-        BlockStructure::Rectangular,
-        1.0,
-        Par::rayon(0),
-    );
+    for start in (0..d).step_by(width.max(1)) {
+        let mut xs = buffer.as_mut().subcols_mut(0, width.min(d - start));
+        problem.centred_into(0, start, xs.as_mut());
+        let xs = xs.into_const();
+        triangular::matmul(
+            gram.as_mut(),
+            BlockStructure::TriangularLower,
+            if start == 0 {
+                Accum::Replace
+            } else {
+                Accum::Add
+            },
+            xs,
+            BlockStructure::Rectangular,
+            xs.transpose(),
+            BlockStructure::Rectangular,
+            1.0,
+            Par::rayon(0),
+        );
+    }
     let (eigenvalues, coefficients) = top_eigen(
         gram.as_ref(),
         k,
@@ -35,14 +54,19 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
         "gram",
     )?;
     let mut lifted = Mat::zeros(d, k);
-    matmul(
-        lifted.as_mut(),
-        Accum::Replace,
-        x.transpose(),
-        coefficients.as_ref(),
-        1.0,
-        Par::rayon(0),
-    );
+    for start in (0..d).step_by(width.max(1)) {
+        let mut xs = buffer.as_mut().subcols_mut(0, width.min(d - start));
+        problem.centred_into(0, start, xs.as_mut());
+        let xs = xs.into_const();
+        matmul(
+            lifted.as_mut().subrows_mut(start, xs.ncols()),
+            Accum::Replace,
+            xs.transpose(),
+            coefficients.as_ref(),
+            1.0,
+            Par::rayon(0),
+        );
+    }
     // Columns with (near-)zero eigenvalues lift to rounding noise; a QR keeps every column
     // orthonormal and orthogonal to the ones before it, and leaves well-separated columns
     // equal to their normalized lift up to sign.
@@ -61,4 +85,24 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
         vectors,
         report: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solver::tests::{assert_same_spectrum, wide_and_tall_problems};
+
+    #[test]
+    fn blocks_of_columns_give_the_svd_answer() {
+        for (x, mean, scale) in wide_and_tall_problems() {
+            for data in x.chunks() {
+                let problem = x.problem(data, &mean, scale.as_deref());
+                let reference = crate::solver::svd::solve(&problem).unwrap();
+                for width in [1, 7, usize::MAX] {
+                    let found = solve_by_blocks(&problem, width).unwrap();
+                    assert_same_spectrum(&found, &reference, &format!("gram, width {width}"));
+                }
+            }
+        }
+    }
 }

@@ -11,7 +11,10 @@
 //! Sorting ties, signs and the choice of the number of components happen in
 //! [`crate::PcaModel`], once, for every solver.
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
+
+use crate::prepare::center_scale_into;
+use crate::ChunkRef;
 
 pub mod covariance;
 pub mod gram;
@@ -24,15 +27,70 @@ pub mod svd;
 
 use crate::{ChunkSource, IterativeOptions};
 
-/// What a solver is asked.
+/// What a solver is asked: the data in memory as given, and how to centre (and scale) it.
+///
+/// The data is not centred beforehand: a solver centres the pieces it needs when it needs them
+/// ([`Problem::centred_into`]), so that a solver working by blocks (`gram`, `covariance`)
+/// never holds a centred copy of the whole data beside the data itself.
 #[derive(Clone, Copy, Debug)]
 pub struct Problem<'a> {
-    /// The N×D data, centred and (if standardizing) scaled.
-    pub data: MatRef<'a, f64>,
+    /// The N×D data as stored (f32 or f64, any layout), not centred.
+    pub data: ChunkRef<'a>,
+    /// Per-feature mean, subtracted.
+    pub mean: &'a [f64],
+    /// Per-feature standard deviation when standardizing, divided by.
+    pub scale: Option<&'a [f64]>,
     /// Divide by `N − ddof` for the covariance.
     pub ddof: usize,
     /// How many eigenvectors to return (≤ min(N, D)).
     pub n_components: usize,
+}
+
+impl Problem<'_> {
+    /// N.
+    pub fn n_samples(&self) -> usize {
+        self.data.nrows()
+    }
+
+    /// D.
+    pub fn n_features(&self) -> usize {
+        self.data.ncols()
+    }
+
+    /// The centred (and scaled) rows `first_row..` and columns `first_col..` of the data, as
+    /// many as `out` has, into `out`.
+    pub fn centred_into(&self, first_row: usize, first_col: usize, out: MatMut<'_, f64>) {
+        let (rows, cols) = (out.nrows(), out.ncols());
+        let mean = &self.mean[first_col..first_col + cols];
+        let scale = self.scale.map(|s| &s[first_col..first_col + cols]);
+        match self.data {
+            ChunkRef::F32(x) => center_scale_into(
+                x.submatrix(first_row, first_col, rows, cols),
+                mean,
+                scale,
+                out,
+            ),
+            ChunkRef::F64(x) => center_scale_into(
+                x.submatrix(first_row, first_col, rows, cols),
+                mean,
+                scale,
+                out,
+            ),
+        }
+    }
+
+    /// The whole data centred (and scaled): a copy, for solvers that need it whole (`svd`).
+    pub fn centred(&self) -> Mat<f64> {
+        let mut out = Mat::zeros(self.n_samples(), self.n_features());
+        self.centred_into(0, 0, out.as_mut());
+        out
+    }
+}
+
+/// Columns (or rows) per block when a solver centres the data a block at a time: about 16 MiB
+/// of f64 for blocks of `length` values, at least 256.
+pub(crate) fn block_width(length: usize) -> usize {
+    ((16usize << 20) / (8 * length.max(1))).max(256)
 }
 
 /// What a solver returns.
@@ -158,11 +216,108 @@ pub(crate) fn top_eigen(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::top_eigen;
+pub(crate) mod tests {
+    use super::{top_eigen, Problem, Spectrum};
+    use crate::prepare::Preprocessing;
+    use crate::{ChunkRef, Scaling};
     use faer::Mat;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// Data for the exact solvers in three layouts: f64 column-major, f64 row-major (as
+    /// readers give it) and f32 row-major; and how many components to compare.
+    pub(crate) struct TestData {
+        by_columns: Mat<f64>,
+        by_rows: Mat<f64>,
+        by_rows32: Mat<f32>,
+        k: usize,
+    }
+
+    impl TestData {
+        pub(crate) fn chunks(&self) -> [ChunkRef<'_>; 3] {
+            [
+                ChunkRef::F64(self.by_columns.as_ref()),
+                ChunkRef::F64(self.by_rows.transpose()),
+                ChunkRef::F32(self.by_rows32.transpose()),
+            ]
+        }
+
+        pub(crate) fn problem<'a>(
+            &self,
+            data: ChunkRef<'a>,
+            mean: &'a [f64],
+            scale: Option<&'a [f64]>,
+        ) -> Problem<'a> {
+            Problem {
+                data,
+                mean,
+                scale,
+                ddof: 1,
+                n_components: self.k,
+            }
+        }
+    }
+
+    /// Wide (with an offset of 1e6), tall, and rank-deficient data, centred and standardized:
+    /// the data, its mean and its scale.
+    pub(crate) fn wide_and_tall_problems() -> Vec<(TestData, Vec<f64>, Option<Vec<f64>>)> {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut cases = Vec::new();
+        for (n, d, rank, k, offset) in [
+            (12, 40, None, 5, 1e6),
+            (40, 9, None, 4, 0.0),
+            (20, 30, Some(3), 3, 5.0),
+        ] {
+            let x = match rank {
+                None => Mat::from_fn(n, d, |_, j| {
+                    offset + rng.random_range(-1.0..1.0) * (1.0 + j as f64)
+                }),
+                Some(r) => {
+                    let a = Mat::<f64>::from_fn(n, r, |_, _| rng.random_range(-1.0..1.0));
+                    let b = Mat::<f64>::from_fn(r, d, |_, _| rng.random_range(-1.0..1.0));
+                    let product = &a * &b;
+                    Mat::from_fn(n, d, |i, j| product[(i, j)] + offset)
+                }
+            };
+            for scaling in [Scaling::Center, Scaling::Standardize] {
+                let prep = Preprocessing::from_data(x.as_ref(), scaling, 1).unwrap();
+                let data = TestData {
+                    by_columns: x.clone(),
+                    by_rows: x.transpose().to_owned(),
+                    by_rows32: Mat::from_fn(d, n, |j, i| x[(i, j)] as f32),
+                    k,
+                };
+                cases.push((data, prep.mean, prep.scale));
+            }
+        }
+        cases
+    }
+
+    /// Eigenvalues within 1e-10 of the largest, and the compared vectors equal up to sign.
+    pub(crate) fn assert_same_spectrum(found: &Spectrum, reference: &Spectrum, what: &str) {
+        let (a, b) = (&found.eigenvalues, &reference.eigenvalues);
+        assert_eq!(a.len(), b.len(), "{what}: number of eigenvalues");
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!(
+                (x - y).abs() <= 1e-10 * b[0],
+                "{what}: eigenvalue {i}: {x} against {y}"
+            );
+        }
+        let (v, w) = (&found.vectors, &reference.vectors);
+        assert_eq!(
+            (v.nrows(), v.ncols()),
+            (w.nrows(), w.ncols()),
+            "{what}: vectors"
+        );
+        for j in 0..w.ncols() {
+            let dot: f64 = (0..w.nrows()).map(|i| v[(i, j)] * w[(i, j)]).sum();
+            assert!(
+                dot.abs() >= 1.0 - 1e-9,
+                "{what}: vector {j}: |cos| = {}",
+                dot.abs()
+            );
+        }
+    }
 
     /// Only the wanted vectors are back-transformed: they, and every eigenvalue, must be
     /// faer's whole decomposition's (to rounding), for a few sizes and counts, 1×1 included.

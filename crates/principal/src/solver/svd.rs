@@ -9,7 +9,8 @@ use crate::{PcaError, Result};
 
 /// Eigenpairs of the covariance from the thin SVD of the data.
 pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
-    let x = problem.data;
+    // faer's SVD needs the whole centred matrix.
+    let x = problem.centred();
     let (n, d) = (x.nrows(), x.ncols());
     let svd = x.thin_svd().map_err(|e| PcaError::NoConvergence {
         solver: "svd",
