@@ -202,7 +202,7 @@ impl Solver {
     ///
     /// The policy compares multiply-adds and working memory (data not counted):
     /// - covariance: N·D²/2 + 10·D³, memory 2·D² doubles;
-    /// - gram: N²·D/2 + 10·N³, memory 2·N² + N·D doubles;
+    /// - gram: N²·D/2 + 10·N³, memory 2·N² doubles and a block of centred columns (16 MiB);
     /// - svd: 2·N·D·min(N, D) + 10·min(N, D)³, memory 2·N·D doubles;
     /// - randomized: its default passes of 2·N·D·(k + 10), memory 4·D·(k + 10) doubles;
     /// - power: unknown passes of 2·N·D·k (the count depends on eigenvalue gaps).
@@ -238,7 +238,8 @@ impl Solver {
             Candidate::new(
                 Solver::Gram,
                 Some(n * n * d / 2.0 + 10.0 * n * n * n),
-                8.0 * (2.0 * n * n + n * d),
+                // N² twice (the Gram matrix, the eigensolver's) and a block of centred columns.
+                8.0 * (2.0 * n * n + (n * d).min((256.0 * n).max(2_097_152.0))),
                 limit,
             ),
             Candidate::new(
