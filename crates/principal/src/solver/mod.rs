@@ -1,12 +1,13 @@
 //! The solvers: one file each, one signature, `fn solve(&Problem) -> Result<Spectrum>`.
 //!
-//! Exact solvers (`covariance`, `gram`, `svd`) take a [`Problem`]: the centred data in memory.
-//! Iterative solvers (`randomized`, `power`) take an [`IterativeProblem`]: a re-readable
-//! [`ChunkSource`] with the training mean and scale, centred chunk by chunk on every pass, so
-//! the data never has to fit in memory; their signature is
-//! `fn solve(&mut IterativeProblem) -> Result<Spectrum>`.
+//! Exact solvers (`covariance`, `gram`, `svd`) take a [`Problem`]: the data in memory as
+//! stored, with the training mean and scale; each centres the blocks it needs as it needs them
+//! (only `svd` makes a whole centred copy). Iterative solvers (`randomized`, `power`) take an
+//! [`IterativeProblem`]: a re-readable [`ChunkSource`] with the training mean and scale,
+//! centred chunk by chunk on every pass, so the data never has to fit in memory; their
+//! signature is `fn solve(&mut IterativeProblem) -> Result<Spectrum>`.
 //!
-//! A solver sees data already centred (and scaled, if standardizing) and returns the
+//! A solver works on the centred (and, if standardizing, scaled) data and returns the
 //! eigenvalues of the covariance matrix, largest first, with the matching unit eigenvectors.
 //! Sorting ties, signs and the choice of the number of components happen in
 //! [`crate::PcaModel`], once, for every solver.
@@ -32,6 +33,30 @@ use crate::{ChunkSource, IterativeOptions};
 /// The data is not centred beforehand: a solver centres the pieces it needs when it needs them
 /// ([`Problem::centred_into`]), so that a solver working by blocks (`gram`, `covariance`)
 /// never holds a centred copy of the whole data beside the data itself.
+///
+/// ```
+/// use principal::faer::mat;
+/// use principal::solver::{gram, svd, Problem};
+/// use principal::ChunkRef;
+///
+/// // Three samples of four features: N < D, where the Gram solver wins.
+/// let x = mat![[1.0, 2.0, 0.0, 5.0], [3.0, 1.0, 1.0, 4.0], [2.0, 0.0, 2.0, 3.0]];
+/// let mean = [2.0, 1.0, 1.0, 4.0];
+/// let problem = Problem {
+///     data: ChunkRef::F64(x.as_ref()),
+///     mean: &mean,
+///     scale: None,
+///     ddof: 1,
+///     n_components: 2,
+/// };
+/// let by_gram = gram::solve(&problem)?;
+/// let by_svd = svd::solve(&problem)?;
+/// assert_eq!(by_gram.eigenvalues.len(), 3);
+/// for (a, b) in by_gram.eigenvalues.iter().zip(&by_svd.eigenvalues) {
+///     assert!((a - b).abs() < 1e-12);
+/// }
+/// # Ok::<(), principal::PcaError>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Problem<'a> {
     /// The N×D data as stored (f32 or f64, any layout), not centred.
