@@ -1549,27 +1549,15 @@ fn transform_and_inverse_stream_files_larger_than_the_memory_limit() {
         .collect();
     env.write("big.npy", npy(&rows, false));
     drop(rows);
-    let limit = ["--memory-limit", "8M"];
-    env.ok(&[&["fit", "big.npy", "-k", "5", "-o", "m.pca"][..], &limit].concat());
-    let stderr = env.ok(&[
-        &["transform", "m.pca", "big.npy", "-o", "codes.npy"][..],
-        &limit,
-    ]
-    .concat());
-    assert!(
-        stderr.contains("wrote 60000 samples × 5 components to"),
-        "{stderr}"
-    );
+    let streamed = |args: &[&str]| env.ok(&[args, &["--memory-limit", "8M"]].concat());
+    streamed(&["fit", "big.npy", "-k", "5", "-o", "m.pca"]);
+    let stderr = streamed(&["transform", "m.pca", "big.npy", "-o", "codes.npy"]);
+    let wrote = "wrote 60000 samples × 5 components to";
+    assert!(stderr.contains(wrote), "{stderr}");
     let transform_peak = reported_peak_mb(&stderr);
-    let stderr = env.ok(&[
-        &["inverse", "m.pca", "codes.npy", "-o", "back.npy"][..],
-        &limit,
-    ]
-    .concat());
-    assert!(
-        stderr.contains("wrote 60000 samples × 100 features to"),
-        "{stderr}"
-    );
+    let stderr = streamed(&["inverse", "m.pca", "codes.npy", "-o", "back.npy"]);
+    let wrote = "wrote 60000 samples × 100 features to";
+    assert!(stderr.contains(wrote), "{stderr}");
     let inverse_peak = reported_peak_mb(&stderr);
     // Neither the 48 MB input of transform nor the 48 MB output of inverse is held.
     assert!(
@@ -1592,7 +1580,7 @@ fn transform_and_inverse_stream_files_larger_than_the_memory_limit() {
     assert_matrix_close(&read("back.npy"), &back, 1e-13, "reconstruction");
     // In CSV and Parquet too (written a chunk at a time).
     for name in ["codes.csv", "codes.parquet"] {
-        env.ok(&[&["transform", "m.pca", "big.npy", "-o", name][..], &limit].concat());
+        streamed(&["transform", "m.pca", "big.npy", "-o", name]);
         assert_matrix_close(&read(name), &codes, 1e-13, name);
     }
 }

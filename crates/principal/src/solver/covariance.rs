@@ -75,20 +75,10 @@ pub(crate) fn solve_moments(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::tests::{assert_same_spectrum, wide_and_tall_problems};
+    use crate::solver::tests::assert_blocks_give_the_svd_answer;
 
     #[test]
     fn blocks_of_rows_give_the_svd_answer() {
-        for (x, mean, scale) in wide_and_tall_problems() {
-            for data in x.chunks() {
-                let problem = x.problem(data, &mean, scale.as_deref());
-                let reference = crate::solver::svd::solve(&problem).unwrap();
-                for height in [1, 7, usize::MAX] {
-                    let found = solve_by_blocks(&problem, height).unwrap();
-                    let what = format!("covariance, height {height}");
-                    assert_same_spectrum(&found, &reference, &what);
-                }
-            }
-        }
+        assert_blocks_give_the_svd_answer("covariance (rows)", solve_by_blocks);
     }
 }

@@ -90,19 +90,10 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::tests::{assert_same_spectrum, wide_and_tall_problems};
+    use crate::solver::tests::assert_blocks_give_the_svd_answer;
 
     #[test]
     fn blocks_of_columns_give_the_svd_answer() {
-        for (x, mean, scale) in wide_and_tall_problems() {
-            for data in x.chunks() {
-                let problem = x.problem(data, &mean, scale.as_deref());
-                let reference = crate::solver::svd::solve(&problem).unwrap();
-                for width in [1, 7, usize::MAX] {
-                    let found = solve_by_blocks(&problem, width).unwrap();
-                    assert_same_spectrum(&found, &reference, &format!("gram, width {width}"));
-                }
-            }
-        }
+        assert_blocks_give_the_svd_answer("gram (columns)", solve_by_blocks);
     }
 }

@@ -318,6 +318,24 @@ pub(crate) mod tests {
         cases
     }
 
+    /// `solve` with blocks of 1, 7 and all columns or rows gives the svd solver's spectrum on
+    /// every problem of [`wide_and_tall_problems`] in every layout.
+    pub(crate) fn assert_blocks_give_the_svd_answer(
+        what: &str,
+        solve: impl Fn(&Problem<'_>, usize) -> crate::Result<Spectrum>,
+    ) {
+        for (x, mean, scale) in wide_and_tall_problems() {
+            for data in x.chunks() {
+                let problem = x.problem(data, &mean, scale.as_deref());
+                let reference = super::svd::solve(&problem).unwrap();
+                for size in [1, 7, usize::MAX] {
+                    let found = solve(&problem, size).unwrap();
+                    assert_same_spectrum(&found, &reference, &format!("{what}, blocks of {size}"));
+                }
+            }
+        }
+    }
+
     /// Eigenvalues within 1e-10 of the largest, and the compared vectors equal up to sign.
     pub(crate) fn assert_same_spectrum(found: &Spectrum, reference: &Spectrum, what: &str) {
         let (a, b) = (&found.eigenvalues, &reference.eigenvalues);
