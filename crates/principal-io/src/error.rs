@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use principal::PcaError;
 use thiserror::Error;
@@ -191,6 +191,24 @@ pub enum IoError {
     /// A model file whose parts do not make a consistent model.
     #[error("model file {}: {source}", path.display())]
     InvalidModel { path: PathBuf, source: PcaError },
+}
+
+impl IoError {
+    /// `Ok` when `names` (if given) has one name per column, else [`IoError::NameCount`].
+    pub(crate) fn check_name_count(
+        path: &Path,
+        names: Option<&[String]>,
+        columns: usize,
+    ) -> Result<()> {
+        match names {
+            Some(names) if names.len() != columns => Err(IoError::NameCount {
+                path: path.to_owned(),
+                names: names.len(),
+                columns,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The crate's `Result`.

@@ -41,15 +41,7 @@ fn le_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
 /// Saves `model` (and the names of its features, when known) to `path`, atomically.
 pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]>) -> Result<()> {
     let (m, d) = (model.n_components(), model.n_features());
-    if let Some(names) = feature_names {
-        if names.len() != d {
-            return Err(IoError::NameCount {
-                path: path.to_owned(),
-                names: names.len(),
-                columns: d,
-            });
-        }
-    }
+    IoError::check_name_count(path, feature_names, d)?;
     let components = model.components();
     let mut data: Vec<(&str, Vec<usize>, Vec<u8>)> = vec![
         ("mean", vec![d], le_bytes(model.mean().iter().copied())),

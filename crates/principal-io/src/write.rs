@@ -226,15 +226,7 @@ impl MatrixWriter {
                 allowed: MATRIX_EXTENSIONS,
             });
         }
-        if let Some(names) = column_names {
-            if names.len() != ncols {
-                return Err(IoError::NameCount {
-                    path: path.to_owned(),
-                    names: names.len(),
-                    columns: ncols,
-                });
-            }
-        }
+        IoError::check_name_count(path, column_names, ncols)?;
         let (staged, file) = Staged::create(path)?;
         let mut out = BufWriter::new(file);
         let sink = match extension.as_str() {
