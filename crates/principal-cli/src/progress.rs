@@ -66,6 +66,12 @@ impl ChunkSource for Progress<'_> {
             .and_then(|rows| (self.planned)(usize::try_from(rows).ok()?))
             .filter(|&total| total >= self.passes);
         let pass = match (total, self.rows) {
+            // One pass in all: nothing to count.
+            (Some(1), Some(rows)) => {
+                self.bar.set_style(style(ONLY_PASS));
+                self.bar.set_length(rows);
+                String::from("reading")
+            }
             // The bar spans every pass, so its ETA is the whole fit's.
             (Some(total), Some(rows)) => {
                 self.bar.set_style(style(WHOLE_FIT));
@@ -106,6 +112,9 @@ impl ChunkSource for Progress<'_> {
 /// The bar over every pass of a fit whose passes are known: rows read in all of them.
 const WHOLE_FIT: &str =
     "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows in all passes (ETA {eta})";
+/// The bar of a command that makes one pass.
+const ONLY_PASS: &str =
+    "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows (ETA {eta})";
 /// The bar over one pass, when the number of passes is not known.
 const ONE_PASS: &str =
     "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows (ETA of this pass {eta})";
@@ -151,6 +160,15 @@ mod tests {
         }
         assert_eq!(positions, [1000, 2000, 3000]);
         assert_eq!(progress.bar.message(), "pass 3 of 3, 32.0 kB");
+        // A single planned pass is not numbered.
+        let mut once = InMemory::new(x.as_ref(), 300);
+        let mut progress = Progress::new(&mut once, Some(1000), 8, Box::new(|_| Some(1)));
+        progress.pass(&mut |_| Ok(())).unwrap();
+        assert_eq!(progress.bar.message(), "reading, 32.0 kB");
+        assert_eq!(
+            (progress.bar.length(), progress.bar.position()),
+            (Some(1000), 1000)
+        );
         let mut unknown = InMemory::new(x.as_ref(), 300);
         let mut progress = Progress::new(&mut unknown, Some(1000), 8, Box::new(|_| None));
         progress.pass(&mut |_| Ok(())).unwrap();
