@@ -103,10 +103,10 @@ pub struct FitArgs {
     pub memory_limit: Option<u64>,
 }
 
-/// Settings of the randomized and power solvers.
+/// Settings of the randomized, power and em solvers.
 #[derive(Debug, Args)]
 pub struct IterativeArgs {
-    /// Seed of the random start (randomized, power): the same seed gives the same model.
+    /// Seed of the random start (randomized, power, em): the same seed gives the same model.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1).

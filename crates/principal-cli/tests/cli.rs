@@ -1242,7 +1242,7 @@ fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
         "m.pca",
         "--explain",
     ]);
-    for solver in ["covariance", "gram", "svd", "randomized", "power"] {
+    for solver in ["covariance", "gram", "svd", "randomized", "power", "em"] {
         assert!(
             stderr.contains(&format!("  {solver} ")),
             "{solver} missing:\n{stderr}"
@@ -1425,6 +1425,21 @@ fn power_iteration_converges_on_iris_and_says_how() {
 }
 
 #[test]
+fn em_converges_on_iris_and_says_how() {
+    let env = Env::new();
+    let args = ["fit", &iris(), "--exclude", "species", "-k", "2"];
+    let stderr = env.ok(&[&args[..], &["--solver", "em", "-o", "em.pca"]].concat());
+    assert!(
+        stderr.contains("solver: em") && stderr.contains("passes, error estimate"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("NOT reached"), "{stderr}");
+    let model = env.inspect("em.pca");
+    assert_eq!(model["solver"], "em");
+    assert_close(&eigenvalues(&model), &[4.22824171, 0.24267075], 1e-7, "em");
+}
+
+#[test]
 fn iterative_settings_are_checked_as_usage_errors() {
     let env = Env::new();
     for bad in [
@@ -1473,7 +1488,7 @@ fn a_file_far_larger_than_the_memory_limit_is_fitted_within_it() {
     drop(rows);
     let size_mb = fs::metadata(env.path("big.npy")).unwrap().len() / 1_000_000;
     assert!(size_mb >= 90);
-    for solver in ["covariance", "randomized", "power"] {
+    for solver in ["covariance", "randomized", "power", "em"] {
         let out = format!("{solver}.pca");
         let stderr = env.ok(&[
             "fit",
@@ -1498,7 +1513,7 @@ fn a_file_far_larger_than_the_memory_limit_is_fitted_within_it() {
     }
     // The streamed answers are the exact one (eigenvalues from the covariance solver).
     let exact = eigenvalues(&env.inspect("covariance.pca"));
-    for name in ["randomized.pca", "power.pca"] {
+    for name in ["randomized.pca", "power.pca", "em.pca"] {
         assert_close(
             &eigenvalues(&env.inspect(name)),
             &exact,

@@ -104,6 +104,8 @@ pub enum Solver {
     Randomized,
     /// The textbook's power iteration (deflation or block), iterated to a tolerance.
     Power,
+    /// Expectation–maximization for probabilistic PCA, iterated to a tolerance.
+    Em,
 }
 
 /// How the power solver finds several components.
@@ -126,13 +128,14 @@ pub enum RandomizedMethod {
     Subspace,
 }
 
-/// Settings of the iterative solvers (`randomized`, `power`).
+/// Settings of the iterative solvers (`randomized`, `power`, `em`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IterativeOptions {
     /// Seed of the random start; the same seed gives the same model, bit for bit.
     pub seed: u64,
     /// Stop when the a-posteriori error estimate `max ‖S b − λ b‖ / λ₁` is at most this.
-    /// `randomized` without it runs a fixed number of power iterations; `power` uses 1e-9.
+    /// `randomized` without it runs a fixed number of power iterations; `power` and `em` use
+    /// 1e-9.
     pub tolerance: Option<f64>,
     /// Power iterations of `randomized` (passes beyond the first); `None` for the default
     /// (block Krylov: 3 when k < 0.1 min(N, D), else 2; subspace: scikit-learn's 7, else 4)
@@ -164,8 +167,15 @@ impl Default for IterativeOptions {
 
 impl Solver {
     /// Every solver name accepted by [`FromStr`].
-    pub const NAMES: &'static [&'static str] =
-        &["auto", "covariance", "gram", "svd", "randomized", "power"];
+    pub const NAMES: &'static [&'static str] = &[
+        "auto",
+        "covariance",
+        "gram",
+        "svd",
+        "randomized",
+        "power",
+        "em",
+    ];
 
     /// The name used on the command line and in model files.
     pub fn name(self) -> &'static str {
@@ -176,6 +186,7 @@ impl Solver {
             Solver::Svd => "svd",
             Solver::Randomized => "randomized",
             Solver::Power => "power",
+            Solver::Em => "em",
         }
     }
 
@@ -205,13 +216,13 @@ impl Solver {
     /// - gram: N²·D/2 + 10·N³, memory 2·N² doubles and a block of centred columns (16 MiB);
     /// - svd: 2·N·D·min(N, D) + 10·min(N, D)³, memory 2·N·D doubles;
     /// - randomized: its default passes of 2·N·D·(k + 10), memory 4·D·(k + 10) doubles;
-    /// - power: unknown passes of 2·N·D·k (the count depends on eigenvalue gaps).
+    /// - power, em: unknown passes of 2·N·D·k (the count depends on eigenvalue gaps).
     ///
     /// Auto takes svd for tiny problems (N·D ≤ 10⁴; the most accurate, time does not matter),
     /// else the cheaper of covariance and gram within the memory limit, unless k is known and
     /// randomized is at least 4× cheaper than that (exact answers are worth a little time) or
-    /// no exact solver fits in memory. Power is never chosen: randomized subspace iteration
-    /// with oversampling dominates it.
+    /// no exact solver fits in memory. Power and em are never chosen: randomized subspace
+    /// iteration with oversampling dominates them (em's span moves as subspace iteration's).
     pub fn plan(
         self,
         n_samples: usize,
@@ -255,6 +266,7 @@ impl Solver {
                 limit,
             ),
             Candidate::new(Solver::Power, None, 32.0 * d * k.unwrap_or(small), limit),
+            Candidate::new(Solver::Em, None, 32.0 * d * k.unwrap_or(small), limit),
         ];
         if n_components.is_none() {
             for c in candidates.iter_mut().filter(|c| !c.solver.is_exact()) {
@@ -391,6 +403,7 @@ impl FromStr for Solver {
             "svd" => Ok(Solver::Svd),
             "randomized" => Ok(Solver::Randomized),
             "power" => Ok(Solver::Power),
+            "em" => Ok(Solver::Em),
             other => Err(format!(
                 "unknown solver {other:?}; expected one of {}",
                 Solver::NAMES.join(", ")
@@ -592,7 +605,7 @@ impl PcaParams {
                 acc.push(x)?;
                 self.fit_resolved_moments(&acc.finish()?, solver)
             }
-            Solver::Randomized | Solver::Power => {
+            Solver::Randomized | Solver::Power | Solver::Em => {
                 let prep = Preprocessing::from_data(x, self.scaling, self.ddof)?;
                 // One chunk: the products are as large as they can be, and nothing is copied.
                 self.fit_iterative(&mut InMemory::new(x, n), prep, n, solver)
@@ -636,7 +649,7 @@ impl PcaParams {
         self.check_shape(n, d)?;
         let (solver, _) = self.resolve_solver(n, d);
         match solver {
-            Solver::Randomized | Solver::Power => {
+            Solver::Randomized | Solver::Power | Solver::Em => {
                 let prep = Preprocessing::from_sums(
                     columns.mean,
                     &columns.sum_sq,
@@ -696,7 +709,7 @@ impl PcaParams {
         let before = usize::from(covariance_first) + 1;
         match solver {
             Solver::Covariance | Solver::Gram | Solver::Svd | Solver::Auto => Some(before + 1),
-            Solver::Power => None,
+            Solver::Power | Solver::Em => None,
             Solver::Randomized => {
                 let k = self.iterative_components(n, d)?;
                 solver::randomized::known_passes(&self.iterative, k, n, d).map(|p| before + p)
@@ -750,10 +763,12 @@ impl PcaParams {
             n_samples: n,
             ddof: self.ddof,
             n_components: k,
+            total_variance: prep.total_variance,
             options: self.iterative,
         };
         let spectrum = match solver {
             Solver::Power => solver::power::solve(&mut problem)?,
+            Solver::Em => solver::em::solve(&mut problem)?,
             _ => solver::randomized::solve(&mut problem)?,
         };
         PcaModel::from_spectrum(self, spectrum, prep, n, solver)

@@ -776,6 +776,7 @@ fn iterative_solvers_agree_with_svd_within_their_error_estimate() {
                     ..Default::default()
                 },
             ),
+            (Solver::Em, IterativeOptions::default()),
         ];
         for (solver, opts) in options {
             let model = iterative(solver, k, opts).fit(x.as_ref()).unwrap();
@@ -821,7 +822,7 @@ fn signal_gap_next(x: &Mat<f64>, k: usize) -> f64 {
 #[test]
 fn seeded_iterative_fits_are_bit_for_bit_repeatable_and_seeds_matter() {
     let x = signal_plus_noise(300, 40, 6, 0.5, 9);
-    for solver in [Solver::Randomized, Solver::Power] {
+    for solver in [Solver::Randomized, Solver::Power, Solver::Em] {
         let opts = IterativeOptions {
             seed: 42,
             power_iterations: Some(1),
@@ -901,13 +902,14 @@ fn variance_fraction_with_an_iterative_solver_is_refused() {
 }
 
 /// Every solver, `Auto` first.
-const EVERY_SOLVER: [Solver; 6] = [
+const EVERY_SOLVER: [Solver; 7] = [
     Solver::Auto,
     Solver::Covariance,
     Solver::Gram,
     Solver::Svd,
     Solver::Randomized,
     Solver::Power,
+    Solver::Em,
 ];
 
 /// A source that counts its passes and hands out `chunk` rows at a time, like a file.
@@ -1041,7 +1043,7 @@ fn planned_passes_are_the_passes_made() {
                         assert_eq!(source.passes, p, "{label}");
                     }
                     None => assert!(
-                        tolerance.is_some() || model.solver() == Solver::Power,
+                        tolerance.is_some() || matches!(model.solver(), Solver::Power | Solver::Em),
                         "{label}: unknown"
                     ),
                 }
@@ -1083,7 +1085,7 @@ fn iterative_solvers_stay_exact_under_an_offset_of_1e6() {
         Solver::Svd,
     )
     .unwrap();
-    for solver in [Solver::Randomized, Solver::Power] {
+    for solver in [Solver::Randomized, Solver::Power, Solver::Em] {
         let opts = IterativeOptions {
             tolerance: Some(1e-10),
             ..Default::default()

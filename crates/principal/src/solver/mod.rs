@@ -18,6 +18,7 @@ use crate::prepare::center_scale_into;
 use crate::ChunkRef;
 
 pub mod covariance;
+pub mod em;
 pub mod gram;
 pub mod power;
 pub mod randomized;
@@ -158,6 +159,8 @@ pub struct IterativeProblem<'a> {
     pub ddof: usize,
     /// How many eigenpairs to return.
     pub n_components: usize,
+    /// trace(S), the total variance in scaled units (EM's noise variance needs it).
+    pub total_variance: f64,
     /// Seed, tolerance and iteration limits.
     pub options: IterativeOptions,
 }
