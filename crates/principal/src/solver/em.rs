@@ -49,6 +49,7 @@ fn iterate(
     // A start that explains nothing: all the variance is noise.
     let mut noise = trace / d as f64;
     let mut passes = 0;
+    let mut degenerate = false;
     loop {
         model(&w, noise);
         let qr = w.qr();
@@ -63,13 +64,19 @@ fn iterate(
             };
             return Ok((step.ritz, report));
         }
-        // S W = S Q R (the pass gave Xsᵀ Xs Q, the scatter, not yet divided).
-        let sw = (step.w.as_ref() * &r) * (1.0 / divisor);
-        match em_update(w.as_ref(), sw.as_ref(), noise, trace) {
+        // S Q, and S W = S Q R (the pass gave Xsᵀ Xs Q, the scatter, not yet divided).
+        let sq = step.w * (1.0 / divisor);
+        let sw = &sq * &r;
+        let update = match degenerate {
+            false => em_update(w.as_ref(), sw.as_ref(), noise, trace),
+            true => None,
+        };
+        match update {
             Some((next, next_noise)) => (w, noise) = (next, next_noise),
             // M or σ²I + M⁻¹WᵀSW singular: the data has fewer than k directions of variance
-            // left and σ² reached 0. Go on as subspace iteration, whose span EM shares.
-            None => (w, noise) = (sw, 0.0),
+            // and σ² reached 0, where the model is degenerate. From then on, subspace
+            // iteration (W ← S Q, orthonormalised on the next pass), whose span EM shares.
+            None => (w, noise, degenerate) = (sq, 0.0, true),
         }
     }
 }
@@ -213,6 +220,58 @@ mod tests {
         for m in 0..k {
             let got = ritz.values[m] / (n - 1) as f64;
             assert!((got - lambda[m]).abs() <= 1e-10 * lambda[0], "{m}");
+        }
+    }
+
+    /// More components than directions of variance: σ² goes to 0 and W loses rank, so the
+    /// E and M steps' systems become singular when EM runs long enough (here 300 passes
+    /// against an unreachable tolerance); the iteration goes on as subspace iteration and
+    /// keeps the exact spectrum (two non-zero eigenvalues, then zeros).
+    #[test]
+    fn more_components_than_the_rank_still_converge() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let (n, d, k) = (50, 6, 4);
+        let a = Mat::<f64>::from_fn(n, 2, |_, _| rng.random_range(-1.0..1.0));
+        let b = Mat::<f64>::from_fn(2, d, |_, _| rng.random_range(-1.0..1.0));
+        let x = &a * &b;
+        let mean: Vec<f64> = (0..d)
+            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        let xc = Mat::from_fn(n, d, |i, j| x[(i, j)] - mean[j]);
+        let s = xc.transpose() * &xc * (1.0 / (n - 1) as f64);
+        let exact = s.self_adjoint_eigen(Side::Lower).unwrap();
+        let lambda: Vec<f64> = (0..d).rev().map(|i| exact.S()[i]).collect();
+        for (tolerance, max_iterations) in [(None, 1000), (Some(1e-300), 300)] {
+            let mut source = InMemory::new(x.as_ref(), 16);
+            let mut problem = IterativeProblem {
+                source: &mut source,
+                mean: &mean,
+                scale: None,
+                centring: Centring::Explicit,
+                n_samples: n,
+                ddof: 1,
+                n_components: k,
+                total_variance: lambda.iter().sum(),
+                options: IterativeOptions {
+                    tolerance,
+                    max_iterations,
+                    ..Default::default()
+                },
+            };
+            let mut last_noise = f64::NAN;
+            let (ritz, report) = iterate(&mut problem, |_, noise| last_noise = noise).unwrap();
+            assert!(report.error_estimate <= 1e-9, "{report:?}");
+            for m in 0..k {
+                let got = ritz.values[m] / (n - 1) as f64;
+                let want = lambda[m];
+                assert!(
+                    (got - want).abs() <= 1e-9 * lambda[0],
+                    "{m}: {got} against {want}"
+                );
+            }
+            if tolerance.is_some() {
+                assert_eq!(last_noise, 0.0, "σ² reached 0");
+            }
         }
     }
 }
