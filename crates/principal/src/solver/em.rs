@@ -122,11 +122,16 @@ mod tests {
     /// covariance S (divisor N − 1) and S's eigenvalues, largest first.
     fn three_directions() -> (Mat<f64>, Vec<f64>, Mat<f64>, Vec<f64>) {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
-        let (n, d) = (400, 12);
-        let x = Mat::<f64>::from_fn(n, d, |_, j| {
+        let x = Mat::<f64>::from_fn(400, 12, |_, j| {
             let strength = [9.0, 5.0, 3.0].get(j).copied().unwrap_or(0.0);
             1e3 + strength * rng.random_range(-1.0..1.0) + rng.random_range(-0.5..0.5)
         });
+        with_moments(x)
+    }
+
+    /// `x`, its mean, its covariance S (divisor N − 1) and S's eigenvalues, largest first.
+    fn with_moments(x: Mat<f64>) -> (Mat<f64>, Vec<f64>, Mat<f64>, Vec<f64>) {
+        let (n, d) = (x.nrows(), x.ncols());
         let mean: Vec<f64> = (0..d)
             .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
             .collect();
@@ -135,6 +140,28 @@ mod tests {
         let exact = s.self_adjoint_eigen(Side::Lower).unwrap();
         let lambda: Vec<f64> = (0..d).rev().map(|i| exact.S()[i]).collect();
         (x, mean, s, lambda)
+    }
+
+    /// EM on `source` for `k` components of data with this mean and eigenvalues (ddof 1).
+    fn em_problem<'a>(
+        source: &'a mut InMemory<'_, f64>,
+        mean: &'a [f64],
+        lambda: &[f64],
+        n: usize,
+        k: usize,
+        options: IterativeOptions,
+    ) -> IterativeProblem<'a> {
+        IterativeProblem {
+            source,
+            mean,
+            scale: None,
+            centring: Centring::Explicit,
+            n_samples: n,
+            ddof: 1,
+            n_components: k,
+            total_variance: lambda.iter().sum(),
+            options,
+        }
     }
 
     /// The maximum-likelihood model is a fixed point of the E and M steps: W = U_k (Λ_k −
@@ -169,7 +196,6 @@ mod tests {
     fn em_raises_the_likelihood_at_every_pass() {
         let (x, mean, s, lambda) = three_directions();
         let (n, d, k) = (x.nrows(), x.ncols(), 3);
-        let trace: f64 = lambda.iter().sum();
         let sigma2 = lambda[k..].iter().sum::<f64>() / (d - k) as f64;
         // −2/N log-likelihood without the constant: ln|C| + tr(C⁻¹S), C = WWᵀ + σ²I.
         let deviance = |w: &Mat<f64>, noise: f64| {
@@ -181,21 +207,12 @@ mod tests {
             log_det + (0..d).map(|i| c_inv_s[(i, i)]).sum::<f64>()
         };
         let mut source = InMemory::new(x.as_ref(), 64);
-        let mut problem = IterativeProblem {
-            source: &mut source,
-            mean: &mean,
-            scale: None,
-            centring: Centring::Explicit,
-            n_samples: n,
-            ddof: 1,
-            n_components: k,
-            total_variance: trace,
-            options: IterativeOptions {
-                tolerance: Some(1e-300),
-                max_iterations: 60,
-                ..Default::default()
-            },
+        let options = IterativeOptions {
+            tolerance: Some(1e-300),
+            max_iterations: 60,
+            ..Default::default()
         };
+        let mut problem = em_problem(&mut source, &mean, &lambda, n, k, options);
         let mut path = Vec::new();
         let (ritz, report) = iterate(&mut problem, |w, noise| {
             path.push((deviance(w, noise), noise))
@@ -233,31 +250,15 @@ mod tests {
         let (n, d, k) = (50, 6, 4);
         let a = Mat::<f64>::from_fn(n, 2, |_, _| rng.random_range(-1.0..1.0));
         let b = Mat::<f64>::from_fn(2, d, |_, _| rng.random_range(-1.0..1.0));
-        let x = &a * &b;
-        let mean: Vec<f64> = (0..d)
-            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
-            .collect();
-        let xc = Mat::from_fn(n, d, |i, j| x[(i, j)] - mean[j]);
-        let s = xc.transpose() * &xc * (1.0 / (n - 1) as f64);
-        let exact = s.self_adjoint_eigen(Side::Lower).unwrap();
-        let lambda: Vec<f64> = (0..d).rev().map(|i| exact.S()[i]).collect();
+        let (x, mean, _, lambda) = with_moments(&a * &b);
         for (tolerance, max_iterations) in [(None, 1000), (Some(1e-300), 300)] {
             let mut source = InMemory::new(x.as_ref(), 16);
-            let mut problem = IterativeProblem {
-                source: &mut source,
-                mean: &mean,
-                scale: None,
-                centring: Centring::Explicit,
-                n_samples: n,
-                ddof: 1,
-                n_components: k,
-                total_variance: lambda.iter().sum(),
-                options: IterativeOptions {
-                    tolerance,
-                    max_iterations,
-                    ..Default::default()
-                },
+            let options = IterativeOptions {
+                tolerance,
+                max_iterations,
+                ..Default::default()
             };
+            let mut problem = em_problem(&mut source, &mean, &lambda, n, k, options);
             let mut last_noise = f64::NAN;
             let (ritz, report) = iterate(&mut problem, |_, noise| last_noise = noise).unwrap();
             assert!(report.error_estimate <= 1e-9, "{report:?}");
