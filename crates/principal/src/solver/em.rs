@@ -67,9 +67,10 @@ fn iterate(
         // S Q, and S W = S Q R (the pass gave Xsᵀ Xs Q, the scatter, not yet divided).
         let sq = step.w * (1.0 / divisor);
         let sw = &sq * &r;
-        let update = match degenerate {
-            false => em_update(w.as_ref(), sw.as_ref(), noise, trace),
-            true => None,
+        let update = if degenerate {
+            None
+        } else {
+            em_update(w.as_ref(), sw.as_ref(), noise, trace)
         };
         match update {
             Some((next, next_noise)) => (w, noise) = (next, next_noise),
