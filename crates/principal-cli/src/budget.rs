@@ -21,8 +21,15 @@ pub fn chunk_rows(d: usize, limit: u64) -> usize {
 }
 
 /// Peak resident memory of this process so far, in bytes (Linux; `None` elsewhere).
-pub fn peak_memory() -> Option<u64> {
+fn peak_memory() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
+/// `"; peak memory N MB"` for a command's closing line, or nothing where it cannot be read.
+pub fn peak_memory_note() -> String {
+    peak_memory().map_or(String::new(), |b| {
+        format!("; peak memory {} MB", b.div_ceil(1_000_000))
+    })
 }

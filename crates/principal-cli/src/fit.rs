@@ -162,7 +162,6 @@ pub fn run(config: &FitConfig) -> Result<()> {
     let started = Instant::now();
     let reader = ChunkReader::open(&config.inputs, &config.read)?;
     let (d, rows, f32) = (reader.n_features(), reader.n_rows_hint(), reader.is_f32());
-    drop(reader);
     let bytes_per_value = if f32 { 4 } else { 8 };
     let plan = reading_plan(
         config,
@@ -173,11 +172,7 @@ pub fn run(config: &FitConfig) -> Result<()> {
     let fit_error = || format!("cannot fit {}", describe(&config.inputs));
 
     let (model, names, timing) = if plan.streaming {
-        let mut files = FileSource::open(
-            &config.inputs,
-            &config.read,
-            budget::chunk_rows(d, config.memory_limit),
-        )?;
+        let mut files = FileSource::from_reader(reader, budget::chunk_rows(d, config.memory_limit));
         let names = files.column_names().map(<[String]>::to_vec);
         let params = &config.params;
         let mut source = Progress::new(
@@ -201,6 +196,7 @@ pub fn run(config: &FitConfig) -> Result<()> {
             },
         )
     } else {
+        drop(reader);
         let table = read_table(&config.inputs, &config.read)?;
         let read_time = started.elapsed();
         let fitting = Instant::now();
@@ -358,9 +354,7 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
             }
         );
     }
-    let peak = budget::peak_memory().map_or(String::new(), |b| {
-        format!("; peak memory {} MB", b.div_ceil(1_000_000))
-    });
+    let peak = budget::peak_memory_note();
     match timing {
         Timing::InMemory { read, fit } => {
             let _ = writeln!(

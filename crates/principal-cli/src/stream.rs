@@ -33,9 +33,8 @@ impl RowStream {
     ) -> Result<Self> {
         let reader = ChunkReader::open(inputs, options)?;
         let (d, rows, f32) = (reader.n_features(), reader.n_rows_hint(), reader.is_f32());
-        drop(reader);
         let chunk_rows = budget::chunk_rows(d.max(output_columns), memory_limit);
-        let files = FileSource::open(inputs, options, chunk_rows)?;
+        let files = FileSource::from_reader(reader, chunk_rows);
         Ok(RowStream {
             files,
             rows,
@@ -89,12 +88,10 @@ impl RowStream {
 /// The closing line of a streamed command: what was written where, how long it took, and
 /// the peak memory.
 pub fn summary(rows: u64, columns: usize, what: &str, path: &str, started: Instant) -> String {
-    let peak = budget::peak_memory().map_or(String::new(), |b| {
-        format!("; peak memory {} MB", b.div_ceil(1_000_000))
-    });
     format!(
-        "wrote {rows} samples × {columns} {what} to {path} in {}{peak}\n",
-        report::duration(started.elapsed())
+        "wrote {rows} samples × {columns} {what} to {path} in {}{}\n",
+        report::duration(started.elapsed()),
+        budget::peak_memory_note()
     )
 }
 

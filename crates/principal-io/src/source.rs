@@ -654,15 +654,23 @@ impl FileSource {
     /// Opens and checks every shard once (as [`ChunkReader::open`], which also expands
     /// directories and patterns), so that errors in the files' headers show before any pass.
     pub fn open(paths: &[PathBuf], options: &ReadOptions, chunk_rows: usize) -> Result<FileSource> {
-        let reader = ChunkReader::open(paths, options)?;
-        Ok(FileSource {
-            paths: reader.paths.clone(),
-            options: options.clone(),
-            chunk_rows: chunk_rows.max(1),
-            n_features: reader.n_features(),
+        Ok(Self::from_reader(
+            ChunkReader::open(paths, options)?,
+            chunk_rows,
+        ))
+    }
+
+    /// The files of a reader just opened (whose shape and row count a caller may have looked
+    /// at first to choose `chunk_rows`), without opening and checking them again.
+    pub fn from_reader(reader: ChunkReader, chunk_rows: usize) -> FileSource {
+        FileSource {
             column_names: reader.column_names().map(<[String]>::to_vec),
+            n_features: reader.n_features(),
             f32: reader.is_f32(),
-        })
+            chunk_rows: chunk_rows.max(1),
+            paths: reader.paths,
+            options: reader.options,
+        }
     }
 
     /// Names of the kept columns, when the first shard has a header.
