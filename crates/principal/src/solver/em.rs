@@ -18,12 +18,10 @@
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef, Side};
 
+use super::power::DEFAULT_TOLERANCE;
 use super::subspace::{gaussian, Ritz};
 use super::{IterationReport, IterativeProblem, Spectrum};
 use crate::Result;
-
-/// Relative residual at which EM stops when no tolerance is given (as the power method).
-pub const DEFAULT_TOLERANCE: f64 = 1e-9;
 
 /// The top `n_components` eigenpairs of the covariance by EM for probabilistic PCA.
 pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
@@ -42,6 +40,7 @@ fn iterate(
     let d = problem.mean.len();
     let k = problem.n_components;
     let opts = problem.options;
+    // Without a tolerance, the power method's: EM's span converges as power iteration's.
     let tolerance = opts.tolerance.unwrap_or(DEFAULT_TOLERANCE);
     let divisor = (problem.n_samples - problem.ddof) as f64;
     let trace = problem.total_variance;

@@ -4,8 +4,8 @@
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
-use faer::reborrow::IntoConst;
-use faer::{Accum, Mat, Par};
+use faer::reborrow::{IntoConst, ReborrowMut};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use super::{block_width, top_eigen, Problem, Spectrum};
 use crate::Result;
@@ -26,10 +26,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
     let mut buffer = Mat::zeros(n, width);
     // Only the lower triangle: all that the eigensolver reads, half the products.
     let mut gram = Mat::zeros(n, n);
-    for start in (0..d).step_by(width.max(1)) {
-        let mut xs = buffer.as_mut().subcols_mut(0, width.min(d - start));
-        problem.centred_into(0, start, xs.as_mut());
-        let xs = xs.into_const();
+    centred_column_blocks(problem, buffer.as_mut(), |start, xs| {
         triangular::matmul(
             gram.as_mut(),
             BlockStructure::TriangularLower,
@@ -45,7 +42,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
             1.0,
             Par::rayon(0),
         );
-    }
+    });
     let (eigenvalues, coefficients) = top_eigen(
         gram.as_ref(),
         k,
@@ -54,10 +51,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
         "gram",
     )?;
     let mut lifted = Mat::zeros(d, k);
-    for start in (0..d).step_by(width.max(1)) {
-        let mut xs = buffer.as_mut().subcols_mut(0, width.min(d - start));
-        problem.centred_into(0, start, xs.as_mut());
-        let xs = xs.into_const();
+    centred_column_blocks(problem, buffer.as_mut(), |start, xs| {
         matmul(
             lifted.as_mut().subrows_mut(start, xs.ncols()),
             Accum::Replace,
@@ -66,7 +60,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
             1.0,
             Par::rayon(0),
         );
-    }
+    });
     // Columns with (near-)zero eigenvalues lift to rounding noise; a QR keeps every column
     // orthonormal and orthogonal to the ones before it, and leaves well-separated columns
     // equal to their normalized lift up to sign.
@@ -85,6 +79,21 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
         vectors,
         report: None,
     })
+}
+
+/// Calls `f(first_column, xs)` for consecutive blocks of the data's columns, as wide as
+/// `buffer`, each centred (and scaled) into it.
+fn centred_column_blocks(
+    problem: &Problem<'_>,
+    mut buffer: MatMut<'_, f64>,
+    mut f: impl FnMut(usize, MatRef<'_, f64>),
+) {
+    let (d, width) = (problem.n_features(), buffer.ncols());
+    for start in (0..d).step_by(width.max(1)) {
+        let mut xs = buffer.rb_mut().subcols_mut(0, width.min(d - start));
+        problem.centred_into(0, start, xs.rb_mut());
+        f(start, xs.into_const());
+    }
 }
 
 #[cfg(test)]
