@@ -975,7 +975,7 @@ fn edit_metadata(bytes: &[u8], edit: impl FnOnce(&mut serde_json::Map<String, Va
     let mut header: Value = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
     edit(header["__metadata__"].as_object_mut().expect("metadata"));
     let mut text = serde_json::to_string(&header).unwrap();
-    while (text.len() % 8) != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(' ');
     }
     let mut out = (text.len() as u64).to_le_bytes().to_vec();

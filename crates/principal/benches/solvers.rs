@@ -12,7 +12,7 @@ fn pixels(n: usize, d: usize) -> Mat<f32> {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        if state % 3 == 0 {
+        if state.is_multiple_of(3) {
             (state >> 8) as u8 as f32
         } else {
             0.0

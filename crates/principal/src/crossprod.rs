@@ -236,7 +236,7 @@ impl BlockMerge {
                 .try_as_col_major_mut()
                 .expect("columns of a Mat are contiguous")
                 .as_slice_mut();
-            crate::simd::dispatch(RankTwoUpdate {
+            crate::simd::dispatch(RankTwoUpdate::<f32> {
                 dst: &mut column[j..],
                 a: &delta[j..],
                 alpha: weight * delta[j],
@@ -303,17 +303,17 @@ impl crate::simd::Kernel for AddWidened<'_> {
 }
 
 /// `dst += alpha·a + beta·b`, plus `plus` widened to f64 if given: one column of two rank-one
-/// updates (and of a product computed in f32).
-pub(crate) struct RankTwoUpdate<'a> {
+/// updates (and of a product computed in f32 or in i32, both widened exactly).
+pub(crate) struct RankTwoUpdate<'a, P = f32> {
     pub dst: &'a mut [f64],
     pub a: &'a [f64],
     pub alpha: f64,
     pub b: &'a [f64],
     pub beta: f64,
-    pub plus: Option<&'a [f32]>,
+    pub plus: Option<&'a [P]>,
 }
 
-impl crate::simd::Kernel for RankTwoUpdate<'_> {
+impl<P: Copy + Into<f64>> crate::simd::Kernel for RankTwoUpdate<'_, P> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -323,7 +323,7 @@ impl crate::simd::Kernel for RankTwoUpdate<'_> {
             None => terms.for_each(|((m, a), b)| *m += alpha * a + beta * b),
             Some(plus) => terms
                 .zip(plus)
-                .for_each(|(((m, a), b), p)| *m += f64::from(*p) + alpha * a + beta * b),
+                .for_each(|(((m, a), b), p)| *m += (*p).into() + alpha * a + beta * b),
         }
     }
 }

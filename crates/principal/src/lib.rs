@@ -24,6 +24,7 @@
 //! # Ok::<(), principal::PcaError>(())
 //! ```
 
+mod byte_products;
 mod crossprod;
 mod error;
 mod model;

@@ -14,6 +14,11 @@ pub trait Real:
     /// vector units compute without a branch.
     #[doc(hidden)]
     fn nonzero_mask(self) -> u32;
+    /// `self − shift` as a byte, two's complement, when it is an integer in [−128, 127]: the
+    /// difference plus 1.5·2^(mantissa bits) holds it in its low bits, which vectorises in the
+    /// type's own lanes where a float-to-int cast does not.
+    #[doc(hidden)]
+    fn low_byte(self, shift: Self) -> i8;
 }
 
 impl Real for f64 {
@@ -32,6 +37,10 @@ impl Real for f64 {
     fn nonzero_mask(self) -> u32 {
         u32::from(self.to_bits() << 1 != 0).wrapping_neg()
     }
+    #[inline(always)]
+    fn low_byte(self, shift: Self) -> i8 {
+        ((self - shift) + 6_755_399_441_055_744.0).to_bits() as i8
+    }
 }
 
 impl Real for f32 {
@@ -49,6 +58,10 @@ impl Real for f32 {
     #[inline(always)]
     fn nonzero_mask(self) -> u32 {
         u32::from(self.to_bits() << 1 != 0).wrapping_neg()
+    }
+    #[inline(always)]
+    fn low_byte(self, shift: Self) -> i8 {
+        ((self - shift) + 12_582_912.0).to_bits() as i8
     }
 }
 

@@ -1,17 +1,18 @@
 //! Exact moments of integer data with many zeros (images on a blank background, counts): the
 //! rows are ordered so that each block of rows has its zeros in the same columns, and the
-//! block's product leaves those columns out. The arithmetic stays the integer path's (f32
-//! products of shifted integers over blocks short enough to be exact, summed in f64), so the
-//! result is the same exact integer sums, and the same bits, as without the ordering; only the
-//! products of columns that are zero throughout a block (whose contribution is zero) are
-//! skipped.
+//! block's product leaves those columns out. Each block's product is exact: in bytes where
+//! every feature's values span at most 256 (see `byte_products`: pixels, on a machine with an
+//! exact integer product), else the integer path's f32 products of shifted integers over
+//! blocks short enough to be exact; the blocks are summed in f64. So the result is the same
+//! exact integer sums, and the same bits, as without the ordering; only the products of
+//! columns that are zero throughout a block (whose contribution is zero) are skipped.
 //!
 //! A *column order* ranks the columns, and a row's *reach* in it is one more than the highest
 //! rank among the row's non-zero values. Sorted by reach, a block of rows is zero beyond the
 //! reach of its last row: its product covers a leading `a × a` corner of the ordered columns,
 //! `(a/D)²` of the dense work. One order (columns by how often they are non-zero) leaves 0.77
 //! of the dense products on Fashion-MNIST (half the pixels zero, no column always zero) over
-//! 1,024-row blocks, against 0.99 in file order: objects of different shapes each have rare
+//! 1,024-row blocks (f32), against 0.99 in file order: objects of different shapes each have rare
 //! pixels that the others rank last. So up to [`ORDERS`] orders are learnt from a sample, as
 //! k-means learns centres (each row joins the order in which its reach is least; each order
 //! ranks the columns by how often its rows are non-zero there), and every row is taken in its
@@ -23,6 +24,7 @@
 
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
+use crate::byte_products::{ByteBlocks, BLOCK_ROWS as BYTE_BLOCK_ROWS};
 use crate::crossprod::{
     ensure_block, for_lower_columns, integer_block_rows, is_integer, join, lower_product,
     IntegerRange, RankTwoUpdate, Workspace,
@@ -58,15 +60,22 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     let ranks = sample.learn_orders(ws.par);
     // Rows sorted by (order, reach in it): each order's rows are one stretch.
     let (range, key) = ranged_keys(chunk, &ranks, ws.par)?;
-    // The integer path's shift and block length.
+    // The integer path's shift (for the final rounding, the same as that path's); the blocks'
+    // products in bytes where every feature fits one, else in f32.
     let (shift, magnitude) = range.midpoint_shift();
-    let block = integer_block_rows(magnitude)?;
-    // Raw sums Σxxᵀ and their conversion stay exact integers below 2⁵³.
+    let mut bytes = ByteBlocks::for_range(&range.lo, &range.hi);
+    let (block, block_shift) = match &bytes {
+        Some(bytes) => (BYTE_BLOCK_ROWS, bytes.shift().to_vec()),
+        None => (integer_block_rows(magnitude)?, shift.clone()),
+    };
+    // Raw sums Σxxᵀ and their conversion stay exact integers below 2⁵³ (a byte block's shift
+    // is up to 128 beyond the data).
     let largest = range
         .lo
         .iter()
         .chain(&range.hi)
-        .fold(0.0f64, |m, v| m.max(v.abs()));
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        + if bytes.is_some() { 128.0 } else { 0.0 };
     if 4.0 * n as f64 * largest * largest >= 9_007_199_254_740_992.0 {
         return None;
     }
@@ -90,7 +99,9 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     ws.prepare(d);
     // One more row than columns: a row of ones, whose products with the others are the
     // block's sums (exact: at most m·block < 2²⁴), so they need no pass of their own.
-    ensure_block(&mut ws.block32, d + 1, block);
+    if bytes.is_none() {
+        ensure_block(&mut ws.block32, d + 1, block);
+    }
     let par = ws.par;
     // Σxxᵀ (lower triangle, in the scatter's place) and Σx in the columns' own order, over all
     // the orders' rows.
@@ -105,7 +116,7 @@ pub(crate) fn sparse_integer_moments<T: Real>(
         for (j, &r) in ranks[order_of(stretch[0])].iter().enumerate() {
             by_rank[r as usize] = j as u32;
         }
-        let ranked_shift: Vec<f64> = by_rank.iter().map(|&j| shift[j as usize]).collect();
+        let ranked_shift: Vec<f64> = by_rank.iter().map(|&j| block_shift[j as usize]).collect();
         let reached = corner(stretch);
         ranked
             .as_mut()
@@ -117,25 +128,34 @@ pub(crate) fn sparse_integer_moments<T: Real>(
             if a == 0 {
                 continue; // all-zero rows add nothing to the raw sums
             }
-            let dst = ws.block32.as_mut().submatrix_mut(0, 0, a + 1, rows.len());
-            gather_shifted(chunk, rows, &by_rank[..a], &ranked_shift[..a], dst, par);
-            let mut product = product.as_mut().submatrix_mut(0, 0, a + 1, a + 1);
-            lower_product(
-                product.as_mut(),
-                Accum::Replace,
-                ws.block32.as_ref().submatrix(0, 0, a + 1, rows.len()),
-                par,
-            );
-            let sums: Vec<f64> = (0..a).map(|t| f64::from(product[(a, t)])).collect();
             let r = rows.len() as f64;
-            add_raw_block(
-                ranked.as_mut().submatrix_mut(0, 0, a, a),
-                product.as_ref().submatrix(0, 0, a, a),
-                &sums,
-                &ranked_shift[..a],
-                r,
-                par,
-            );
+            let ranked = ranked.as_mut().submatrix_mut(0, 0, a, a);
+            let sums = match &mut bytes {
+                Some(bytes) => {
+                    bytes.add_block(chunk, rows, &by_rank[..a], &ranked_shift[..a], ranked, par)
+                }
+                None => {
+                    let dst = ws.block32.as_mut().submatrix_mut(0, 0, a + 1, rows.len());
+                    gather_shifted(chunk, rows, &by_rank[..a], &ranked_shift[..a], dst, par);
+                    let mut product = product.as_mut().submatrix_mut(0, 0, a + 1, a + 1);
+                    lower_product(
+                        product.as_mut(),
+                        Accum::Replace,
+                        ws.block32.as_ref().submatrix(0, 0, a + 1, rows.len()),
+                        par,
+                    );
+                    let sums: Vec<f64> = (0..a).map(|t| f64::from(product[(a, t)])).collect();
+                    add_raw_block(
+                        ranked,
+                        product.as_ref().submatrix(0, 0, a, a),
+                        &sums,
+                        &ranked_shift[..a],
+                        r,
+                        par,
+                    );
+                    sums
+                }
+            };
             for t in 0..a {
                 ranked_sums[t] += sums[t] + r * ranked_shift[t];
             }
@@ -741,11 +761,29 @@ mod tests {
 
     #[test]
     fn ordered_blocks_give_the_integer_paths_exact_sums() {
-        // Pixels (blocks of 1,024 rows); signed values (blocks of 512); ragged last blocks.
-        let pixels = sparse_integers(9000, 70, 0, 255, 1);
-        same_bits_as_the_integer_path::<f32>(&pixels);
-        same_bits_as_the_integer_path::<f64>(&pixels);
-        same_bits_as_the_integer_path::<f64>(&sparse_integers(8300, 33, -60, 200, 2));
+        // Where every feature's values fit a byte, the blocks' products are taken in bytes
+        // (blocks of 2,048 rows) if this machine has an exact integer product; else in f32
+        // (blocks of 1,024 rows for 256 values, of 512 for 257 or 261). Ragged last blocks.
+        let bytes = crate::byte_products::tests::bytes_available();
+        for (lo, hi, n, d, in_bytes) in [
+            (0, 255, 9000, 70, bytes),
+            (-128, 127, 8200, 41, bytes),
+            (-60, 200, 8300, 33, false),
+            (-128, 128, 8250, 20, false),
+        ] {
+            let mut x = sparse_integers(n, d, lo, hi, 2);
+            // One feature spans the whole range.
+            (x[(0, 3)], x[(1, 3)]) = (f64::from(lo), f64::from(hi));
+            let range = IntegerRange::scan(x.as_ref(), Par::Seq).expect("integers");
+            let widest = (0..d)
+                .map(|j| range.hi[j] - range.lo[j])
+                .fold(0.0, f64::max);
+            assert_eq!(widest, f64::from(hi - lo));
+            let takes_bytes = ByteBlocks::<f64>::for_range(&range.lo, &range.hi).is_some();
+            assert_eq!(takes_bytes, in_bytes, "{lo}..={hi}");
+            same_bits_as_the_integer_path::<f32>(&x);
+            same_bits_as_the_integer_path::<f64>(&x);
+        }
     }
 
     #[test]
