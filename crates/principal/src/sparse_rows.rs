@@ -33,8 +33,10 @@ use crate::Real;
 
 /// Fewest rows for which ordering them is worth a pass.
 const MIN_ROWS: usize = 8192;
-/// Rows sampled to learn the column orders.
-const SAMPLE_ROWS: usize = 2048;
+/// Rows sampled to learn the column orders. On Fashion-MNIST (blocks of 2,048 rows) the orders
+/// learnt from 1,024 leave 0.591 of the dense products; from 2,048, 0.587 for 6.5 ms more of
+/// learning (a third of it); from 512, 0.611.
+const SAMPLE_ROWS: usize = 1024;
 /// Column orders the rows choose from (the learning starts by splitting the rows in two).
 const ORDERS: usize = 2;
 /// Rounds of learning the orders (on Fashion-MNIST the 8th is within 0.3% of the best).
