@@ -16,7 +16,8 @@
 //! pixels that the others rank last. So up to [`ORDERS`] orders are learnt from a sample, as
 //! k-means learns centres (each row joins the order in which its reach is least; each order
 //! ranks the columns by how often its rows are non-zero there), and every row is taken in its
-//! best order: 0.575 of the dense products on Fashion-MNIST.
+//! best order: 0.575 of the dense products on Fashion-MNIST (0.591 in the byte path's blocks of
+//! 2,048 rows).
 //!
 //! The raw cross-products `Σ x xᵀ` are accumulated (exact integers) per order, added up in the
 //! columns' own order, and converted at the end to the shifted sums of the integer path;
