@@ -46,7 +46,7 @@ pub(crate) struct ByteBlocks<T> {
     u: Vec<u8>,
     /// `y` of a block, `a × r` by rows.
     y: Vec<i8>,
-    /// The product `G`, `(a + 1) × a`, row-major.
+    /// The product `G`, `(a + 1) × a`, row-major (a block's corner `a` at most `D`).
     product: Vec<i32>,
 }
 
@@ -75,7 +75,7 @@ impl<T: Real> ByteBlocks<T> {
             shift_as_data,
             u: vec![0; (d + 1) * BLOCK_ROWS],
             y: vec![0; (d + 1) * BLOCK_ROWS],
-            product: vec![0; (d + 1) * d],
+            product: Vec::new(),
         })
     }
 
@@ -116,6 +116,10 @@ impl<T: Real> ByteBlocks<T> {
         let lhs = NdTensorView::from_data([a + 1, r], &*u);
         let rhs = NdTensorView::from_data_with_strides([r, a], &*y, [1, r])
             .expect("the block holds a features of r bytes");
+        // Grown to the largest corner the blocks reach (at most (D + 1)·D, as the f32 path's).
+        if self.product.len() < (a + 1) * a {
+            self.product.resize((a + 1) * a, 0);
+        }
         let product = &mut self.product[..(a + 1) * a];
         self.gemm
             .gemm(
