@@ -18,7 +18,7 @@ use faer::{MatMut, MatRef, Par};
 use rten_gemm::{GemmExecutor, GemmInputA, GemmInputB, GemmOptions};
 use rten_tensor::NdTensorView;
 
-use crate::crossprod::{join, IntegerRange, RankTwoUpdate, Workspace};
+use crate::crossprod::{centre_shifted_sums, join, IntegerRange, RankTwoUpdate, Workspace};
 use crate::real::Real;
 
 /// Rows per block: far below the 65,793 at which an `i32` sum could overflow. Measured on
@@ -36,13 +36,10 @@ fn executor() -> Option<GemmExecutor<u8, i8, i32>> {
     (!gemm.may_saturate()).then_some(gemm)
 }
 
-/// Buffers for the byte blocks of one chunk and their products.
-pub(crate) struct ByteBlocks<T> {
-    gemm: GemmExecutor<u8, i8, i32>,
-    /// Each feature's shift `c` (its least value + 128), in the features' own order.
-    shift: Vec<f64>,
-    /// The same in the data's type (exact).
-    shift_as_data: Vec<T>,
+/// A block's bytes and product, kept in the [`Workspace`] from chunk to chunk (fresh buffers
+/// for every piece of a streamed fit would cost page faults each time). Grown as needed.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ByteBuffers {
     /// `u` of a block, `(a + 1) × r` by rows: a row per feature, then a row of ones.
     u: Vec<u8>,
     /// `y` of a block, `a × r` by rows.
@@ -51,11 +48,21 @@ pub(crate) struct ByteBlocks<T> {
     product: Vec<i32>,
 }
 
-impl<T: Real> ByteBlocks<T> {
-    /// Buffers for `d` features with least values `lo` and greatest `hi`, or `None` when a
-    /// feature spans more than 256 values, a shift is not exact in `T` (f32 data beyond 2²⁴),
-    /// or no exact integer product is available here.
-    pub(crate) fn for_range(lo: &[f64], hi: &[f64]) -> Option<Self> {
+/// The byte blocks of one chunk: their shift, and the product that takes them.
+pub(crate) struct ByteBlocks<'w, T> {
+    gemm: GemmExecutor<u8, i8, i32>,
+    /// Each feature's shift `c` (its least value + 128), in the features' own order.
+    shift: Vec<f64>,
+    /// The same in the data's type (exact).
+    shift_as_data: Vec<T>,
+    buffers: &'w mut ByteBuffers,
+}
+
+impl<'w, T: Real> ByteBlocks<'w, T> {
+    /// Blocks of `d` features with least values `lo` and greatest `hi`, in `buffers`, or `None`
+    /// when a feature spans more than 256 values, a shift is not exact in `T` (f32 data beyond
+    /// 2²⁴), or no exact integer product is available here.
+    pub(crate) fn for_range(lo: &[f64], hi: &[f64], buffers: &'w mut ByteBuffers) -> Option<Self> {
         if lo.iter().zip(hi).any(|(l, h)| h - l > BYTE_SPAN) {
             return None;
         }
@@ -69,14 +76,11 @@ impl<T: Real> ByteBlocks<T> {
             return None;
         }
         let gemm = executor()?;
-        let d = lo.len();
         Some(ByteBlocks {
             gemm,
             shift,
             shift_as_data,
-            u: vec![0; (d + 1) * BLOCK_ROWS],
-            y: vec![0; (d + 1) * BLOCK_ROWS],
-            product: Vec::new(),
+            buffers,
         })
     }
 
@@ -101,7 +105,12 @@ impl<T: Real> ByteBlocks<T> {
     ) -> Vec<f64> {
         let (a, r) = (columns.len(), rows.len());
         assert!(r <= BLOCK_ROWS && a <= x.ncols() && raw.nrows() == a);
-        let (u, y) = (&mut self.u[..(a + 1) * r], &mut self.y[..a * r]);
+        let ByteBuffers { u, y, product } = &mut *self.buffers;
+        // Grown to the largest block and corner met (a corner at most D, as the f32 path's).
+        grow(u, (a + 1) * r);
+        grow(y, a * r);
+        grow(product, (a + 1) * a);
+        let (u, y) = (&mut u[..(a + 1) * r], &mut y[..a * r]);
         // Feature-major, each feature's values over the block's rows contiguous: the layout
         // the integer kernels pack fastest (they interleave four consecutive rows).
         let (u_features, ones) = u.split_at_mut(a * r);
@@ -118,11 +127,7 @@ impl<T: Real> ByteBlocks<T> {
         let lhs = NdTensorView::from_data([a + 1, r], &*u);
         let rhs = NdTensorView::from_data_with_strides([r, a], &*y, [1, r])
             .expect("the block holds a features of r bytes");
-        // Grown to the largest corner the blocks reach (at most (D + 1)·D, as the f32 path's).
-        if self.product.len() < (a + 1) * a {
-            self.product.resize((a + 1) * a, 0);
-        }
-        let product = &mut self.product[..(a + 1) * a];
+        let product = &mut product[..(a + 1) * a];
         self.gemm
             .gemm(
                 product,
@@ -134,6 +139,13 @@ impl<T: Real> ByteBlocks<T> {
         let sums: Vec<f64> = product[a * a..].iter().map(|&s| f64::from(s)).collect();
         add_raw_block(raw, product, &sums, e, r as f64, par);
         sums
+    }
+}
+
+/// Makes `buffer` at least `len` long (new elements 0).
+fn grow<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) {
+    if buffer.len() < len {
+        buffer.resize(len, E::default());
     }
 }
 
@@ -158,7 +170,7 @@ pub(crate) fn byte_moments<T: Real>(
     {
         return None;
     }
-    let mut bytes = ByteBlocks::<T>::for_range(&range.lo, &range.hi)?;
+    let mut bytes = ByteBlocks::<T>::for_range(&range.lo, &range.hi, &mut ws.bytes)?;
     let (midpoint, _) = range.midpoint_shift();
     // Blocks hold `y = x − c`; adding with `c − m` for the shift gives `Σzzᵀ`, `z = y + c − m`.
     let delta: Vec<f64> = bytes
@@ -177,19 +189,12 @@ pub(crate) fn byte_moments<T: Real>(
             *sum += s + r * dc;
         }
     }
-    let nf = n as f64;
-    for j in 0..d {
-        for i in j..d {
-            ws.scatter[(i, j)] -= sums[i] * sums[j] / nf;
-        }
-    }
-    Some(
-        midpoint
-            .iter()
-            .zip(&sums)
-            .map(|(m, s)| m + s / nf)
-            .collect(),
-    )
+    Some(centre_shifted_sums(
+        ws.scatter.as_mut(),
+        &sums,
+        &midpoint,
+        n,
+    ))
 }
 
 /// Writes `y = x[rows[k], columns[t]] − shift[columns[t]]` as `i8` into `y[t][k]` and
@@ -345,7 +350,8 @@ pub(crate) mod tests {
             let x = stored.transpose();
             let lo_of = vec![f64::from(lo); d];
             let hi_of = vec![f64::from(lo + 255); d];
-            let Some(mut bytes) = ByteBlocks::<T>::for_range(&lo_of, &hi_of) else {
+            let mut buffers = ByteBuffers::default();
+            let Some(mut bytes) = ByteBlocks::<T>::for_range(&lo_of, &hi_of, &mut buffers) else {
                 assert!(!bytes_available());
                 return;
             };
@@ -448,11 +454,13 @@ pub(crate) mod tests {
             return;
         }
         let (lo, hi) = (vec![-128.0, 0.0], vec![127.0, 255.0]);
-        assert!(ByteBlocks::<f32>::for_range(&lo, &hi).is_some());
-        assert!(ByteBlocks::<f32>::for_range(&lo, &[127.0, 256.0]).is_none());
+        let buffers = &mut ByteBuffers::default();
+        assert!(ByteBlocks::<f32>::for_range(&lo, &hi, buffers).is_some());
+        assert!(ByteBlocks::<f32>::for_range(&lo, &[127.0, 256.0], buffers).is_none());
         // 2²⁴ + 1 + 128 is not an f32: beyond 2²⁴, f32 integers are 2 apart.
         let beyond = 16_777_217.0;
-        assert!(ByteBlocks::<f32>::for_range(&[0.0, beyond], &[255.0, beyond + 1.0]).is_none());
-        assert!(ByteBlocks::<f64>::for_range(&[0.0, beyond], &[255.0, beyond + 1.0]).is_some());
+        let (lo, hi) = ([0.0, beyond], [255.0, beyond + 1.0]);
+        assert!(ByteBlocks::<f32>::for_range(&lo, &hi, buffers).is_none());
+        assert!(ByteBlocks::<f64>::for_range(&lo, &hi, buffers).is_some());
     }
 }

@@ -78,6 +78,8 @@ pub(crate) struct Workspace {
     pub(crate) partial: Mat<f32>,
     pub(crate) block32: Mat<f32>,
     block64: Mat<f64>,
+    /// Blocks of bytes and their products (see `byte_products`).
+    pub(crate) bytes: crate::byte_products::ByteBuffers,
     /// Threads for the passes and products of one piece.
     pub par: Par,
 }
@@ -89,6 +91,7 @@ impl Default for Workspace {
             partial: Mat::new(),
             block32: Mat::new(),
             block64: Mat::new(),
+            bytes: Default::default(),
             par: Par::rayon(0),
         }
     }
@@ -754,14 +757,25 @@ pub(crate) fn integer_moments<T: Real>(
         add_lower(raw.as_mut(), partial.as_ref().submatrix(0, 0, d, d), par);
         start += rows;
     }
+    centre_shifted_sums(raw.as_mut(), &sums, shift, n)
+}
+
+/// The integer paths' one rounding: from the exact sums `Σzzᵀ` (lower triangle of `raw`) and
+/// `Σz` of `z = x − shift` over `n` rows, `raw −= Σz Σzᵀ / n`; returns the mean
+/// `shift + Σz / n`. Every exact path ends here, so all give the same bits.
+pub(crate) fn centre_shifted_sums(
+    mut raw: MatMut<'_, f64>,
+    sums: &[f64],
+    shift: &[f64],
+    n: usize,
+) -> Vec<f64> {
     let nf = n as f64;
-    let mean: Vec<f64> = sums.iter().zip(shift).map(|(s, sh)| sh + s / nf).collect();
-    for j in 0..d {
-        for i in j..d {
+    for j in 0..sums.len() {
+        for i in j..sums.len() {
             raw[(i, j)] -= sums[i] * sums[j] / nf;
         }
     }
-    mean
+    sums.iter().zip(shift).map(|(s, sh)| sh + s / nf).collect()
 }
 
 #[cfg(test)]

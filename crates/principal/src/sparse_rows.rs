@@ -27,8 +27,8 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use crate::byte_products::{ByteBlocks, BLOCK_ROWS as BYTE_BLOCK_ROWS};
 use crate::crossprod::{
-    ensure_block, for_lower_columns, integer_block_rows, is_integer, join, lower_product,
-    IntegerRange, RankTwoUpdate, Workspace,
+    centre_shifted_sums, ensure_block, for_lower_columns, integer_block_rows, is_integer, join,
+    lower_product, IntegerRange, RankTwoUpdate, Workspace,
 };
 use crate::Real;
 
@@ -66,7 +66,8 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     // The integer path's shift (for the final rounding, the same as that path's); the blocks'
     // products in bytes where every feature fits one, else in f32.
     let (shift, magnitude) = range.midpoint_shift();
-    let mut bytes = ByteBlocks::for_range(&range.lo, &range.hi);
+    ws.prepare(d);
+    let mut bytes = ByteBlocks::for_range(&range.lo, &range.hi, &mut ws.bytes);
     let (block, block_shift) = match &bytes {
         Some(bytes) => (BYTE_BLOCK_ROWS, bytes.shift().to_vec()),
         None => (integer_block_rows(magnitude)?, shift.clone()),
@@ -99,7 +100,6 @@ pub(crate) fn sparse_integer_moments<T: Real>(
         return None;
     }
 
-    ws.prepare(d);
     // One more row than columns: a row of ones, whose products with the others are the
     // block's sums (exact: at most m·block < 2²⁴), so they need no pass of their own.
     if bytes.is_none() {
@@ -181,12 +181,10 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     let sums: Vec<f64> = (0..d).map(|j| raw_sums[j] - nf * c[j]).collect();
     for j in 0..d {
         for i in j..d {
-            let yy = raw[(i, j)] - raw_sums[i] * c[j] - c[i] * raw_sums[j] + nf * c[i] * c[j];
-            raw[(i, j)] = yy - sums[i] * sums[j] / nf;
+            raw[(i, j)] = raw[(i, j)] - raw_sums[i] * c[j] - c[i] * raw_sums[j] + nf * c[i] * c[j];
         }
     }
-    let mean = (0..d).map(|j| c[j] + sums[j] / nf).collect();
-    Some(mean)
+    Some(centre_shifted_sums(raw.as_mut(), &sums, c, n))
 }
 
 /// Which values are non-zero in a sample of rows (every `n / SAMPLE_ROWS`-th): per row, 1 or 0
@@ -782,7 +780,8 @@ mod tests {
                 .map(|j| range.hi[j] - range.lo[j])
                 .fold(0.0, f64::max);
             assert_eq!(widest, f64::from(hi - lo));
-            let takes_bytes = ByteBlocks::<f64>::for_range(&range.lo, &range.hi).is_some();
+            let buffers = &mut crate::byte_products::ByteBuffers::default();
+            let takes_bytes = ByteBlocks::<f64>::for_range(&range.lo, &range.hi, buffers).is_some();
             assert_eq!(takes_bytes, in_bytes, "{lo}..={hi}");
             same_bits_as_the_integer_path::<f32>(&x);
             same_bits_as_the_integer_path::<f64>(&x);
