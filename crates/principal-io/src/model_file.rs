@@ -1,8 +1,8 @@
 //! Model files: safetensors, so that Python reads them with `safetensors.numpy.load_file` and
 //! no code of ours.
 //!
-//! Tensors (F64, little-endian, row-major): `mean` [D], `components` [M, D],
-//! `explained_variance`, `explained_variance_ratio`, `singular_values` [M], and `scale` [D]
+//! Tensors (F64, little-endian, row-major): `mean` `[D]`, `components` `[M, D]`,
+//! `explained_variance`, `explained_variance_ratio`, `singular_values` `[M]`, and `scale` `[D]`
 //! only when the model standardises. Metadata (strings): `format` = `principal-pca`,
 //! `format_version`, `n_samples`, `n_features`, `n_components`, `ddof`, `standardize`,
 //! `solver`, `noise_variance`, `total_variance` (printed with `{}`, which round-trips exactly),

@@ -63,7 +63,7 @@ impl std::fmt::Debug for ChunkReader {
 
 impl ChunkReader {
     /// Opens every shard and checks that they agree. Directories and glob patterns among
-    /// `paths` are expanded first ([`expand_inputs`](crate::expand_inputs)).
+    /// `paths` are expanded first ([`expand_inputs`]).
     pub fn open(paths: &[PathBuf], options: &ReadOptions) -> Result<ChunkReader> {
         let paths = expand_inputs(paths)?;
         let Some(first_path) = paths.first() else {
