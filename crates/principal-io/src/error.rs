@@ -186,8 +186,12 @@ pub enum IoError {
     #[error("{} is not a principal model file ({detail})", path.display())]
     NotAModel { path: PathBuf, detail: String },
     /// A model file written by a newer (or older) incompatible principal.
-    #[error("model file {} has format version {found}; this principal reads version {}", path.display(), crate::MODEL_FORMAT_VERSION)]
-    ModelVersion { path: PathBuf, found: String },
+    #[error("model file {} has format version {found}; this principal reads version {supported}", path.display())]
+    ModelVersion {
+        path: PathBuf,
+        found: String,
+        supported: u32,
+    },
     /// A model file whose parts do not make a consistent model.
     #[error("model file {}: {source}", path.display())]
     InvalidModel { path: PathBuf, source: PcaError },

@@ -1,9 +1,9 @@
 //! Model files: safetensors, so that Python reads them with `safetensors.numpy.load_file` and
 //! no code of ours.
 //!
-//! Tensors (F64, little-endian, row-major): `mean` [D], `components` [M, D],
-//! `explained_variance`, `explained_variance_ratio`, `singular_values` [M], and `scale` [D]
-//! only when the model standardizes. Metadata (strings): `format` = `principal-pca`,
+//! Tensors (F64, little-endian, row-major): `mean` `[D]`, `components` `[M, D]`,
+//! `explained_variance`, `explained_variance_ratio`, `singular_values` `[M]`, and `scale` `[D]`
+//! only when the model standardises. Metadata (strings): `format` = `principal-pca`,
 //! `format_version`, `n_samples`, `n_features`, `n_components`, `ddof`, `standardize`,
 //! `solver`, `noise_variance`, `total_variance` (printed with `{}`, which round-trips exactly),
 //! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given),
@@ -19,7 +19,8 @@ use faer::Mat;
 use principal::{IterationReport, ModelParts, PcaModel, Solver};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
-use crate::{IoError, Result};
+use crate::error::{IoError, Result};
+use crate::write::write_atomically;
 
 /// The version of the model file layout this crate writes and reads.
 pub const MODEL_FORMAT_VERSION: u32 = 1;
@@ -117,7 +118,7 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
         source: std::io::Error::other(e.to_string()),
     })?;
     let bytes = canonical_header(bytes);
-    crate::write_atomically(path, |w| w.write_all(&bytes))
+    write_atomically(path, |w| w.write_all(&bytes))
 }
 
 /// The same file with its JSON header's keys sorted (the metadata is a hash map, so its order
@@ -179,6 +180,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         return Err(IoError::ModelVersion {
             path: path.to_owned(),
             found: version.clone(),
+            supported: MODEL_FORMAT_VERSION,
         });
     }
     let tensors =

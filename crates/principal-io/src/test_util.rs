@@ -39,6 +39,24 @@ pub(crate) fn npy(descr: &str, fortran: bool, shape: &[usize], data: &[u8]) -> V
     out
 }
 
+/// An NPY file of `rows` × `cols` f64 counting up from `start` in row-major order, stored in
+/// C or Fortran order.
+pub(crate) fn f64_npy(rows: usize, cols: usize, fortran: bool, start: f64) -> Vec<u8> {
+    let value = |i: usize, j: usize| start + (i * cols + j) as f64;
+    let data: Vec<u8> = if fortran {
+        (0..cols)
+            .flat_map(|j| (0..rows).map(move |i| value(i, j)))
+            .flat_map(f64::to_le_bytes)
+            .collect()
+    } else {
+        (0..rows)
+            .flat_map(|i| (0..cols).map(move |j| value(i, j)))
+            .flat_map(f64::to_le_bytes)
+            .collect()
+    };
+    npy("<f8", fortran, &[rows, cols], &data)
+}
+
 /// An IDX file of type `code` with the given dimensions and raw (big-endian) element bytes.
 pub(crate) fn idx(code: u8, dims: &[u32], data: &[u8]) -> Vec<u8> {
     let mut out = vec![0, 0, code, dims.len() as u8];

@@ -16,7 +16,8 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
-use crate::{npy, IoError, Result};
+use crate::error::{IoError, Result};
+use crate::format::npy;
 
 /// The extensions [`write_matrix`] knows.
 const MATRIX_EXTENSIONS: &str = ".npy, .csv, .tsv, .parquet, .pq";

@@ -3,7 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::{IoError, Result};
+use crate::error::{IoError, Result};
 
 /// The data extensions a directory's files are picked by (also with `.gz` after them), for
 /// messages.

@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use ::csv::{ByteRecord, Reader, ReaderBuilder, Trim};
 
-use crate::source::{column_label, resolve_columns, RowBuf};
-use crate::{HeaderMode, IoError, ReadOptions, Result};
+use crate::error::{IoError, Result};
+use crate::read::columns::{column_label, resolve_columns, shell_word};
+use crate::read::options::{HeaderMode, ReadOptions};
+use crate::read::rows::RowBuf;
 
 /// A text file being read: header handled, columns resolved, rows streamed.
 pub(crate) struct CsvSource {
@@ -171,19 +173,6 @@ impl CsvSource {
             value: String::from_utf8_lossy(&self.record[j]).into_owned(),
             hint,
         }
-    }
-}
-
-/// `name` quoted for a POSIX shell when it needs it.
-pub(crate) fn shell_word(name: &str) -> String {
-    let plain = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_-.,:/+@%".contains(&b));
-    if plain {
-        name.to_owned()
-    } else {
-        format!("'{}'", name.replace('\'', r"'\''"))
     }
 }
 

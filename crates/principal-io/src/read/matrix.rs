@@ -1,14 +1,67 @@
-//! [`RowMajorMat`]: a matrix that owns its elements in one row-major `Vec`, the layout the
-//! readers decode into, so that data read whole is held once, with no transpose.
+//! The data as read: [`Matrix`], f32 or f64, over [`RowMajorMat`], a matrix that owns its
+//! elements in one row-major `Vec`, the layout the readers decode into, so that data read whole
+//! is held once, with no transpose.
 
 use std::ops::Index;
 
 use faer::MatRef;
 
+/// Data as read: f32 where the source is f32 or small integers (u8/i8/u16/i16: exact in f32),
+/// else f64. Text formats always give f64.
+///
+/// The elements are held row-major, as they were decoded (no transpose after reading); use
+/// [`RowMajorMat::as_ref`] for a faer view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Matrix {
+    /// From f32, u8, i8, u16 or i16 sources.
+    F32(RowMajorMat<f32>),
+    /// From text, f64 and wider integer sources.
+    F64(RowMajorMat<f64>),
+}
+
+impl Matrix {
+    /// Number of rows (samples).
+    pub fn nrows(&self) -> usize {
+        match self {
+            Matrix::F32(m) => m.nrows(),
+            Matrix::F64(m) => m.nrows(),
+        }
+    }
+
+    /// Number of columns (features).
+    pub fn ncols(&self) -> usize {
+        match self {
+            Matrix::F32(m) => m.ncols(),
+            Matrix::F64(m) => m.ncols(),
+        }
+    }
+
+    /// A copy in f64 (exact: every f32 is an f64).
+    pub fn to_f64(&self) -> RowMajorMat<f64> {
+        match self {
+            Matrix::F32(m) => m.map(|&x| f64::from(x)),
+            Matrix::F64(m) => m.clone(),
+        }
+    }
+
+    /// The data in f64, without a copy when it already is.
+    pub fn into_f64(self) -> RowMajorMat<f64> {
+        match self {
+            Matrix::F64(m) => m,
+            f32 => f32.to_f64(),
+        }
+    }
+
+    /// Whether the elements are f32.
+    pub fn is_f32(&self) -> bool {
+        matches!(self, Matrix::F32(_))
+    }
+}
+
 /// An owned `nrows × ncols` matrix stored row by row in one `Vec`: element `(i, j)` is at
 /// `i * ncols + j`.
 ///
-/// This is how [`Matrix`](crate::Matrix) holds data as read. [`RowMajorMat::as_ref`] views it
+/// This is how [`Matrix`] holds data as read. [`RowMajorMat::as_ref`] views it
 /// as a faer [`MatRef`] (column stride 1, row stride `ncols`) for the fit, transform and write
 /// functions, which accept any layout.
 #[derive(Clone, Debug, PartialEq)]
@@ -106,6 +159,25 @@ mod tests {
     use faer::Mat;
 
     use super::*;
+
+    #[test]
+    fn matrix_converts_to_f64() {
+        let m = Matrix::F32(RowMajorMat::from_mat_ref(
+            Mat::from_fn(2, 3, |i, j| (i * 3 + j) as f32 + 0.5).as_ref(),
+        ));
+        assert_eq!((m.nrows(), m.ncols()), (2, 3));
+        assert_eq!(m.to_f64()[(1, 2)], 5.5);
+        assert_eq!(m.to_f64().as_slice(), [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
+        assert!(m.is_f32());
+        assert_eq!(m.clone().into_f64(), m.to_f64());
+        let f64 = Matrix::F64(m.to_f64());
+        assert!(!f64.is_f32());
+        let Matrix::F64(inner) = &f64 else {
+            unreachable!()
+        };
+        let at = inner.as_slice().as_ptr();
+        assert_eq!(f64.into_f64().as_slice().as_ptr(), at, "moved, not copied");
+    }
 
     #[test]
     fn views_are_row_major_and_match_the_source() {

@@ -4,12 +4,14 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
-use crate::source::{open, read_full, resolve_columns, Format, Opened};
-use crate::{IoError, ReadOptions, Result};
+use crate::error::{IoError, Result};
+use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
+use crate::read::columns::resolve_columns;
+use crate::read::open::{open, read_full, Format, Opened};
+use crate::read::options::ReadOptions;
 
 /// The element type of an IDX type code.
-pub(crate) fn elem_of(code: u8) -> Option<Elem> {
+fn elem_of(code: u8) -> Option<Elem> {
     Some(match code {
         0x08 => Elem::U8,
         0x09 => Elem::I8,
@@ -141,6 +143,7 @@ mod tests {
     use tempfile::TempDir;
 
     use super::*;
+    use crate::read::open::IDX_TYPE_CODES;
     use crate::test_util::*;
     use crate::{ChunkReader, Matrix};
 
@@ -159,6 +162,17 @@ mod tests {
         (0..3)
             .map(|k| (0..4).map(|p| f64::from(10 * k + p)).collect())
             .collect()
+    }
+
+    #[test]
+    fn the_type_codes_detection_accepts_are_the_ones_read() {
+        for code in 0..=u8::MAX {
+            assert_eq!(
+                elem_of(code).is_some(),
+                IDX_TYPE_CODES.contains(&code),
+                "type code {code:#04x}"
+            );
+        }
     }
 
     #[test]

@@ -4,8 +4,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::source::{read_full, RowBuf};
-use crate::{IoError, Result};
+use crate::error::{IoError, Result};
+use crate::read::open::read_full;
+use crate::read::rows::RowBuf;
 
 /// Element types of NPY and IDX arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -491,9 +492,10 @@ mod tests {
     use tempfile::TempDir;
 
     use super::*;
-    use crate::source::{open, Format};
+    use crate::format::{idx, npy};
+    use crate::read::open::{open, Format};
     use crate::test_util::*;
-    use crate::{idx, npy, ColumnSelector, ReadOptions};
+    use crate::{ColumnSelector, ReadOptions};
 
     /// `values` as the raw elements of NPY type `descr` (`<` little-, `>` big-endian, `|` bytes).
     fn encode(descr: &str, values: &[f64]) -> Vec<u8> {

@@ -1,26 +1,26 @@
 //! Parquet and Arrow IPC files: numeric columns, or one list column of embeddings (one row per
 //! list), streamed a record batch at a time (Parquet: pages of a row group; Arrow: one IPC
 //! batch), so a file is never held in memory whole.
+//!
+//! What the two formats share is here: the selection resolved against a schema and
+//! [`ColumnarSource`], which streams record batches into rows. `parquet` and `arrow` open their
+//! files; `copy` moves the values of Arrow arrays into rows, checking them.
 
-use std::fs::File;
-use std::io::{BufReader, Read};
+pub(crate) mod arrow;
+mod copy;
+pub(crate) mod parquet;
+
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type,
-    UInt32Type, UInt64Type, UInt8Type,
-};
-use arrow_array::{Array, GenericListArray, OffsetSizeTrait, RecordBatch};
-use arrow_ipc::reader::{FileReader, StreamReader};
+use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, DataType, Schema};
-use half::f16;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
 
-use crate::csv::shell_word;
-use crate::source::{resolve_columns, RowBuf};
-use crate::{ColumnSelector, IoError, ReadOptions, Result};
+use crate::error::{IoError, Result};
+use crate::format::columnar::copy::{copy_columns, copy_list, list_row_len, Rows};
+use crate::read::columns::{resolve_columns, shell_word};
+use crate::read::options::{ColumnSelector, ReadOptions};
+use crate::read::rows::RowBuf;
 
 /// Values per record batch: big enough to amortise the per-batch work, small enough that a
 /// batch (8 MiB of f64) is nothing next to a chunk.
@@ -239,92 +239,6 @@ impl Selected {
     }
 }
 
-/// Opens a Parquet file: reads its footer, resolves the selection, and reads only the selected
-/// columns.
-pub(crate) fn open_parquet(path: &Path, options: &ReadOptions) -> Result<ColumnarSource> {
-    let open_err = |source| IoError::Open {
-        path: path.to_owned(),
-        source,
-    };
-    let file = File::open(path).map_err(open_err)?;
-    let file_len = file.metadata().map_err(open_err)?.len();
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| format_error(path, format!("not a readable Parquet file: {e}")))?;
-    let selected = select(path, builder.schema(), options)?;
-    let num_rows = builder.metadata().file_metadata().num_rows();
-    let n_rows = usize::try_from(num_rows)
-        .map_err(|_| format_error(path, format!("the footer gives {num_rows} rows")))?;
-    if n_rows == 0 {
-        return Err(IoError::NoData {
-            path: path.to_owned(),
-            detail: " (the Parquet file has 0 rows)",
-        });
-    }
-    // The row count sizes `read_all`'s allocation: trusted only when it is plausible for the
-    // file's size, so that a corrupt footer gives an error rather than a huge allocation.
-    let size_checked = selected.width.is_some_and(|w| {
-        (n_rows as u64).saturating_mul(w as u64).saturating_mul(8)
-            <= file_len.saturating_mul(64).max(1 << 30)
-    });
-    let mask = ProjectionMask::roots(builder.parquet_schema(), selected.roots.iter().copied());
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(batch_rows(selected.width))
-        .build()
-        .map_err(|e| format_error(path, format!("not a readable Parquet file: {e}")))?;
-    ColumnarSource::new(
-        path,
-        "Parquet",
-        Box::new(reader),
-        selected.projected(),
-        Some(n_rows),
-        size_checked,
-    )
-}
-
-/// Opens an Arrow IPC file (Feather v2): the footer, then only the selected columns.
-pub(crate) fn open_arrow_file(path: &Path, options: &ReadOptions) -> Result<ColumnarSource> {
-    let open = || {
-        File::open(path).map_err(|source| IoError::Open {
-            path: path.to_owned(),
-            source,
-        })
-    };
-    let bad = |e| format_error(path, format!("not a readable Arrow IPC file: {e}"));
-    let probe = FileReader::try_new_buffered(open()?, None).map_err(bad)?;
-    let selected = select(path, &probe.schema(), options)?;
-    if probe.num_batches() == 0 {
-        return Err(IoError::NoData {
-            path: path.to_owned(),
-            detail: " (the Arrow file has no record batches)",
-        });
-    }
-    drop(probe);
-    let reader =
-        FileReader::try_new_buffered(open()?, Some(selected.roots.clone())).map_err(bad)?;
-    ColumnarSource::new(
-        path,
-        "Arrow",
-        Box::new(reader),
-        selected.projected(),
-        None,
-        false,
-    )
-}
-
-/// Opens an Arrow IPC stream (`.arrows`; also what some tools write as `.arrow`). The schema
-/// comes first; every column is decoded, as the projection is known only after it.
-pub(crate) fn open_arrow_stream(
-    path: &Path,
-    stream: Box<dyn Read + Send>,
-    options: &ReadOptions,
-) -> Result<ColumnarSource> {
-    let reader = StreamReader::try_new(BufReader::new(stream), None)
-        .map_err(|e| format_error(path, format!("not a readable Arrow IPC stream: {e}")))?;
-    let selected = select(path, &reader.schema(), options)?;
-    ColumnarSource::new(path, "Arrow", Box::new(reader), selected, None, false)
-}
-
 impl ColumnarSource {
     fn new(
         path: &Path,
@@ -497,349 +411,6 @@ impl ColumnarSource {
     }
 }
 
-/// The rows of a batch being copied, for messages.
-struct Rows<'a> {
-    path: &'a Path,
-    /// The file row of `offset`.
-    first_row: u64,
-    offset: usize,
-    len: usize,
-}
-
-impl Rows<'_> {
-    fn error(&self, i: usize, column: &str, detail: String) -> IoError {
-        IoError::BadValue {
-            path: self.path.to_owned(),
-            row: self.first_row + i as u64,
-            column: column.to_owned(),
-            detail,
-        }
-    }
-}
-
-/// The length of list `i`, `None` when the list is null.
-fn list_row_len<O: OffsetSizeTrait>(l: &GenericListArray<O>, i: usize) -> Option<usize> {
-    (!l.is_null(i)).then(|| l.value_length(i).as_usize())
-}
-
-/// The first null of `a` in `start..start + len`, relative to `start`.
-fn first_null(a: &dyn Array, start: usize, len: usize) -> Option<usize> {
-    if a.null_count() == 0 {
-        return None;
-    }
-    (0..len).find(|&i| a.is_null(start + i))
-}
-
-/// A numeric array's values.
-enum Typed<'a> {
-    I8(&'a [i8]),
-    I16(&'a [i16]),
-    I32(&'a [i32]),
-    I64(&'a [i64]),
-    U8(&'a [u8]),
-    U16(&'a [u16]),
-    U32(&'a [u32]),
-    U64(&'a [u64]),
-    F16(&'a [f16]),
-    F32(&'a [f32]),
-    F64(&'a [f64]),
-}
-
-/// Runs `$body` with `$s` bound to the values' slice, whatever their type.
-macro_rules! with_values {
-    ($typed:expr, $s:ident => $body:expr) => {
-        match $typed {
-            Typed::I8($s) => $body,
-            Typed::I16($s) => $body,
-            Typed::I32($s) => $body,
-            Typed::I64($s) => $body,
-            Typed::U8($s) => $body,
-            Typed::U16($s) => $body,
-            Typed::U32($s) => $body,
-            Typed::U64($s) => $body,
-            Typed::F16($s) => $body,
-            Typed::F32($s) => $body,
-            Typed::F64($s) => $body,
-        }
-    };
-}
-
-/// The values of a numeric array (checked by `select`), offset applied.
-fn typed(a: &dyn Array) -> Typed<'_> {
-    match a.data_type() {
-        DataType::Int8 => Typed::I8(a.as_primitive::<Int8Type>().values()),
-        DataType::Int16 => Typed::I16(a.as_primitive::<Int16Type>().values()),
-        DataType::Int32 => Typed::I32(a.as_primitive::<Int32Type>().values()),
-        DataType::Int64 => Typed::I64(a.as_primitive::<Int64Type>().values()),
-        DataType::UInt8 => Typed::U8(a.as_primitive::<UInt8Type>().values()),
-        DataType::UInt16 => Typed::U16(a.as_primitive::<UInt16Type>().values()),
-        DataType::UInt32 => Typed::U32(a.as_primitive::<UInt32Type>().values()),
-        DataType::UInt64 => Typed::U64(a.as_primitive::<UInt64Type>().values()),
-        DataType::Float16 => Typed::F16(a.as_primitive::<Float16Type>().values()),
-        DataType::Float32 => Typed::F32(a.as_primitive::<Float32Type>().values()),
-        DataType::Float64 => Typed::F64(a.as_primitive::<Float64Type>().values()),
-        // `select` let through only the types above; a file changed since then lands here.
-        other => panic!("not a numeric type: {other}"),
-    }
-}
-
-/// A number as stored in a column.
-trait Num: Copy {
-    fn to_f64(self) -> f64;
-    /// Exact for the types of [`fits_f32`], which alone are written to f32 buffers.
-    fn to_f32(self) -> f32;
-    fn finite(self) -> bool {
-        true
-    }
-}
-
-macro_rules! int_num {
-    ($($t:ty),*) => {$(
-        impl Num for $t {
-            #[inline]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline]
-            fn to_f32(self) -> f32 {
-                self as f32
-            }
-        }
-    )*};
-}
-int_num!(i8, i16, i32, i64, u8, u16, u32, u64);
-
-impl Num for f16 {
-    #[inline]
-    fn to_f64(self) -> f64 {
-        f16::to_f64(self)
-    }
-    #[inline]
-    fn to_f32(self) -> f32 {
-        f16::to_f32(self)
-    }
-    #[inline]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-}
-
-impl Num for f32 {
-    #[inline]
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline]
-    fn to_f32(self) -> f32 {
-        self
-    }
-    #[inline]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-}
-
-impl Num for f64 {
-    #[inline]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    #[inline]
-    fn to_f32(self) -> f32 {
-        self as f32
-    }
-    #[inline]
-    fn finite(self) -> bool {
-        self.is_finite()
-    }
-}
-
-/// The first NaN or infinity: its index and value.
-fn first_non_finite<T: Num>(s: &[T]) -> Option<(usize, f64)> {
-    s.iter()
-        .position(|x| !x.finite())
-        .map(|i| (i, s[i].to_f64()))
-}
-
-/// Writes `src` into column `k` of the row-major block `dst` of rows of `d` values.
-fn scatter<T: Num>(src: &[T], dst: &mut Dst<'_>, d: usize, k: usize) {
-    match dst {
-        Dst::F32(out) => {
-            for (i, &x) in src.iter().enumerate() {
-                out[i * d + k] = x.to_f32();
-            }
-        }
-        Dst::F64(out) => {
-            for (i, &x) in src.iter().enumerate() {
-                out[i * d + k] = x.to_f64();
-            }
-        }
-    }
-}
-
-/// Writes `src` to `dst` at `at` (contiguous: a list's values are a row).
-fn copy_into<T: Num>(src: &[T], dst: &mut Dst<'_>, at: usize) {
-    match dst {
-        Dst::F32(out) => {
-            for (o, &x) in out[at..at + src.len()].iter_mut().zip(src) {
-                *o = x.to_f32();
-            }
-        }
-        Dst::F64(out) => {
-            for (o, &x) in out[at..at + src.len()].iter_mut().zip(src) {
-                *o = x.to_f64();
-            }
-        }
-    }
-}
-
-/// The new rows of a [`RowBuf`], to be filled in place.
-pub(crate) enum Dst<'a> {
-    F32(&'a mut [f32]),
-    F64(&'a mut [f64]),
-}
-
-/// Copies `rows` of the numeric columns `cols` to `out`, row-major. Checks every value first:
-/// the error is at the first row with a null or a non-finite value (its first such column).
-fn copy_columns(
-    rows: &Rows<'_>,
-    batch: &RecordBatch,
-    cols: &[usize],
-    names: &[String],
-    out: &mut RowBuf,
-) -> Result<()> {
-    let (start, len) = (rows.offset, rows.len);
-    let values: Vec<Typed<'_>> = cols
-        .iter()
-        .map(|&c| typed(batch.column(c).as_ref()))
-        .collect();
-    let mut bad: Option<(usize, usize, String)> = None;
-    for (k, &c) in cols.iter().enumerate() {
-        let null = first_null(batch.column(c).as_ref(), start, len)
-            .map(|i| (i, "null (missing values are not supported)".to_owned()));
-        let non_finite = with_values!(&values[k], s => first_non_finite(&s[start..start + len]))
-            .map(|(i, v)| (i, format!("non-finite value {v}")));
-        // A null slot holds an arbitrary value: the null is the error.
-        let first = match (null, non_finite) {
-            (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
-            (a, b) => a.or(b),
-        };
-        if let Some((i, detail)) = first {
-            if bad.as_ref().is_none_or(|b| i < b.0) {
-                bad = Some((i, k, detail));
-            }
-        }
-    }
-    if let Some((i, k, detail)) = bad {
-        return Err(rows.error(i, &names[k], detail));
-    }
-    let d = cols.len();
-    let mut dst = out.grow(len * d);
-    // Blocks of rows small enough to stay in cache while every column is written into them.
-    let block = (32_768 / d).max(16);
-    for r in (0..len).step_by(block) {
-        let end = (r + block).min(len);
-        let mut part = match &mut dst {
-            Dst::F32(v) => Dst::F32(&mut v[r * d..end * d]),
-            Dst::F64(v) => Dst::F64(&mut v[r * d..end * d]),
-        };
-        for (k, v) in values.iter().enumerate() {
-            with_values!(v, s => scatter(&s[start + r..start + end], &mut part, d, k));
-        }
-    }
-    Ok(())
-}
-
-/// Copies `rows` of a list column to `out`: every list is a row of `width` numbers.
-fn copy_list(
-    rows: &Rows<'_>,
-    column: &dyn Array,
-    name: &str,
-    width: usize,
-    out: &mut RowBuf,
-) -> Result<()> {
-    let (start, len) = (rows.offset, rows.len);
-    if let Some(i) = first_null(column, start, len) {
-        return Err(rows.error(i, name, "null (missing values are not supported)".into()));
-    }
-    match column.data_type() {
-        DataType::FixedSizeList(..) => {
-            let l = column.as_fixed_size_list();
-            let first = l.value_offset(start) as usize;
-            copy_values(rows, l.values().as_ref(), name, width, out, |i| {
-                Ok(first + i * width)
-            })
-        }
-        DataType::List(_) => copy_var_list(rows, column.as_list::<i32>(), name, width, out),
-        _ => copy_var_list(rows, column.as_list::<i64>(), name, width, out),
-    }
-}
-
-fn copy_var_list<O: OffsetSizeTrait>(
-    rows: &Rows<'_>,
-    l: &GenericListArray<O>,
-    name: &str,
-    width: usize,
-    out: &mut RowBuf,
-) -> Result<()> {
-    let offsets = l.value_offsets();
-    copy_values(rows, l.values().as_ref(), name, width, out, |i| {
-        let (a, b) = (
-            offsets[rows.offset + i].as_usize(),
-            offsets[rows.offset + i + 1].as_usize(),
-        );
-        if b - a == width {
-            Ok(a)
-        } else {
-            Err(rows.error(
-                i,
-                name,
-                format!(
-                    "a list of {} value(s) where the file's first row has {width}",
-                    b - a
-                ),
-            ))
-        }
-    })
-}
-
-/// Copies the lists of `rows` (list `i` is `values[start_of(i)..][..width]`) to `out`, checking
-/// for nulls and non-finite values inside them.
-fn copy_values(
-    rows: &Rows<'_>,
-    values: &dyn Array,
-    name: &str,
-    width: usize,
-    out: &mut RowBuf,
-    start_of: impl Fn(usize) -> Result<usize>,
-) -> Result<()> {
-    let typed = typed(values);
-    let mut dst = out.grow(rows.len * width);
-    for i in 0..rows.len {
-        let at = start_of(i)?;
-        if let Some(p) = first_null(values, at, width) {
-            return Err(rows.error(
-                i,
-                name,
-                format!("null at position {p} of the list (missing values are not supported)"),
-            ));
-        }
-        let bad = with_values!(&typed, s => {
-            let list = &s[at..at + width];
-            copy_into(list, &mut dst, i * width);
-            first_non_finite(list)
-        });
-        if let Some((p, v)) = bad {
-            return Err(rows.error(
-                i,
-                name,
-                format!("non-finite value {v} at position {p} of the list"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -850,6 +421,9 @@ mod tests {
         UInt32Array, UInt64Array, UInt8Array,
     };
     use tempfile::TempDir;
+
+    use arrow_array::types::{Float32Type, Float64Type, Int64Type};
+    use half::f16;
 
     use super::*;
     use crate::test_util::*;

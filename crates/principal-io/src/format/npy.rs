@@ -11,11 +11,12 @@ use std::path::Path;
 
 use faer::MatRef;
 
-use crate::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
-use crate::source::{read_full, resolve_columns, Opened};
-use crate::{IoError, ReadOptions, Result};
+use crate::error::{IoError, Result};
+use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
+use crate::read::columns::resolve_columns;
+use crate::read::open::{read_full, Opened, NPY_MAGIC};
+use crate::read::options::ReadOptions;
 
-pub(crate) const MAGIC: &[u8] = b"\x93NUMPY";
 /// Headers longer than this are refused: real ones are a few hundred bytes.
 const MAX_HEADER: usize = 1 << 20;
 const SUPPORTED: &str = "f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1";
@@ -317,11 +318,11 @@ pub(crate) fn f64_header(rows: u64, cols: usize) -> Vec<u8> {
     } else {
         (2u8, 4)
     };
-    let unpadded = MAGIC.len() + 2 + len_bytes + longest + 1;
+    let unpadded = NPY_MAGIC.len() + 2 + len_bytes + longest + 1;
     let header_len = longest + 1 + unpadded.next_multiple_of(64) - unpadded;
     let dict = dict(rows);
-    let mut out = Vec::with_capacity(MAGIC.len() + 2 + len_bytes + header_len);
-    out.extend_from_slice(MAGIC);
+    let mut out = Vec::with_capacity(NPY_MAGIC.len() + 2 + len_bytes + header_len);
+    out.extend_from_slice(NPY_MAGIC);
     out.extend_from_slice(&[version, 0]);
     if version == 1 {
         out.extend_from_slice(&(header_len as u16).to_le_bytes());

@@ -1,0 +1,78 @@
+//! The buffer rows are decoded into: row-major, in the element type of the whole stream (f32
+//! only when every shard is f32 or a small integer type), handed out as a [`Matrix`] without a
+//! copy.
+
+use crate::read::matrix::{Matrix, RowMajorMat};
+
+/// Rows being collected, row-major, in the element type of the whole stream.
+pub(crate) enum RowBuf {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl RowBuf {
+    /// Empties the buffer, keeping its allocation.
+    pub(crate) fn clear(&mut self) {
+        match self {
+            RowBuf::F32(v) => v.clear(),
+            RowBuf::F64(v) => v.clear(),
+        }
+    }
+
+    /// Makes the buffer f64 (a no-op when it is).
+    pub(crate) fn widen(&mut self) {
+        if let RowBuf::F32(v) = self {
+            *self = RowBuf::F64(v.iter().map(|&x| f64::from(x)).collect());
+        }
+    }
+
+    /// Appends `n` zeros and returns them, to be filled in place.
+    pub(crate) fn grow(&mut self, n: usize) -> Dst<'_> {
+        match self {
+            RowBuf::F32(v) => {
+                let start = v.len();
+                v.resize(start + n, 0.0);
+                Dst::F32(&mut v[start..])
+            }
+            RowBuf::F64(v) => {
+                let start = v.len();
+                v.resize(start + n, 0.0);
+                Dst::F64(&mut v[start..])
+            }
+        }
+    }
+
+    /// Appends one value, as the text reader does cell by cell.
+    #[inline]
+    pub(crate) fn push_f64(&mut self, v: f64) {
+        match self {
+            RowBuf::F64(b) => b.push(v),
+            // Never reached (the stream is f64 when any shard is), but widening is always safe.
+            RowBuf::F32(_) => {
+                self.widen();
+                self.push_f64(v);
+            }
+        }
+    }
+
+    /// The buffer (exactly `nrows` rows) as a matrix: moved, not copied.
+    pub(crate) fn into_matrix(self, nrows: usize, ncols: usize) -> Matrix {
+        /// Spare capacity (from growing while the row count was unknown) is handed back:
+        /// a no-op when the buffer was reserved exactly, and for large buffers a shrink in
+        /// place rather than a copy.
+        fn fit<T>(mut v: Vec<T>, nrows: usize, ncols: usize) -> RowMajorMat<T> {
+            v.shrink_to_fit();
+            RowMajorMat::new(v, nrows, ncols)
+        }
+        match self {
+            RowBuf::F32(b) => Matrix::F32(fit(b, nrows, ncols)),
+            RowBuf::F64(b) => Matrix::F64(fit(b, nrows, ncols)),
+        }
+    }
+}
+
+/// The new rows of a [`RowBuf`], to be filled in place.
+pub(crate) enum Dst<'a> {
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+}

@@ -1,0 +1,389 @@
+//! [`FileSource`]: files as a [`principal::ChunkSource`], read again on every pass, with the
+//! next chunk decoded on a second thread while the solver works on the current one.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use faer::MatRef;
+
+use crate::error::Result;
+use crate::read::options::ReadOptions;
+use crate::read::rows::RowBuf;
+use crate::reader::chunk_reader::ChunkReader;
+use crate::reader::shard::DataSet;
+
+/// Files as a re-readable [`principal::ChunkSource`] for the solvers that make several passes:
+/// every pass reads the files again from the start, `chunk_rows` rows at a time, so the data
+/// is never held in memory whole.
+///
+/// A pass reads and decodes the next chunk on a second thread while the solver works on the
+/// current one, and hands chunks out as row-major views of the buffers they were decoded into
+/// (no copy, no transpose): at most two chunks are in memory at a time.
+pub struct FileSource {
+    data: DataSet,
+    chunk_rows: usize,
+}
+
+impl std::fmt::Debug for FileSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileSource")
+            .field("paths", &self.data.paths)
+            .field("options", &self.data.options)
+            .field("chunk_rows", &self.chunk_rows)
+            .field("n_features", &self.data.n_features)
+            .field("column_names", &self.data.column_names)
+            .field("f32", &self.data.f32)
+            .finish()
+    }
+}
+
+impl FileSource {
+    /// Opens and checks every shard once (as [`ChunkReader::open`], which also expands
+    /// directories and patterns), so that errors in the files' headers show before any pass.
+    pub fn open(paths: &[PathBuf], options: &ReadOptions, chunk_rows: usize) -> Result<FileSource> {
+        Ok(Self::from_reader(
+            ChunkReader::open(paths, options)?,
+            chunk_rows,
+        ))
+    }
+
+    /// The files of a reader just opened (whose shape and row count a caller may have looked
+    /// at first to choose `chunk_rows`), without opening and checking them again.
+    pub fn from_reader(reader: ChunkReader, chunk_rows: usize) -> FileSource {
+        FileSource {
+            data: reader.into_data_set(),
+            chunk_rows: chunk_rows.max(1),
+        }
+    }
+
+    /// Names of the kept columns, when the first shard has a header.
+    pub fn column_names(&self) -> Option<&[String]> {
+        self.data.column_names.as_deref()
+    }
+
+    /// A reader at the start of the data that opens each shard when it gets to it (and checks
+    /// it then against what [`FileSource::open`] found), rather than all of them up front.
+    fn restart(&self) -> ChunkReader {
+        ChunkReader::restart(self.data.clone())
+    }
+}
+
+/// A chunk decoded by the reading thread: its rows, row-major, and how many.
+type Decoded = Result<(RowBuf, usize)>;
+
+impl principal::ChunkSource for FileSource {
+    fn n_features(&self) -> usize {
+        self.data.n_features
+    }
+
+    fn pass(
+        &mut self,
+        visit: &mut dyn FnMut(principal::ChunkRef<'_>) -> principal::Result<()>,
+    ) -> principal::Result<()> {
+        let d = self.data.n_features;
+        let chunk_rows = self.chunk_rows;
+        let mut reader = self.restart();
+        std::thread::scope(|scope| {
+            // A rendezvous channel: the reader decodes one chunk ahead and waits until the
+            // solver takes it, so two buffers are in use (one visited, one being filled).
+            let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(0);
+            let (empty_tx, empty_rx) = mpsc::channel::<RowBuf>();
+            scope.spawn(move || loop {
+                let mut buf = match empty_rx.try_recv() {
+                    Ok(mut buf) => {
+                        buf.clear();
+                        buf
+                    }
+                    Err(_) => reader.new_buf(chunk_rows, 1 << 24),
+                };
+                let decoded = match reader.read_rows(chunk_rows, &mut buf) {
+                    Ok(0) => return,
+                    Ok(n) => Ok((buf, n)),
+                    Err(e) => Err(e),
+                };
+                let failed = decoded.is_err();
+                // A send fails when the pass has stopped (the visitor returned an error): stop.
+                if full_tx.send(decoded).is_err() || failed {
+                    return;
+                }
+            });
+            // On return (or a panic in `visit`) `full_rx` is dropped first, which ends the
+            // reading thread at its next chunk; the scope then joins it.
+            for decoded in full_rx {
+                let (buf, n) = decoded.map_err(principal::source_error)?;
+                match &buf {
+                    RowBuf::F32(v) => visit(principal::ChunkRef::F32(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    ))?,
+                    RowBuf::F64(v) => visit(principal::ChunkRef::F64(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    ))?,
+                }
+                // Recycled: the reader takes it for the chunk after next.
+                let _ = empty_tx.send(buf);
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use principal::ChunkSource;
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::test_util::*;
+    use crate::{read_table, Mat};
+
+    #[test]
+    fn file_source_passes_repeat_the_data() {
+        let dir = TempDir::new().unwrap();
+        let a = write_file(dir.path(), "a.npy", &f64_npy(5, 3, false, 0.0));
+        let b = write_file(
+            dir.path(),
+            "b-idx2",
+            &idx(0x08, &[2, 3], &[1, 2, 3, 4, 5, 6]),
+        );
+        let mut source = FileSource::open(&[a, b], &ReadOptions::default(), 4).unwrap();
+        assert_eq!(source.n_features(), 3);
+        assert_eq!(source.column_names(), None);
+        let mut passes = Vec::new();
+        for _ in 0..2 {
+            let mut seen = Vec::new();
+            source
+                .pass(&mut |chunk| {
+                    assert!(chunk.nrows() <= 4);
+                    if let principal::ChunkRef::F64(m) = chunk {
+                        seen.extend((0..m.nrows()).map(|i| m[(i, 0)]));
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            passes.push(seen);
+        }
+        assert_eq!(passes[0], vec![0.0, 3.0, 6.0, 9.0, 12.0, 1.0, 4.0]);
+        assert_eq!(passes[0], passes[1]);
+    }
+
+    /// Every row of every pass of `source`, with the chunks' element type; checks that chunks
+    /// are row-major views of at most `size` rows.
+    fn pass_rows(source: &mut FileSource, size: usize) -> (Vec<Vec<f64>>, bool) {
+        let mut all = Vec::new();
+        let mut f32 = None;
+        source
+            .pass(&mut |chunk| {
+                assert!(chunk.nrows() >= 1 && chunk.nrows() <= size);
+                let m = match chunk {
+                    principal::ChunkRef::F32(m) => {
+                        assert!(*f32.get_or_insert(true));
+                        (
+                            m.col_stride(),
+                            m.row_stride(),
+                            Mat::from_fn(m.nrows(), m.ncols(), |i, j| f64::from(m[(i, j)])),
+                        )
+                    }
+                    principal::ChunkRef::F64(m) => {
+                        assert!(!*f32.get_or_insert(false));
+                        (m.col_stride(), m.row_stride(), m.to_owned())
+                    }
+                };
+                let (col_stride, row_stride, m) = m;
+                assert_eq!(
+                    (col_stride, row_stride),
+                    (1, m.ncols() as isize),
+                    "row-major"
+                );
+                all.extend(
+                    (0..m.nrows()).map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect::<Vec<_>>()),
+                );
+                Ok(())
+            })
+            .unwrap();
+        (all, f32.unwrap_or(false))
+    }
+
+    #[test]
+    fn file_source_equals_read_table_for_every_layout() {
+        let dir = TempDir::new().unwrap();
+        let d = dir.path();
+        let csv: String = std::iter::once("a,b,c\n".to_owned())
+            .chain((0..23).map(|i| format!("{i},{},{}\n", i * 2, f64::from(i) / 7.0)))
+            .collect();
+        let f32_npy = npy(
+            "<f4",
+            false,
+            &[9, 3],
+            &(0..27)
+                .map(|i| i as f32 * 0.25)
+                .flat_map(f32::to_le_bytes)
+                .collect::<Vec<_>>(),
+        );
+        let columns = crate::test_util::batch(
+            ["a", "b", "c"]
+                .iter()
+                .enumerate()
+                .map(|(j, name)| {
+                    let v: Vec<f64> = (0..31).map(|i| (i * 3 + j) as f64).collect();
+                    (
+                        *name,
+                        std::sync::Arc::new(arrow_array::Float64Array::from(v))
+                            as arrow_array::ArrayRef,
+                    )
+                })
+                .collect(),
+        );
+        std::fs::create_dir(d.join("shards")).unwrap();
+        let cases: Vec<Vec<PathBuf>> = vec![
+            vec![write_file(d, "a.csv", csv.as_bytes())],
+            vec![write_file(d, "a.csv.gz", &gz(csv.as_bytes()))],
+            vec![write_file(d, "f.npy", &f32_npy)],
+            vec![parquet_file(d, "p.parquet", &columns, 4)],
+            vec![arrow_file(
+                d,
+                "p.arrow",
+                &[columns.slice(0, 10), columns.slice(10, 21)],
+                false,
+            )],
+            vec![
+                write_file(d, "shards/1.npy", &f64_npy(5, 3, false, 0.0)),
+                d.join("a.csv"),
+                parquet_file(d, "shards/2.parquet", &columns, 7),
+                write_file(d, "shards/3.npy", &f64_npy(1, 3, true, 100.0)),
+            ],
+            vec![d.join("f.npy"), d.join("f.npy")],
+            vec![d.join("shards")],
+            vec![d.join("shards/*.npy"), d.join("p.*")],
+        ];
+        for paths in &cases {
+            let whole = read_table(paths, &ReadOptions::default()).unwrap();
+            for size in [1, 3, 7, 1000] {
+                let mut source = FileSource::open(paths, &ReadOptions::default(), size).unwrap();
+                for _ in 0..2 {
+                    let (got, f32) = pass_rows(&mut source, size);
+                    assert_eq!(got, rows(&whole.data), "{paths:?} by {size}");
+                    assert_eq!(f32, whole.data.is_f32(), "{paths:?}");
+                }
+            }
+        }
+        // A directory and a pattern are the files they expand to.
+        let t = read_table(&[d.join("shards")], &ReadOptions::default()).unwrap();
+        let files = [
+            d.join("shards/1.npy"),
+            d.join("shards/2.parquet"),
+            d.join("shards/3.npy"),
+        ];
+        assert_eq!(t, read_table(&files, &ReadOptions::default()).unwrap());
+        let r = ChunkReader::open(&[d.join("shards/*.npy")], &ReadOptions::default()).unwrap();
+        assert_eq!(r.paths(), [d.join("shards/1.npy"), d.join("shards/3.npy")]);
+        assert_eq!(r.n_rows_hint(), Some(6));
+    }
+
+    #[test]
+    fn file_source_errors_mid_file_surface_with_their_message() {
+        let dir = TempDir::new().unwrap();
+        let mut text = String::from("a,b\n");
+        for i in 0..100 {
+            if i == 58 {
+                text.push_str("1,oops\n");
+            } else {
+                text.push_str(&format!("{i},1\n"));
+            }
+        }
+        let p = write_file(dir.path(), "bad.csv", text.as_bytes());
+        let expected = err_of(read_table(
+            std::slice::from_ref(&p),
+            &ReadOptions::default(),
+        ));
+        assert!(
+            expected.contains("line 60, column 2 (\"b\"): \"oops\" is not a number"),
+            "{expected}"
+        );
+        let mut source = FileSource::open(&[p], &ReadOptions::default(), 7).unwrap();
+        for _ in 0..2 {
+            let mut seen = 0;
+            let e = source
+                .pass(&mut |chunk| {
+                    seen += chunk.nrows();
+                    Ok(())
+                })
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                principal::source_error(&expected).to_string()
+            );
+            assert_eq!(seen, 56, "the chunks before the bad one");
+        }
+        // A shard that went bad after `open` is caught on the pass, with its message.
+        let dir = TempDir::new().unwrap();
+        let a = write_file(dir.path(), "a.csv", b"x,y\n1,2\n");
+        let b = write_file(dir.path(), "b.csv", b"x,y\n3,4\n");
+        let mut source = FileSource::open(&[a, b.clone()], &ReadOptions::default(), 1).unwrap();
+        std::fs::write(&b, "x,z\n3,4\n").unwrap();
+        let e = source.pass(&mut |_| Ok(())).unwrap_err().to_string();
+        assert!(
+            e.contains("its kept column 2 is \"z\" where the first shard has \"y\""),
+            "{e}"
+        );
+        std::fs::remove_file(&b).unwrap();
+        let e = source.pass(&mut |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains(&format!("cannot open {}", b.display())), "{e}");
+    }
+
+    #[test]
+    fn a_pass_recycles_two_chunk_buffers() {
+        let dir = TempDir::new().unwrap();
+        let p = write_file(dir.path(), "big.npy", &f64_npy(1000, 5, false, 0.0));
+        let mut source = FileSource::open(&[p], &ReadOptions::default(), 10).unwrap();
+        for _ in 0..3 {
+            let mut buffers = std::collections::BTreeSet::new();
+            let mut chunks = 0;
+            source
+                .pass(&mut |chunk| {
+                    if let principal::ChunkRef::F64(m) = chunk {
+                        buffers.insert(m.as_ptr() as usize);
+                    }
+                    chunks += 1;
+                    Ok(())
+                })
+                .unwrap();
+            // One visited, one being filled: 100 chunks in (at most) two buffers.
+            assert_eq!(chunks, 100);
+            assert!(buffers.len() <= 2, "{} buffers", buffers.len());
+        }
+    }
+
+    #[test]
+    fn a_failing_visitor_stops_the_pass_cleanly() {
+        let dir = TempDir::new().unwrap();
+        let p = write_file(dir.path(), "big.npy", &f64_npy(1000, 5, false, 0.0));
+        let mut source = FileSource::open(&[p], &ReadOptions::default(), 10).unwrap();
+        for stop_after in [1, 2, 99, 100] {
+            let mut calls = 0;
+            let e = source
+                .pass(&mut |_| {
+                    calls += 1;
+                    if calls == stop_after {
+                        Err(principal::source_error("the solver gave up"))
+                    } else {
+                        Ok(())
+                    }
+                })
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                principal::source_error("the solver gave up").to_string()
+            );
+            assert_eq!(calls, stop_after);
+        }
+        // A panicking visitor: the panic comes out, the reading thread ends.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            source.pass(&mut |_| panic!("visitor panic"))
+        }));
+        assert!(caught.is_err());
+        // The source is still good for full passes.
+        let (all, _) = pass_rows(&mut source, 10);
+        assert_eq!(all.len(), 1000);
+        assert_eq!(all[999][4], 4999.0);
+    }
+}

@@ -1,0 +1,163 @@
+//! One shard of a data set, opened by its format's reader, and [`DataSet`]: the shards in order
+//! and what the first one says every other must agree with.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{IoError, Result};
+use crate::format::binary::BinaryRows;
+use crate::format::columnar::{arrow, parquet, ColumnarSource};
+use crate::format::csv::CsvSource;
+use crate::format::{idx, npy};
+use crate::read::open::{open, Format};
+use crate::read::options::ReadOptions;
+use crate::read::rows::RowBuf;
+
+/// One open shard, whatever its format: its header read and its selection resolved, its rows
+/// still to come.
+pub(crate) enum Shard {
+    Csv(Box<CsvSource>),
+    Binary(BinaryRows),
+    Columnar(Box<ColumnarSource>),
+}
+
+impl Shard {
+    /// Opens `path`, recognises its format and reads its header.
+    pub(crate) fn open(path: &Path, options: &ReadOptions) -> Result<Shard> {
+        let opened = open(path)?;
+        let columnar = matches!(
+            opened.format,
+            Format::Parquet | Format::ArrowFile | Format::ArrowStream
+        );
+        if options.list_column.is_some() && !columnar {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                detail: "a list column of embeddings (--column) can be read from Parquet and \
+                         Arrow files only; this file is not one"
+                    .into(),
+            });
+        }
+        Ok(match opened.format {
+            Format::Text(delimiter) => Shard::Csv(Box::new(CsvSource::new(
+                path,
+                opened.reader,
+                delimiter,
+                options,
+            )?)),
+            Format::Npy => Shard::Binary(npy::open_rows(path, opened, options)?),
+            Format::Idx => Shard::Binary(idx::open_rows(path, opened, options)?),
+            Format::Parquet => {
+                drop(opened);
+                Shard::Columnar(Box::new(parquet::open(path, options)?))
+            }
+            Format::ArrowFile => {
+                drop(opened);
+                Shard::Columnar(Box::new(arrow::open_file(path, options)?))
+            }
+            Format::ArrowStream => {
+                Shard::Columnar(Box::new(arrow::open_stream(path, opened.reader, options)?))
+            }
+        })
+    }
+
+    /// Number of kept columns.
+    pub(crate) fn n_features(&self) -> usize {
+        match self {
+            Shard::Csv(c) => c.n_features(),
+            Shard::Binary(b) => b.n_features(),
+            Shard::Columnar(c) => c.n_features(),
+        }
+    }
+
+    /// Names of the kept columns, when the shard has them (a header, a schema).
+    pub(crate) fn column_names(&self) -> Option<&[String]> {
+        match self {
+            Shard::Csv(c) => c.kept_names(),
+            Shard::Binary(_) => None,
+            Shard::Columnar(c) => c.column_names(),
+        }
+    }
+
+    /// Whether the shard's values are exact in f32.
+    pub(crate) fn is_f32(&self) -> bool {
+        match self {
+            Shard::Csv(_) => false,
+            Shard::Binary(b) => b.is_f32(),
+            Shard::Columnar(c) => c.is_f32(),
+        }
+    }
+
+    /// The number of rows, when the header says it.
+    pub(crate) fn n_rows(&self) -> Option<usize> {
+        match self {
+            Shard::Csv(_) => None,
+            Shard::Binary(b) => Some(b.nrows()),
+            Shard::Columnar(c) => c.n_rows(),
+        }
+    }
+
+    /// Whether the file's size was checked against `n_rows`, so that it can size allocations.
+    pub(crate) fn size_checked(&self) -> bool {
+        match self {
+            Shard::Csv(_) => false,
+            Shard::Binary(b) => b.size_checked(),
+            Shard::Columnar(c) => c.size_checked(),
+        }
+    }
+
+    /// Appends up to `max_rows` rows to `out`; returns how many (0 at the end).
+    pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
+        match self {
+            Shard::Csv(c) => c.read_rows(max_rows, out),
+            Shard::Binary(b) => b.read_rows(max_rows, out),
+            Shard::Columnar(c) => c.read_rows(max_rows, out),
+        }
+    }
+}
+
+/// The files of one data set, in order, how they are read, and what the first shard says about
+/// every row: the number of kept columns, their names, and the element type (f32 only when
+/// every shard is f32 or a small integer type).
+#[derive(Clone, Debug)]
+pub(crate) struct DataSet {
+    /// The files, after expanding directories and patterns; never empty.
+    pub(crate) paths: Vec<PathBuf>,
+    pub(crate) options: ReadOptions,
+    /// Number of kept columns.
+    pub(crate) n_features: usize,
+    /// Names of the kept columns, when the first shard has them.
+    pub(crate) column_names: Option<Vec<String>>,
+    /// Whether every shard's values are exact in f32.
+    pub(crate) f32: bool,
+}
+
+impl DataSet {
+    /// Checks that `shard`, opened from `path`, keeps the first shard's columns (their number,
+    /// and their names when both have names).
+    pub(crate) fn check(&self, path: &Path, shard: &Shard) -> Result<()> {
+        let n_features = self.n_features;
+        let mismatch = |detail| {
+            Err(IoError::ShardMismatch {
+                path: path.to_owned(),
+                first: self.paths[0].clone(),
+                detail,
+            })
+        };
+        if shard.n_features() != n_features {
+            return mismatch(format!(
+                "it has {} column(s) after selection, the first shard has {n_features}",
+                shard.n_features()
+            ));
+        }
+        if let (Some(a), Some(b)) = (self.column_names.as_deref(), shard.column_names()) {
+            if let Some(j) = (0..a.len()).find(|&j| a[j] != b[j]) {
+                return mismatch(format!(
+                    "its kept column {} is {:?} where the first shard has {:?}",
+                    j + 1,
+                    b[j],
+                    a[j]
+                ));
+            }
+        }
+        Ok(())
+    }
+}
