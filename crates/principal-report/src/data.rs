@@ -242,7 +242,11 @@ impl<'a> ReportDataBuilder<'a> {
             leading: self.leading,
             labels: self.labels,
             squared_norm_total: self.squared_norms.value(),
-            code_squares: self.code_squares.iter().map(CompensatedSum::value).collect(),
+            code_squares: self
+                .code_squares
+                .iter()
+                .map(CompensatedSum::value)
+                .collect(),
             samples,
         })
     }
@@ -348,9 +352,12 @@ mod tests {
         let components = mat![[1.0, 0.0]];
         let model = model_of(&components, &[0.0, 0.0]);
         let labels = Labels::new(&["b", "a", "b", "c", "a"]);
-        let mut builder =
-            ReportDataBuilder::new(&model, Some(labels), SampleChoice::FirstOfEachClass { max: 2 })
-                .unwrap();
+        let mut builder = ReportDataBuilder::new(
+            &model,
+            Some(labels),
+            SampleChoice::FirstOfEachClass { max: 2 },
+        )
+        .unwrap();
         let rows = Mat::from_fn(5, 2, |i, j| (10 * i + j) as f64);
         let codes = Mat::from_fn(5, 1, |i, _| rows[(i, 0)]);
         builder.push(rows.as_ref(), codes.as_ref()).unwrap();
@@ -389,7 +396,15 @@ mod tests {
         bad[(1, 1)] = f32::NAN;
         let err = builder.push(bad.as_ref(), codes.as_ref()).unwrap_err();
         assert!(
-            matches!(err, ReportError::NonFinite { what: "data", row: 4, column: 1, .. }),
+            matches!(
+                err,
+                ReportError::NonFinite {
+                    what: "data",
+                    row: 4,
+                    column: 1,
+                    ..
+                }
+            ),
             "{err}"
         );
     }

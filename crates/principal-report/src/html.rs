@@ -144,10 +144,7 @@ fn summary(html: &mut String, page: &Page<'_>) {
     row(
         html,
         "ddof",
-        &format!(
-            "{} (variances divide by N − {})",
-            model.ddof, model.ddof
-        ),
+        &format!("{} (variances divide by N − {})", model.ddof, model.ddof),
     );
     row(
         html,
@@ -172,7 +169,11 @@ fn summary(html: &mut String, page: &Page<'_>) {
         &significant(model.noise_variance, 6),
     );
     let kept: f64 = model.explained_variance_ratio.iter().sum();
-    row(html, "variance explained by the M components", &percent(kept));
+    row(
+        html,
+        "variance explained by the M components",
+        &percent(kept),
+    );
     html.push_str("</table>\n");
     html.push_str("<h2>Data</h2>\n");
     match page.data {
@@ -236,10 +237,7 @@ fn components(html: &mut String, model: &ModelView<'_>) {
     }
     html.push_str("</table>\n");
     if m > VISIBLE_COMPONENTS {
-        let _ = writeln!(
-            html,
-            "<details><summary>All {m} components</summary>"
-        );
+        let _ = writeln!(html, "<details><summary>All {m} components</summary>");
         html.push_str(head);
         for r in &rows {
             html.push_str(r);

@@ -81,7 +81,10 @@ impl ModelView<'_> {
         }
         for (name, len) in [
             ("explained_variance", self.explained_variance.len()),
-            ("explained_variance_ratio", self.explained_variance_ratio.len()),
+            (
+                "explained_variance_ratio",
+                self.explained_variance_ratio.len(),
+            ),
         ] {
             if len != m {
                 return bad(format!("{name} has {len} entries for {m} components"));
@@ -95,14 +98,21 @@ impl ModelView<'_> {
                 ));
             }
             if let Some(j) = scale.iter().position(|s| !(s.is_finite() && *s > 0.0)) {
-                return bad(format!("scale[{j}] = {} is not a positive number", scale[j]));
+                return bad(format!(
+                    "scale[{j}] = {} is not a positive number",
+                    scale[j]
+                ));
             }
         }
         if (self.scale.is_some()) != (self.scaling == Scaling::Standardize) {
             return bad(format!(
                 "scaling is {:?} but a scale is {}",
                 self.scaling,
-                if self.scale.is_some() { "given" } else { "missing" }
+                if self.scale.is_some() {
+                    "given"
+                } else {
+                    "missing"
+                }
             ));
         }
         if self.n_samples <= self.ddof {

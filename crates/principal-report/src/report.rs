@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::figures::{self, Figure, FigureKind, LatentGridOptions, PointOptions};
 use crate::html::{self, FigureEntry, Page};
 use crate::staging::Staging;
-use crate::{
-    Classification, ImageShape, ModelView, Progress, ReportData, ReportError, Result,
-};
+use crate::{Classification, ImageShape, ModelView, Progress, ReportData, ReportError, Result};
 
 /// Settings of a report; [`Default`] suits most data.
 #[derive(Clone, Debug, PartialEq)]

@@ -55,7 +55,9 @@ fn holds_report(dir: &Path) -> bool {
     // The marker is in the head: the first few kilobytes suffice.
     let mut head = String::new();
     let _ = file.take(4096).read_to_string(&mut head);
-    head.contains(&format!("<meta name=\"generator\" content=\"{GENERATOR}\">"))
+    head.contains(&format!(
+        "<meta name=\"generator\" content=\"{GENERATOR}\">"
+    ))
 }
 
 fn inspect(destination: &Path) -> Result<Destination> {
@@ -142,7 +144,8 @@ impl Staging {
         let staged = temporary.path().to_owned();
         match found {
             Destination::Absent => {
-                fs::rename(&staged, &destination).map_err(io("rename the report to", &destination))?;
+                fs::rename(&staged, &destination)
+                    .map_err(io("rename the report to", &destination))?;
             }
             Destination::EmptyDirectory => {
                 fs::remove_dir(&destination).map_err(io("replace", &destination))?;

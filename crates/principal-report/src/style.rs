@@ -178,16 +178,124 @@ pub(crate) fn percent(fraction: f64) -> String {
     }
 }
 
-/// An axis tick label: at most four significant digits, no trailing zeros.
+/// An axis tick label: at most four significant digits, no trailing zeros, a true minus sign.
 pub(crate) fn tick(x: f64) -> String {
     if x == 0.0 {
         return "0".into();
     }
     let text = significant(x, 4);
-    if text.contains('e') || !text.contains('.') {
-        return text;
+    let text = match text.split_once('e') {
+        Some((mantissa, exponent)) => format!("{}e{exponent}", trim_zeros(mantissa)),
+        None => trim_zeros(&text).to_owned(),
+    };
+    text.replace('-', "−")
+}
+
+/// "2.500" → "2.5", "3.0" → "3", "40" → "40".
+fn trim_zeros(text: &str) -> &str {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
     }
-    text.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// `k` in superscript digits, e.g. "⁻³".
+fn superscript(k: i32) -> String {
+    k.to_string()
+        .chars()
+        .map(|c| match c {
+            '-' => '⁻',
+            '0' => '⁰',
+            '1' => '¹',
+            '2' => '²',
+            '3' => '³',
+            '4' => '⁴',
+            '5' => '⁵',
+            '6' => '⁶',
+            '7' => '⁷',
+            '8' => '⁸',
+            _ => '⁹',
+        })
+        .collect()
+}
+
+/// Ticks of a log axis over [low, high]: 1, 2 and 5 times each power of ten, labelled as plain
+/// numbers, when the axis spans at most three decades (plotters would mark only one or two);
+/// else the powers of ten (every other one beyond eight decades), labelled 10ᵏ.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LogAxis {
+    low: f64,
+    high: f64,
+}
+
+impl LogAxis {
+    pub(crate) fn new(low: f64, high: f64) -> Self {
+        LogAxis { low, high }
+    }
+
+    fn decades(&self) -> f64 {
+        self.high.log10() - self.low.log10()
+    }
+
+    pub(crate) fn key_points(&self) -> Vec<f64> {
+        let (first, last) = (
+            self.low.log10().floor() as i32,
+            self.high.log10().ceil() as i32,
+        );
+        let multiples: &[f64] = if self.decades() <= 3.0 {
+            &[1.0, 2.0, 5.0]
+        } else {
+            &[1.0]
+        };
+        let every = if self.decades() > 8.0 { 2 } else { 1 };
+        (first..=last)
+            .filter(|k| k.rem_euclid(every) == 0)
+            .flat_map(|k| multiples.iter().map(move |m| m * 10f64.powi(k)))
+            .filter(|&v| v >= self.low && v <= self.high)
+            .collect()
+    }
+
+    pub(crate) fn label(&self, x: f64) -> String {
+        if self.decades() <= 3.0 || !(x > 0.0) {
+            tick(x)
+        } else {
+            format!("10{}", superscript(x.log10().round() as i32))
+        }
+    }
+}
+
+/// The labels of a linear axis whose values reach `max_abs` in magnitude: a common power of
+/// ten is factored out of very large (≥ 10⁵) or small (< 10⁻²) values and named in the axis
+/// description, as "(×10⁶)".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AxisScale {
+    exponent: i32,
+}
+
+impl AxisScale {
+    pub(crate) fn for_values(max_abs: f64) -> Self {
+        let exponent = if max_abs.is_finite() && max_abs > 0.0 && !(1e-2..1e5).contains(&max_abs) {
+            max_abs.log10().floor() as i32
+        } else {
+            0
+        };
+        AxisScale { exponent }
+    }
+
+    /// The tick label of `x`.
+    pub(crate) fn label(&self, x: f64) -> String {
+        tick(x / 10f64.powi(self.exponent))
+    }
+
+    /// `description` with the factor, when there is one.
+    pub(crate) fn describe(&self, description: &str) -> String {
+        if self.exponent == 0 {
+            description.to_owned()
+        } else {
+            format!("{description} (×10{})", superscript(self.exponent))
+        }
+    }
 }
 
 /// `text` cut to at most `max` characters, an ellipsis marking the cut.
@@ -225,8 +333,19 @@ mod tests {
     fn ticks_drop_trailing_zeros() {
         assert_eq!(tick(0.5), "0.5");
         assert_eq!(tick(2.0), "2");
-        assert_eq!(tick(-1.25), "-1.25");
-        assert_eq!(tick(1e-7), "1.000e-7");
+        assert_eq!(tick(-1.25), "−1.25");
+        assert_eq!(tick(1e-7), "1e−7");
+        let narrow = LogAxis::new(0.011, 0.3);
+        assert_eq!(narrow.key_points().len(), 4); // 0.02, 0.05, 0.1, 0.2
+        assert_eq!(narrow.label(0.1), "0.1");
+        let wide = LogAxis::new(0.5, 2e5);
+        assert_eq!(wide.key_points().len(), 6); // 1, 10, …, 10⁵
+        assert_eq!(wide.label(1e5), "10⁵");
+        assert_eq!(wide.label(1.0), "10⁰");
+        let scale = AxisScale::for_values(3.4e6);
+        assert_eq!(scale.label(2.5e6), "2.5");
+        assert_eq!(scale.describe("error"), "error (×10⁶)");
+        assert_eq!(AxisScale::for_values(900.0).label(-500.0), "−500");
         assert_eq!(percent(0.924_618_723), "92.46%");
     }
 }

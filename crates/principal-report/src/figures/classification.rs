@@ -31,7 +31,7 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
     let left = label_width + 40;
     let top = 110;
     let width = (left + k as i32 * cell + 40).max(560);
-    let height = top + k as i32 * cell + label_width + 50;
+    let height = top + k as i32 * cell + 40;
     let plotted = Plotted::Counts {
         classes: classes.to_vec(),
         counts: results.confusion().to_vec(),
@@ -63,7 +63,11 @@ struct ConfusionDrawing<'a> {
 }
 
 impl Draw for ConfusionDrawing<'_> {
-    fn draw<DB: DrawingBackend>(&mut self, root: &DrawingArea<DB, Shift>, _: Target) -> DrawResult<DB> {
+    fn draw<DB: DrawingBackend>(
+        &mut self,
+        root: &DrawingArea<DB, Shift>,
+        _: Target,
+    ) -> DrawResult<DB> {
         let (width, _) = root.dim_in_pixel();
         let k = self.names.len() as i32;
         let (cell, left, top) = (self.cell, self.left, self.top);
@@ -81,7 +85,11 @@ impl Draw for ConfusionDrawing<'_> {
         )?;
         let largest = self.counts.iter().flatten().copied().max().unwrap_or(1) as f64;
         let show_counts = cell >= 28;
-        let count_font = if cell >= 44 { tick_font() } else { small_font() };
+        let count_font = if cell >= 44 {
+            tick_font()
+        } else {
+            small_font()
+        };
         for (t, row) in self.counts.iter().enumerate() {
             for (p, &n) in row.iter().enumerate() {
                 let (x, y) = (left + p as i32 * cell, top + t as i32 * cell);
@@ -107,7 +115,11 @@ impl Draw for ConfusionDrawing<'_> {
             [(left, top), (left + k * cell, top + k * cell)],
             RGBColor(120, 120, 120).stroke_width(1),
         ))?;
-        let names_font = if cell >= 28 { tick_font() } else { small_font() };
+        let names_font = if cell >= 28 {
+            tick_font()
+        } else {
+            small_font()
+        };
         // Predicted labels across the top, true labels down the left.
         for (i, name) in self.names.iter().enumerate() {
             let centre = i as i32 * cell + cell / 2;
@@ -196,7 +208,11 @@ impl AccuracyDrawing<'_> {
 }
 
 impl Draw for AccuracyDrawing<'_> {
-    fn draw<DB: DrawingBackend>(&mut self, root: &DrawingArea<DB, Shift>, _: Target) -> DrawResult<DB> {
+    fn draw<DB: DrawingBackend>(
+        &mut self,
+        root: &DrawingArea<DB, Shift>,
+        _: Target,
+    ) -> DrawResult<DB> {
         let (first, last) = (self.points[0].0, self.points[self.points.len() - 1].0);
         let low = self.points.iter().map(|p| p.1).fold(1.0, f64::min);
         let y_range = (low - 0.1).max(0.0)..1.0;
@@ -215,11 +231,13 @@ impl Draw for AccuracyDrawing<'_> {
             .x_label_area_size(70)
             .y_label_area_size(100);
         if last / first >= 20.0 {
-            let mut chart = builder
-                .build_cartesian_2d((first / 1.3..last * 1.3).log_scale(), y_range)?;
+            // A tick at every K tried (a log axis would otherwise mark only powers of ten).
+            let tried: Vec<f64> = self.points.iter().map(|p| p.0).collect();
+            let x_range = (first / 1.3..last * 1.3).log_scale().with_key_points(tried);
+            let mut chart = builder.build_cartesian_2d(x_range, y_range)?;
             chart
                 .configure_mesh()
-                .light_line_style(style::GRID)
+                .max_light_lines(0)
                 .bold_line_style(style::GRID)
                 .x_label_formatter(&integer)
                 .y_label_formatter(&|v| format!("{:.0}%", 100.0 * v))
@@ -234,7 +252,7 @@ impl Draw for AccuracyDrawing<'_> {
             let mut chart = builder.build_cartesian_2d(first - pad..last + pad, y_range)?;
             chart
                 .configure_mesh()
-                .light_line_style(style::GRID)
+                .max_light_lines(0)
                 .bold_line_style(style::GRID)
                 .x_label_formatter(&integer)
                 .y_label_formatter(&|v| format!("{:.0}%", 100.0 * v))

@@ -8,9 +8,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+
 use super::{
-    centred_text, draw_image, render, ColourScale, Draw, DrawResult, Figure, FigureKind,
-    ImagePanel, Plotted, Target,
+    centred_text, draw_image, encode_png, render, ColourScale, Draw, DrawResult, Figure,
+    FigureKind, ImagePanel, Plotted, Target,
 };
 use crate::progress::Ticker;
 use crate::report::check_data;
@@ -108,6 +111,7 @@ pub fn mean_and_components(
         zoom: zoom(shape, 112),
         columns: (shown + 1).min(4),
         headings: Headings::PerPanel(headings),
+        row_axis: None,
         row_labels: Vec::new(),
         footer: Footer::DivergingBar,
     };
@@ -175,10 +179,7 @@ pub fn reconstructions(
         row_labels.push(name);
     }
     let mut headings = vec!["original".to_owned()];
-    headings.extend(counts.iter().map(|&k| match k {
-        1 => "1 component".to_owned(),
-        k => format!("{k} components"),
-    }));
+    headings.extend(counts.iter().map(|k| format!("k = {k}")));
     let caption = format!(
         "Each row: a sample of the data (first column, {}) and its reconstructions \
          x̃ = (B z) σ + μ from its first {} codes. One grey scale throughout: white at {}, \
@@ -204,6 +205,7 @@ pub fn reconstructions(
             axis: None,
             names: headings,
         },
+        row_axis: None,
         row_labels,
         footer: Footer::None,
     };
@@ -294,7 +296,10 @@ pub fn latent_grid(
     });
     let images = reconstruct(model, codes.as_ref());
     let d = model.n_features();
-    let (low, high) = range_of(images.col_iter().flat_map(|c| c.iter()));
+    // White at the mean image's lowest value (the background of pixel data), black at the
+    // highest value generated; generated values below the background are clamped to white.
+    let (low, _) = range_of(model.mean);
+    let (generated_low, high) = range_of(images.col_iter().flat_map(|c| c.iter()));
     let scale = ColourScale::Grey { low, high };
     let panels: Vec<ImagePanel> = (0..steps * steps)
         .map(|g| ImagePanel {
@@ -310,12 +315,14 @@ pub fn latent_grid(
     let caption = format!(
         "New images x̃ = (B z) σ + μ from a {steps}×{steps} grid of codes: z₁ across and z₂ up, \
          each from −{0} to +{0} standard deviations (√λ₁ = {1}, √λ₂ = {2}), every other code 0. \
-         One grey scale: white at {3}, black at {4}.",
+         One grey scale: white at {3} (the mean image's lowest value; generated values reach \
+         {5} and lower ones are drawn white), black at {4} (the highest generated value).",
         tick(options.extent),
         significant(sd[0], 4),
         significant(sd[1], 4),
         significant(low, 3),
         significant(high, 3),
+        significant(generated_low, 3),
     );
     let layout = GridLayout {
         title: "Images generated from a grid of codes on components 1 and 2".into(),
@@ -326,8 +333,9 @@ pub fn latent_grid(
             axis: Some("z₁ / √λ₁".into()),
             names: (0..steps).map(|c| tick(t(c))).collect(),
         },
+        row_axis: Some("z₂ / √λ₂".into()),
         row_labels: (0..steps).map(|r| tick(t(steps - 1 - r))).collect(),
-        footer: Footer::RowAxis("z₂ / √λ₂ (rows)".into()),
+        footer: Footer::None,
     };
     draw_grid(FigureKind::LatentGrid, layout, caption, panels, progress)
 }
@@ -368,8 +376,6 @@ enum Footer {
     None,
     /// A diverging colour bar from −max|v| to +max|v|.
     DivergingBar,
-    /// The name of the rows' axis.
-    RowAxis(String),
 }
 
 /// Where the images of a grid go.
@@ -379,6 +385,8 @@ struct GridLayout {
     zoom: i32,
     columns: usize,
     headings: Headings,
+    /// The name of what the row labels count, above them.
+    row_axis: Option<String>,
     row_labels: Vec<String>,
     footer: Footer,
 }
@@ -432,10 +440,9 @@ impl GridLayout {
         let (cw, ch) = self.cell();
         let footer = match self.footer {
             Footer::None => 10,
-            Footer::DivergingBar => 90,
-            Footer::RowAxis(_) => 40,
+            Footer::DivergingBar => 80,
         };
-        let width = (self.left() + self.columns as i32 * cw + 20).max(520);
+        let width = (self.left() + self.columns as i32 * cw + 20).max(640);
         let height = self.top() + rows * ch + footer;
         (width as u32, height as u32)
     }
@@ -469,7 +476,13 @@ fn draw_grid(
         panels: &panels,
         progress,
     };
-    let figure = render(kind, size, caption, Plotted::Images(Vec::new()), &mut drawing)?;
+    let figure = render(
+        kind,
+        size,
+        caption,
+        Plotted::Images(Vec::new()),
+        &mut drawing,
+    )?;
     Ok(Figure {
         plotted: Plotted::Images(panels),
         ..figure
@@ -482,7 +495,46 @@ struct GridDrawing<'a, 'p> {
     progress: &'p mut dyn Progress,
 }
 
+impl ImagePanel {
+    /// The colour of pixel `p`.
+    fn colour(&self, p: usize) -> RGBColor {
+        match self.scale {
+            ColourScale::Diverging { limit } => style::diverging(self.values[p], limit),
+            ColourScale::Grey { low, high } => style::grey(self.values[p], low, high),
+        }
+    }
+}
+
 impl Draw for GridDrawing<'_, '_> {
+    fn svg_overlay(&self) -> Result<String> {
+        let layout = self.layout;
+        let (height, width) = (layout.shape.height(), layout.shape.width());
+        let (w, h) = layout.image_size();
+        let mut overlay = String::new();
+        for (index, panel) in self.panels.iter().enumerate() {
+            let pixels: Vec<u8> = (0..height * width)
+                .flat_map(|p| {
+                    let c = panel.colour(p);
+                    [c.0, c.1, c.2]
+                })
+                .collect();
+            let png = encode_png(&pixels, width as u32, height as u32).map_err(|message| {
+                ReportError::Draw {
+                    figure: "image grid",
+                    message,
+                }
+            })?;
+            let (x, y) = layout.origin(index);
+            overlay += &format!(
+                "<image x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\" \
+                 preserveAspectRatio=\"none\" style=\"image-rendering:pixelated\" \
+                 href=\"data:image/png;base64,{}\"/>\n",
+                BASE64.encode(png)
+            );
+        }
+        Ok(overlay)
+    }
+
     fn draw<DB: DrawingBackend>(
         &mut self,
         root: &DrawingArea<DB, Shift>,
@@ -525,18 +577,10 @@ impl Draw for GridDrawing<'_, '_> {
                     &tick_font(),
                 )?;
             }
-            let values = &panel.values;
-            match panel.scale {
-                ColourScale::Diverging { limit } => {
-                    draw_image(root, (x, y), shape, layout.zoom, |p| {
-                        style::diverging(values[p], limit)
-                    })?
-                }
-                ColourScale::Grey { low, high } => {
-                    draw_image(root, (x, y), shape, layout.zoom, |p| {
-                        style::grey(values[p], low, high)
-                    })?
-                }
+            // The SVG holds each image as a small PNG (see `svg_overlay`): thousands of pixel
+            // rectangles would make it megabytes.
+            if target == Target::Png {
+                draw_image(root, (x, y), shape, layout.zoom, |p| panel.colour(p))?;
             }
             root.draw(&Rectangle::new(
                 [(x - 1, y - 1), (x + w, y + h)],
@@ -554,16 +598,20 @@ impl Draw for GridDrawing<'_, '_> {
                 row_label.clone(),
             ))?;
         }
+        if let Some(axis) = &layout.row_axis {
+            let font = label_font().pos(Pos::new(HPos::Right, VPos::Top));
+            root.draw(&Text::new(
+                axis.clone(),
+                (layout.left() - 12, TITLE_HEIGHT),
+                font,
+            ))?;
+        }
         match &layout.footer {
             Footer::None => {}
-            Footer::RowAxis(name) => {
-                let font = label_font().pos(Pos::new(HPos::Left, VPos::Center));
-                root.draw(&Text::new(name.clone(), (20, height - 22), font))?;
-            }
             Footer::DivergingBar => {
                 let (bar_width, bar_height) = (360, 18);
                 let left = (width - bar_width) / 2;
-                let top = height - 78;
+                let top = height - 66;
                 for i in 0..bar_width {
                     let v = -1.0 + 2.0 * (f64::from(i) + 0.5) / f64::from(bar_width);
                     root.draw(&Rectangle::new(

@@ -262,6 +262,12 @@ pub(crate) trait Draw {
         root: &DrawingArea<DB, Shift>,
         target: Target,
     ) -> DrawResult<DB>;
+
+    /// SVG elements to add on top of what [`draw`](Draw::draw) drew for [`Target::Svg`]
+    /// (elements plotters cannot make, such as embedded bitmaps).
+    fn svg_overlay(&self) -> Result<String> {
+        Ok(String::new())
+    }
 }
 
 /// Runs `drawing` on a bitmap (encoded as PNG) and on an SVG document of `width × height`.
@@ -296,6 +302,13 @@ pub(crate) fn render(
             .map_err(|e| failed(e.to_string()))?;
         root.present().map_err(|e| failed(e.to_string()))?;
     }
+    let overlay = drawing.svg_overlay()?;
+    if !overlay.is_empty() {
+        let end = svg
+            .rfind("</svg>")
+            .ok_or_else(|| failed("the SVG document has no end tag".into()))?;
+        svg.insert_str(end, &overlay);
+    }
     Ok(Figure {
         kind,
         caption,
@@ -308,7 +321,11 @@ pub(crate) fn render(
 }
 
 /// 8-bit RGB pixels, row by row, as a PNG file.
-fn encode_png(pixels: &[u8], width: u32, height: u32) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn encode_png(
+    pixels: &[u8],
+    width: u32,
+    height: u32,
+) -> std::result::Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgb);

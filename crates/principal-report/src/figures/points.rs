@@ -16,7 +16,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{render, Draw, DrawResult, Figure, FigureKind, PointCounts, Plotted, Target};
+use super::{
+    centred_text, render, Draw, DrawResult, Figure, FigureKind, Plotted, PointCounts, Target,
+};
 use crate::progress::Ticker;
 use crate::report::check_data;
 use crate::style::{self, label_font, percent, shorten, small_font, tick, tick_font, title_font};
@@ -26,7 +28,8 @@ use crate::{ModelView, Progress, ReportData, ReportError, Result};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PointOptions {
     /// Points drawn in an SVG scatter at most: beyond, a stratified random subsample of this
-    /// size (the PNG always draws every sample).
+    /// size (the PNG always draws every sample). The pairs grid, with up to twelve scatter
+    /// panels, draws a quarter of this many in each.
     pub svg_points: usize,
     /// Seed of the drawing order and of the SVG subsample: the same seed, the same files.
     pub seed: u64,
@@ -58,14 +61,15 @@ struct PointPlan {
 }
 
 impl PointPlan {
-    fn new(data: &ReportData, options: &PointOptions) -> Self {
+    /// The plan for `data`, with at most `svg_points` points in the SVG.
+    fn new(data: &ReportData, svg_points: usize, seed: u64) -> Self {
         let n = data.n_rows();
-        let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut order: Vec<usize> = (0..n).collect();
         order.shuffle(&mut rng);
         let class_of = |row: usize| data.labels().map_or(0, |l| l.class_of(row));
         let counts = data.labels().map_or_else(|| vec![n], |l| l.counts());
-        let quotas = stratified_quotas(&counts, options.svg_points.min(n));
+        let quotas = stratified_quotas(&counts, svg_points.min(n));
         // The first `quota` rows of each class in a uniformly random order are a uniformly
         // random subsample of that class.
         let mut taken = vec![0; counts.len()];
@@ -139,15 +143,23 @@ impl PointPlan {
     }
 
     /// A sentence on what the PNG and the SVG drew.
-    fn sentence(&self, options: &PointOptions, data: &ReportData) -> String {
+    /// `points` names what the SVG's count counts; markers are at most `max_radius` pixels.
+    fn sentence(
+        &self,
+        options: &PointOptions,
+        data: &ReportData,
+        points: &str,
+        max_radius: u32,
+    ) -> String {
         let n = data.n_rows();
         let (radius, opacity) = marker(n);
+        let radius = radius.min(max_radius);
         let mut text = format!(
             "The PNG draws all {n} samples (markers of radius {radius} px at opacity {opacity}); "
         );
         if self.svg.len() < n {
             text += &format!(
-                "the SVG, to stay small, a random subsample of {} points (seed {}){}.",
+                "the SVG, to stay small, a random subsample of {} {points} (seed {}){}.",
                 self.svg.len(),
                 options.seed,
                 if data.labels().is_some() {
@@ -219,6 +231,11 @@ fn class_colours(counts: &[usize]) -> Vec<Option<RGBColor>> {
     colours
 }
 
+/// Largest marker radius of the map (pixels).
+const MAP_RADIUS: u32 = 4;
+/// Largest marker radius of the pairs grid, whose panels are smaller.
+const PAIRS_RADIUS: u32 = 2;
+
 /// Marker radius (pixels) and opacity for `n` points: large and solid for a few, small and
 /// faint for many, so that dense regions read as densities instead of a solid blot.
 fn marker(n: usize) -> (u32, f64) {
@@ -277,7 +294,7 @@ pub fn projection_map(
     model.validate()?;
     check_data(model, data)?;
     needs_two_components(model)?;
-    let plan = PointPlan::new(data, options);
+    let plan = PointPlan::new(data, options.svg_points, options.seed);
     let caption = format!(
         "Each sample's codes on components 1 (x) and 2 (y){}. {}",
         if data.labels().is_some() {
@@ -285,7 +302,7 @@ pub fn projection_map(
         } else {
             ""
         },
-        plan.sentence(options, data)
+        plan.sentence(options, data, "points", MAP_RADIUS)
     );
     let plotted = Plotted::Points(plan.counts(data, 2));
     let legend = plan.legend(data);
@@ -312,7 +329,11 @@ fn legend_width(legend: &[(String, RGBColor)]) -> u32 {
     if legend.is_empty() {
         return 0;
     }
-    let longest = legend.iter().map(|e| e.0.chars().count()).max().unwrap_or(0);
+    let longest = legend
+        .iter()
+        .map(|e| e.0.chars().count())
+        .max()
+        .unwrap_or(0);
     (60 + 11 * longest as u32).clamp(120, 320)
 }
 
@@ -363,7 +384,7 @@ impl Draw for MapDrawing<'_, '_> {
             .build_cartesian_2d(code_range(self.data, 0), code_range(self.data, 1))?;
         chart
             .configure_mesh()
-            .light_line_style(style::GRID)
+            .max_light_lines(0)
             .bold_line_style(style::GRID)
             .x_label_formatter(&|v| tick(*v))
             .y_label_formatter(&|v| tick(*v))
@@ -374,6 +395,7 @@ impl Draw for MapDrawing<'_, '_> {
             .draw()?;
         let rows = self.plan.rows(target);
         let (radius, opacity) = marker(rows.len());
+        let radius = radius.min(MAP_RADIUS);
         let step = match target {
             Target::Png => "projection map (PNG)",
             Target::Svg => "projection map (SVG)",
@@ -412,7 +434,7 @@ pub fn pairs_grid(
     check_data(model, data)?;
     needs_two_components(model)?;
     let k = data.n_leading();
-    let plan = PointPlan::new(data, options);
+    let plan = PointPlan::new(data, (options.svg_points / 4).max(1), options.seed);
     let caption = format!(
         "Codes on each pair of the first {k} components: the panel in row i, column j has \
          component j across and component i up; the diagonal shows each component's histogram \
@@ -422,7 +444,7 @@ pub fn pairs_grid(
         } else {
             ""
         },
-        plan.sentence(options, data)
+        plan.sentence(options, data, "points in each panel", PAIRS_RADIUS)
     );
     let plotted = Plotted::Points(plan.counts(data, k));
     let legend = plan.legend(data);
@@ -496,8 +518,7 @@ fn draw_histogram<DB: DrawingBackend>(
         .build_cartesian_2d(range.clone(), 0.0..top * 1.25)?;
     chart
         .configure_mesh()
-        .light_line_style(style::GRID)
-        .bold_line_style(style::GRID)
+        .disable_mesh()
         .x_labels(if bottom { 4 } else { 0 })
         .y_labels(0)
         .x_label_formatter(&|v| tick(*v))
@@ -540,17 +561,21 @@ impl Draw for PairsDrawing<'_, '_> {
         target: Target,
     ) -> DrawResult<DB> {
         let k = self.ranges.len();
-        let root = root.titled(
+        let (width, _) = root.dim_in_pixel();
+        centred_text(
+            root,
             &format!("Pairs of the first {k} components"),
-            title_font(),
+            (width as i32 / 2, 14),
+            &title_font(),
         )?;
+        let root = root.margin(60, 0, 0, 0);
         let (width, _) = root.dim_in_pixel();
         let (grid, legend_area) = root.split_horizontally(width - self.legend_width);
         let grid = grid.margin(0, 10, 10, 30);
         let cells = grid.split_evenly((k, k));
         let rows = self.plan.rows(target);
         let (radius, opacity) = marker(rows.len());
-        let radius = radius.min(2);
+        let radius = radius.min(PAIRS_RADIUS);
         let step = match target {
             Target::Png => "pairs grid (PNG)",
             Target::Svg => "pairs grid (SVG)",
@@ -571,8 +596,7 @@ impl Draw for PairsDrawing<'_, '_> {
                 .build_cartesian_2d(self.ranges[j].clone(), self.ranges[i].clone())?;
             chart
                 .configure_mesh()
-                .light_line_style(style::GRID)
-                .bold_line_style(style::GRID)
+                .disable_mesh()
                 .x_labels(if bottom { 4 } else { 0 })
                 .y_labels(if j == 0 { 4 } else { 0 })
                 .x_label_formatter(&|v| tick(*v))

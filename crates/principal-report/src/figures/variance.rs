@@ -3,10 +3,13 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target};
 use crate::curves::discarded_variance_curve;
-use crate::style::{self, label_font, percent, significant, tick, tick_font, title_font, GRID};
+use crate::style::{
+    self, label_font, percent, significant, tick_font, title_font, AxisScale, LogAxis, GRID,
+};
 use crate::{ModelView, ReportData, ReportError, Result};
 
 /// Components shown as bars in the scree plot at most (more would be slivers).
@@ -86,7 +89,11 @@ struct ScreeDrawing<'a> {
 }
 
 impl Draw for ScreeDrawing<'_> {
-    fn draw<DB: DrawingBackend>(&mut self, root: &DrawingArea<DB, Shift>, _: Target) -> DrawResult<DB> {
+    fn draw<DB: DrawingBackend>(
+        &mut self,
+        root: &DrawingArea<DB, Shift>,
+        _: Target,
+    ) -> DrawResult<DB> {
         let shown = self.ratios.len();
         let top = self.cumulative.iter().copied().fold(0.0, f64::max).max(0.0);
         let y_max = (top * 1.1).max(0.05);
@@ -99,7 +106,7 @@ impl Draw for ScreeDrawing<'_> {
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .light_line_style(GRID)
+            .max_light_lines(0)
             .bold_line_style(GRID)
             .x_labels(shown.min(12))
             .x_label_formatter(&integer_label)
@@ -129,19 +136,22 @@ impl Draw for ScreeDrawing<'_> {
             .label("cumulative proportion")
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], line.stroke_width(3)));
         if shown <= 30 {
-            chart.draw_series(
-                points
-                    .iter()
-                    .map(|&p| Circle::new(p, 5, line.filled())),
-            )?;
+            chart.draw_series(points.iter().map(|&p| Circle::new(p, 5, line.filled())))?;
         }
         if shown <= 12 {
-            let font = tick_font().pos(plotters::style::text_anchor::Pos::new(
-                plotters::style::text_anchor::HPos::Center,
-                plotters::style::text_anchor::VPos::Bottom,
-            ));
+            // Inside a tall bar (the first bar's top is the cumulative curve's first point),
+            // above a short one.
+            let inside = tick_font()
+                .color(&WHITE)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            let above = tick_font().pos(Pos::new(HPos::Center, VPos::Bottom));
             chart.draw_series(self.ratios.iter().enumerate().map(|(i, &r)| {
-                Text::new(percent(r), ((i + 1) as f64, r + 0.012 * y_max), font.clone())
+                let x = (i + 1) as f64;
+                if r > 0.15 * y_max {
+                    Text::new(percent(r), (x, r - 0.02 * y_max), inside.clone())
+                } else {
+                    Text::new(percent(r), (x, r + 0.012 * y_max), above.clone())
+                }
             }))?;
         }
         chart
@@ -172,11 +182,15 @@ fn integer_label(v: &f64) -> String {
 pub fn spectrum(model: &ModelView<'_>) -> Result<Figure> {
     model.validate()?;
     let m = model.n_components();
+    // Eigenvalues below λ₁·D·ε are zero to rounding: on a log axis their rounding noise would
+    // fill most of the height.
+    let largest = model.explained_variance[0];
+    let zero = largest * model.n_features() as f64 * f64::EPSILON;
     let points: Vec<(f64, f64)> = model
         .explained_variance
         .iter()
         .enumerate()
-        .filter(|(_, &v)| v > 0.0)
+        .filter(|(_, &v)| v > zero)
         .map(|(i, &v)| ((i + 1) as f64, v))
         .collect();
     if points.is_empty() {
@@ -186,7 +200,7 @@ pub fn spectrum(model: &ModelView<'_>) -> Result<Figure> {
         });
     }
     let left_out = m - points.len();
-    let (largest, smallest) = (points[0].1, points.iter().map(|p| p.1).fold(f64::MAX, f64::min));
+    let smallest = points.iter().map(|p| p.1).fold(f64::MAX, f64::min);
     let mut caption = format!(
         "The {m} eigenvalues of the {} matrix kept by the model, on a log scale: from {} down \
          to {} (a ratio of {}).",
@@ -196,7 +210,10 @@ pub fn spectrum(model: &ModelView<'_>) -> Result<Figure> {
         significant(largest / smallest, 3),
     );
     if left_out > 0 {
-        caption += &format!(" {left_out} eigenvalue(s) of zero cannot be shown on a log scale.");
+        caption += &format!(
+            " The last {left_out} are zero to rounding (at most λ₁·D·ε = {}) and not shown.",
+            significant(zero, 2)
+        );
     }
     let plotted = Plotted::Series(vec![Series {
         name: "explained_variance".into(),
@@ -212,23 +229,33 @@ struct SpectrumDrawing<'a> {
 }
 
 impl Draw for SpectrumDrawing<'_> {
-    fn draw<DB: DrawingBackend>(&mut self, root: &DrawingArea<DB, Shift>, _: Target) -> DrawResult<DB> {
+    fn draw<DB: DrawingBackend>(
+        &mut self,
+        root: &DrawingArea<DB, Shift>,
+        _: Target,
+    ) -> DrawResult<DB> {
         let high = self.points.iter().map(|p| p.1).fold(0.0, f64::max);
         let low = self.points.iter().map(|p| p.1).fold(f64::MAX, f64::min);
         let m = self.m as f64;
+        let axis = LogAxis::new(low / 2.0, high * 2.0);
         let mut chart = ChartBuilder::on(root)
             .caption("Eigenvalue spectrum (log scale)", title_font())
             .margin(20)
             .x_label_area_size(70)
             .y_label_area_size(110)
-            .build_cartesian_2d(0.5..m + 0.5, (low / 2.0..high * 2.0).log_scale())?;
+            .build_cartesian_2d(
+                0.5..m + 0.5,
+                (low / 2.0..high * 2.0)
+                    .log_scale()
+                    .with_key_points(axis.key_points()),
+            )?;
         chart
             .configure_mesh()
-            .light_line_style(GRID)
+            .max_light_lines(0)
             .bold_line_style(GRID)
             .x_labels(12)
             .x_label_formatter(&integer_label)
-            .y_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| axis.label(*v))
             .x_desc("component m")
             .y_desc("eigenvalue λₘ")
             .axis_desc_style(label_font())
@@ -284,13 +311,15 @@ pub fn reconstruction_error(model: &ModelView<'_>, data: &ReportData) -> Result<
     let caption = format!(
         "Markers: the mean squared error (1/N) Σ‖xₙ − x̃ₙ‖²{units} of the {} rows of data \
          reconstructed from their first k codes, k = 0 to {}; line: the discarded eigenvalues \
-         ((N − ddof)/N) Σ_{{j>k}} λⱼ with the model's N = {} and ddof = {}. On the training \
-         data the two coincide; here they differ by at most {}.",
+         ((N − ddof)/N) · Σ λⱼ over j > k, with the model's N = {} and ddof = {}. On the training \
+         data the two coincide; here they differ by at most {} ({} of the error with no \
+         component).",
         data.n_rows(),
         model.n_components(),
         model.n_samples,
         model.ddof,
         significant(largest_gap, 3),
+        percent(largest_gap / measured[0].1.max(f64::MIN_POSITIVE)),
     );
     let plotted = Plotted::Series(vec![
         Series {
@@ -323,7 +352,11 @@ struct ErrorDrawing<'a> {
 }
 
 impl Draw for ErrorDrawing<'_> {
-    fn draw<DB: DrawingBackend>(&mut self, root: &DrawingArea<DB, Shift>, _: Target) -> DrawResult<DB> {
+    fn draw<DB: DrawingBackend>(
+        &mut self,
+        root: &DrawingArea<DB, Shift>,
+        _: Target,
+    ) -> DrawResult<DB> {
         let m = (self.measured.len() - 1) as f64;
         let high = self
             .measured
@@ -332,25 +365,31 @@ impl Draw for ErrorDrawing<'_> {
             .map(|p| p.1)
             .fold(0.0, f64::max);
         let y_max = if high > 0.0 { high * 1.05 } else { 1.0 };
+        let scale = AxisScale::for_values(y_max);
+        let label = move |v: &f64| scale.label(*v);
+        let description = scale.describe(if self.standardized {
+            "mean squared error (standardized units)"
+        } else {
+            "mean squared error"
+        });
         let mut chart = ChartBuilder::on(root)
-            .caption("Reconstruction error against the number of components", title_font())
+            .caption(
+                "Reconstruction error against the number of components",
+                title_font(),
+            )
             .margin(20)
             .x_label_area_size(70)
             .y_label_area_size(110)
             .build_cartesian_2d(-0.02 * m.max(1.0)..m * 1.02 + 0.5, 0.0..y_max)?;
         chart
             .configure_mesh()
-            .light_line_style(GRID)
+            .max_light_lines(0)
             .bold_line_style(GRID)
             .x_labels(12)
             .x_label_formatter(&integer_label)
-            .y_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&label)
             .x_desc("number of components k")
-            .y_desc(if self.standardized {
-                "mean squared error (standardized units)"
-            } else {
-                "mean squared error"
-            })
+            .y_desc(description)
             .axis_desc_style(label_font())
             .label_style(tick_font())
             .draw()?;
@@ -360,7 +399,7 @@ impl Draw for ErrorDrawing<'_> {
                 self.discarded.iter().copied(),
                 line.stroke_width(4),
             ))?
-            .label("discarded eigenvalues ((N − ddof)/N) Σ_{j>k} λⱼ")
+            .label("discarded eigenvalues: (N − ddof)/N × sum of λⱼ for j > k")
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], line.stroke_width(4)));
         // At most about 60 markers, so that they stay apart; the series keeps every k.
         let step = self.measured.len().div_ceil(60).max(1);
