@@ -257,7 +257,7 @@ impl LogAxis {
     }
 
     pub(crate) fn label(&self, x: f64) -> String {
-        if self.decades() <= 3.0 || !(x > 0.0) {
+        if self.decades() <= 3.0 || x <= 0.0 || x.is_nan() {
             tick(x)
         } else {
             format!("10{}", superscript(x.log10().round() as i32))
