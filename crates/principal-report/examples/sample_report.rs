@@ -3,7 +3,9 @@
 //! - `digits/`: 5,000 MNIST digits (28 × 28), every component, with the image figures;
 //! - `digits-classify/`: a model of 4,000 of the digits, the other 1,000 (every fifth row; the
 //!   file is sorted by digit) as data, and nearest-code recognition of those 1,000 for
-//!   several numbers of components K.
+//!   several numbers of components K;
+//! - `fashion/`: the 70,000 Fashion-MNIST images, when the Debian package `dataset-fashion-mnist`
+//!   is installed (`/usr/share/datasets/fashion-mnist`): scatter figures of 70,000 points.
 //!
 //! ```text
 //! cargo run --release -p principal-report --example sample_report -- [OUT_DIR]
@@ -12,7 +14,7 @@
 //! command-line tool reads them with principal-io.
 
 use std::error::Error;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -101,6 +103,38 @@ fn read_digits() -> AnyResult<(Mat<f64>, Vec<String>)> {
     }
     let rows = digits.len();
     Ok((Mat::from_fn(rows, 784, |i, j| pixels[784 * i + j]), digits))
+}
+
+/// Fashion-MNIST's training and test images (IDX, gzip) and labels, 70,000 in all; `None`
+/// when the data set is not installed.
+fn read_fashion() -> AnyResult<Option<(Mat<f64>, Vec<String>)>> {
+    let dir = Path::new("/usr/share/datasets/fashion-mnist");
+    if !dir.exists() {
+        return Ok(None);
+    }
+    let gunzip = |name: &str| -> AnyResult<Vec<u8>> {
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(dir.join(name))?)
+            .read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    let mut pixels = Vec::new();
+    let mut labels = Vec::new();
+    for part in ["train", "t10k"] {
+        // IDX: a 16-byte header for images (magic, count, rows, columns), 8 for labels.
+        let images = gunzip(&format!("{part}-images-idx3-ubyte.gz"))?;
+        let classes = gunzip(&format!("{part}-labels-idx1-ubyte.gz"))?;
+        pixels.extend(images[16..].iter().map(|&p| f64::from(p)));
+        labels.extend(classes[8..].iter().map(|c| c.to_string()));
+    }
+    if pixels.len() != labels.len() * 784 {
+        return Err(format!("{} pixels for {} labels", pixels.len(), labels.len()).into());
+    }
+    let rows = labels.len();
+    Ok(Some((
+        Mat::from_fn(rows, 784, |i, j| pixels[784 * i + j]),
+        labels,
+    )))
 }
 
 fn view(model: &PcaModel) -> ModelView<'_> {
@@ -289,5 +323,23 @@ fn main() -> AnyResult<()> {
         Some(&results),
         sources,
     )?;
+
+    if let Some((fashion, labels)) = read_fashion()? {
+        let model = PcaBuilder::new().build()?.fit(fashion.as_ref())?;
+        let sources = vec![(
+            "data".to_owned(),
+            "/usr/share/datasets/fashion-mnist (train and t10k)".to_owned(),
+        )];
+        report(
+            &out,
+            "fashion",
+            &model,
+            &fashion,
+            &labels,
+            Some(shape),
+            None,
+            sources,
+        )?;
+    }
     Ok(())
 }
