@@ -113,8 +113,8 @@ pub use data::{ChosenSample, ReportData, ReportDataBuilder, SampleChoice, LEADIN
 pub use error::{ReportError, Result};
 pub use faer;
 pub use figures::{
-    reconstruction_counts, ColourScale, Figure, FigureKind, ImagePanel, LatentGridOptions, Plotted,
-    PointCounts, PointOptions, Series,
+    reconstruction_counts, ClassCount, ColourScale, Figure, FigureKind, ImagePanel,
+    LatentGridOptions, Plotted, PointCounts, PointOptions, Series,
 };
 pub use input::{Classification, ImageShape, Labels, ModelView, Scaling};
 pub use progress::{NoProgress, Progress};

@@ -89,7 +89,11 @@ fn the_projection_map_draws_every_sample_in_png_and_a_stratified_subsample_in_sv
         (70_000, 70_000, 5000)
     );
     // Classes of 23,334, 23,333 and 23,333 samples: 1,667 + 1,667 + 1,666 points.
-    let per_class: Vec<(usize, usize)> = counts.per_class.iter().map(|c| (c.1, c.2)).collect();
+    let per_class: Vec<(usize, usize)> = counts
+        .per_class
+        .iter()
+        .map(|c| (c.samples, c.svg))
+        .collect();
     assert_eq!(per_class, [(23_334, 1667), (23_333, 1667), (23_333, 1666)]);
     // The SVG holds one circle per point drawn, plus one per legend entry.
     assert_eq!(figure.svg().matches("<circle").count(), 5000 + 3);
@@ -144,6 +148,51 @@ fn the_pairs_grid_reports_its_progress_and_draws_the_first_four_components() {
         ]
     );
     assert_eq!((tally.done, tally.ended), (2200 * 12, 2));
+}
+
+#[test]
+fn without_labels_the_map_has_one_colour_and_no_legend() {
+    let (x, _) = clustered(900, 3, 3, 12);
+    let model = fit(&x);
+    let data = summarise(&model, &x, None, 300);
+    let options = PointOptions {
+        svg_points: 400,
+        seed: 0,
+    };
+    let figure = projection_map(&view(&model), &data, &options, &mut NoProgress).unwrap();
+    let Plotted::Points(counts) = figure.plotted() else {
+        panic!("a scatter reports points");
+    };
+    assert!(counts.per_class.is_empty());
+    assert_eq!(figure.svg().matches("<circle").count(), 400);
+    assert!(!figure.svg().contains(">label<"));
+    assert!(!figure.caption().contains("stratified"));
+    let pairs = pairs_grid(&view(&model), &data, &options, &mut NoProgress).unwrap();
+    assert_files(&pairs);
+    let Plotted::Points(counts) = pairs.plotted() else {
+        panic!("a scatter reports points");
+    };
+    // Three components: a 3×3 grid, six scatter panels of 100 points each in the SVG.
+    assert_eq!((counts.components, counts.svg), (3, 100));
+    assert_eq!(pairs.svg().matches("<circle").count(), 600);
+}
+
+#[test]
+fn a_figure_saves_both_files_beside_each_other() {
+    let (x, _) = clustered(100, 3, 2, 13);
+    let model = fit(&x);
+    let figure = scree(&view(&model)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    figure.save(dir.path()).unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("scree.png")).unwrap(),
+        figure.png()
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("scree.svg")).unwrap(),
+        figure.svg()
+    );
+    assert_eq!(common::listing(dir.path()), ["scree.png", "scree.svg"]);
 }
 
 #[test]

@@ -129,6 +129,74 @@ fn a_report_without_data_omits_the_data_figures_and_says_why() {
 }
 
 #[test]
+fn the_same_report_twice_is_the_same_bytes() {
+    let (x, labels) = images();
+    let model = fit(&x);
+    let data = summarise(&model, &x, Some(&labels), 64);
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str| {
+        let out = dir.path().join(name);
+        Report::new(view(&model))
+            .unwrap()
+            .with_data(&data)
+            .unwrap()
+            .with_image_shape(ImageShape::new(4, 4).unwrap())
+            .unwrap()
+            .write(&out, &mut NoProgress)
+            .unwrap();
+        out
+    };
+    let (a, b) = (write("a"), write("b"));
+    assert_eq!(listing(&a), listing(&b));
+    for name in listing(&a) {
+        assert_eq!(
+            fs::read(a.join(&name)).unwrap(),
+            fs::read(b.join(&name)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_one_component_model_omits_the_figures_that_need_two() {
+    let (x, labels) = images();
+    let model = principal::PcaBuilder::new()
+        .components(principal::ComponentCount::Fixed(1))
+        .build()
+        .unwrap()
+        .fit(x.as_ref())
+        .unwrap();
+    let data = summarise(&model, &x, Some(&labels), 240);
+    let report = Report::new(view(&model))
+        .unwrap()
+        .with_data(&data)
+        .unwrap()
+        .with_image_shape(ImageShape::new(4, 4).unwrap())
+        .unwrap();
+    let (drawn, omitted) = report.plan();
+    assert_eq!(
+        drawn,
+        [
+            FigureKind::Scree,
+            FigureKind::Spectrum,
+            FigureKind::ReconstructionError,
+            FigureKind::MeanAndComponents,
+            FigureKind::Reconstructions,
+        ]
+    );
+    for omission in &omitted {
+        assert!(
+            omission.reason.contains("only one component"),
+            "{omission:?}"
+        );
+    }
+    let err = report
+        .figure(FigureKind::LatentGrid, &mut NoProgress)
+        .unwrap_err();
+    assert!(matches!(err, ReportError::CannotDraw { .. }), "{err}");
+}
+
+#[test]
 fn an_image_shape_that_does_not_match_the_features_is_an_error_naming_both() {
     let (x, _) = images();
     let model = fit(&x);

@@ -210,9 +210,19 @@ pub struct PointCounts {
     pub png: usize,
     /// Points drawn per panel in the SVG (all, or a stratified subsample).
     pub svg: usize,
-    /// Per class (in the labels' class order; empty without labels): samples, and points
-    /// drawn in the SVG.
-    pub per_class: Vec<(String, usize, usize)>,
+    /// Per class, in the labels' class order (empty without labels).
+    pub per_class: Vec<ClassCount>,
+}
+
+/// How many samples of one class a scatter figure has and how many its SVG drew.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassCount {
+    /// The label.
+    pub class: String,
+    /// Samples with this label (all drawn in the PNG).
+    pub samples: usize,
+    /// Points drawn in each SVG panel.
+    pub svg: usize,
 }
 
 /// One image of an image grid.

@@ -17,7 +17,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{
-    centred_text, render, Draw, DrawResult, Figure, FigureKind, Plotted, PointCounts, Target,
+    centred_text, render, ClassCount, Draw, DrawResult, Figure, FigureKind, Plotted, PointCounts,
+    Target,
 };
 use crate::progress::Ticker;
 use crate::report::check_data;
@@ -117,7 +118,11 @@ impl PointPlan {
                     .classes()
                     .iter()
                     .zip(&self.per_class)
-                    .map(|(name, &(samples, svg))| (name.clone(), samples, svg))
+                    .map(|(name, &(samples, svg))| ClassCount {
+                        class: name.clone(),
+                        samples,
+                        svg,
+                    })
                     .collect(),
                 None => Vec::new(),
             },
