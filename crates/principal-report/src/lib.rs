@@ -35,8 +35,10 @@
 //!
 //! Scatter figures of large data: the PNG draws every sample with markers that shrink and fade
 //! as N grows (70,000 points read as densities); the SVG, which holds one element per point,
-//! draws a seeded random subsample of at most [`PointOptions::svg_points`] (5,000 by default),
-//! stratified by label, and the caption says so.
+//! draws a seeded random subsample of at most [`PointOptions::svg_points`] (5,000 by default;
+//! a quarter of that in each panel of the pairs grid), stratified by label, and the caption
+//! says so. Image panels are embedded in the SVG as small PNGs rather than one rectangle per
+//! pixel. Long steps report to a [`Progress`]: the CLI plugs a progress bar into it.
 //!
 //! ## Writing
 //! [`Report::write`] is all or nothing: the files go into a hidden temporary directory beside
