@@ -1,0 +1,323 @@
+//! The report: which figures a model (and its data, labels, image shape, classification
+//! results) allows, drawing them, and writing the directory with `index.html`.
+
+use std::path::{Path, PathBuf};
+
+use crate::figures::{self, Figure, FigureKind, LatentGridOptions, PointOptions};
+use crate::html::{self, FigureEntry, Page};
+use crate::staging::Staging;
+use crate::{Classification, ImageShape, ModelView, Progress, ReportData, ReportError, Result};
+
+/// Settings of a report; [`Default`] suits most data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportOptions {
+    /// The page's title.
+    pub title: String,
+    /// Lines shown under the title, e.g. `("model", "digits.safetensors")`.
+    pub sources: Vec<(String, String)>,
+    /// Scatter figures: SVG subsample size and seed.
+    pub points: PointOptions,
+    /// Components drawn as images beside the mean (at most).
+    pub image_components: usize,
+    /// The grid of codes of the latent-grid figure.
+    pub latent_grid: LatentGridOptions,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            title: "Principal component analysis".into(),
+            sources: Vec::new(),
+            points: PointOptions::default(),
+            image_components: 15,
+            latent_grid: LatentGridOptions::default(),
+        }
+    }
+}
+
+impl ReportOptions {
+    fn validate(&self) -> Result<()> {
+        if self.points.svg_points == 0 {
+            return Err(ReportError::InvalidOption {
+                name: "points.svg_points",
+                value: "0".into(),
+                reason: "an SVG scatter needs at least one point",
+            });
+        }
+        if self.image_components == 0 {
+            return Err(ReportError::InvalidOption {
+                name: "image_components",
+                value: "0".into(),
+                reason: "at least one component must be drawn as an image",
+            });
+        }
+        self.latent_grid.validate()
+    }
+}
+
+/// A figure the report leaves out, and why (shown in `index.html`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Omission {
+    /// The figure.
+    pub kind: FigureKind,
+    /// Why it is not drawn, e.g. "no data was given".
+    pub reason: String,
+}
+
+/// What [`Report::write`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WrittenReport {
+    /// The report's directory.
+    pub dir: PathBuf,
+    /// The figures drawn, in page order (each as `<stem>.png` and `<stem>.svg`).
+    pub figures: Vec<FigureKind>,
+    /// The figures left out, with the reason.
+    pub omitted: Vec<Omission>,
+    /// Whether an earlier report (or an empty directory) was replaced.
+    pub replaced: bool,
+    /// Where the earlier report was left when it could not be deleted after the new one was
+    /// in place (worth a warning; the new report is complete).
+    pub leftover: Option<PathBuf>,
+}
+
+/// A report of one model: summary table and figures, written as a directory of PNG and SVG
+/// files with an `index.html`.
+///
+/// Figures of the data need [`with_data`](Self::with_data); figures of images need
+/// [`with_image_shape`](Self::with_image_shape); the classification figures need
+/// [`with_classification`](Self::with_classification). What cannot be drawn is listed on the
+/// page with the reason.
+#[derive(Clone, Debug)]
+pub struct Report<'a> {
+    model: ModelView<'a>,
+    data: Option<&'a ReportData>,
+    image_shape: Option<ImageShape>,
+    classification: Option<&'a Classification>,
+    options: ReportOptions,
+}
+
+/// Errs unless `data` was gathered for a model of `model`'s shape.
+pub(crate) fn check_data(model: &ModelView<'_>, data: &ReportData) -> Result<()> {
+    if data.n_features() != model.n_features() || data.n_components() != model.n_components() {
+        return Err(ReportError::DataModelMismatch {
+            data_features: data.n_features(),
+            data_components: data.n_components(),
+            model_features: model.n_features(),
+            model_components: model.n_components(),
+        });
+    }
+    Ok(())
+}
+
+impl<'a> Report<'a> {
+    /// A report of `model` alone, with default options. Errs when the model's arrays do not fit
+    /// together.
+    pub fn new(model: ModelView<'a>) -> Result<Self> {
+        model.validate()?;
+        Ok(Report {
+            model,
+            data: None,
+            image_shape: None,
+            classification: None,
+            options: ReportOptions::default(),
+        })
+    }
+
+    /// Adds the data (gathered with [`ReportDataBuilder`](crate::ReportDataBuilder) against
+    /// the same model).
+    pub fn with_data(mut self, data: &'a ReportData) -> Result<Self> {
+        check_data(&self.model, data)?;
+        self.data = Some(data);
+        Ok(self)
+    }
+
+    /// Says that every sample is an image of this shape; errs unless
+    /// `height × width = n_features`.
+    pub fn with_image_shape(mut self, shape: ImageShape) -> Result<Self> {
+        shape.check(self.model.n_features())?;
+        self.image_shape = Some(shape);
+        Ok(self)
+    }
+
+    /// Adds classification results (confusion matrix, accuracy against K).
+    pub fn with_classification(mut self, results: &'a Classification) -> Self {
+        self.classification = Some(results);
+        self
+    }
+
+    /// Replaces the options; errs on a value out of range.
+    pub fn with_options(mut self, options: ReportOptions) -> Result<Self> {
+        options.validate()?;
+        self.options = options;
+        Ok(self)
+    }
+
+    /// The figures that will be drawn, in page order, and those left out with the reason.
+    pub fn plan(&self) -> (Vec<FigureKind>, Vec<Omission>) {
+        let mut drawn = Vec::new();
+        let mut omitted = Vec::new();
+        for kind in FigureKind::ALL {
+            match self.reason_to_omit(kind) {
+                None => drawn.push(kind),
+                Some(Some(reason)) => omitted.push(Omission { kind, reason }),
+                // Not relevant to this report at all (classification figures without results).
+                Some(None) => {}
+            }
+        }
+        (drawn, omitted)
+    }
+
+    /// `None` to draw `kind`; `Some(Some(reason))` to omit it saying why; `Some(None)` to omit
+    /// it silently.
+    fn reason_to_omit(&self, kind: FigureKind) -> Option<Option<String>> {
+        let m = self.model.n_components();
+        let no_data = || Some(Some("no data was given with the model".to_owned()));
+        let no_shape = || {
+            Some(Some(
+                "no image shape was given (samples are not known to be images)".to_owned(),
+            ))
+        };
+        let one_component = || {
+            Some(Some(
+                "the model has only one component; this figure needs two".to_owned(),
+            ))
+        };
+        match kind {
+            FigureKind::Scree => None,
+            FigureKind::Spectrum => {
+                if self.model.explained_variance.iter().any(|&v| v > 0.0) {
+                    None
+                } else {
+                    Some(Some("no eigenvalue is positive".into()))
+                }
+            }
+            FigureKind::ProjectionMap | FigureKind::PairsGrid => match self.data {
+                None => no_data(),
+                Some(_) if m < 2 => one_component(),
+                Some(_) => None,
+            },
+            FigureKind::ReconstructionError => match self.data {
+                None => no_data(),
+                Some(_) => None,
+            },
+            FigureKind::MeanAndComponents => match self.image_shape {
+                None => no_shape(),
+                Some(_) => None,
+            },
+            FigureKind::Reconstructions => match (self.image_shape, self.data) {
+                (None, _) => no_shape(),
+                (_, None) => no_data(),
+                (_, Some(data)) if data.samples().is_empty() => {
+                    Some(Some("no sample was chosen for reconstruction".into()))
+                }
+                _ => None,
+            },
+            FigureKind::LatentGrid => match self.image_shape {
+                None => no_shape(),
+                Some(_) if m < 2 => one_component(),
+                Some(_) => None,
+            },
+            FigureKind::ConfusionMatrix => self.classification.map(|_| None).unwrap_or(Some(None)),
+            FigureKind::AccuracyByComponents => match self.classification {
+                None => Some(None),
+                Some(c) if c.accuracy_by_components().len() < 2 => Some(Some(
+                    "accuracy was measured for fewer than two numbers of components".into(),
+                )),
+                Some(_) => None,
+            },
+        }
+    }
+
+    /// Draws one figure; errs with the reason when the report cannot draw it (see
+    /// [`plan`](Self::plan)).
+    pub fn figure(&self, kind: FigureKind, progress: &mut dyn Progress) -> Result<Figure> {
+        if let Some(reason) = self.reason_to_omit(kind) {
+            return Err(ReportError::CannotDraw {
+                figure: kind.file_stem(),
+                reason: reason.unwrap_or_else(|| "no classification results were given".into()),
+            });
+        }
+        let (model, options) = (&self.model, &self.options);
+        match (kind, self.data, self.image_shape, self.classification) {
+            (FigureKind::Scree, ..) => figures::scree(model),
+            (FigureKind::Spectrum, ..) => figures::spectrum(model),
+            (FigureKind::ProjectionMap, Some(data), ..) => {
+                figures::projection_map(model, data, &options.points, progress)
+            }
+            (FigureKind::PairsGrid, Some(data), ..) => {
+                figures::pairs_grid(model, data, &options.points, progress)
+            }
+            (FigureKind::ReconstructionError, Some(data), ..) => {
+                figures::reconstruction_error(model, data)
+            }
+            (FigureKind::MeanAndComponents, _, Some(shape), _) => {
+                figures::mean_and_components(model, shape, options.image_components, progress)
+            }
+            (FigureKind::Reconstructions, Some(data), Some(shape), _) => {
+                figures::reconstructions(model, data, shape, progress)
+            }
+            (FigureKind::LatentGrid, _, Some(shape), _) => {
+                figures::latent_grid(model, shape, &options.latent_grid, progress)
+            }
+            (FigureKind::ConfusionMatrix, .., Some(results)) => figures::confusion_matrix(results),
+            (FigureKind::AccuracyByComponents, .., Some(results)) => {
+                figures::accuracy_by_components(results)
+            }
+            // reason_to_omit has named what is missing for every other combination.
+            (kind, ..) => Err(ReportError::CannotDraw {
+                figure: kind.file_stem(),
+                reason: "what it needs was not given".into(),
+            }),
+        }
+    }
+
+    /// Draws every figure the report allows and writes `dir/index.html`, `dir/<stem>.png` and
+    /// `dir/<stem>.svg`.
+    ///
+    /// All or nothing: the files go into a temporary directory beside `dir`, renamed to `dir`
+    /// once complete. `dir` may be absent, an empty directory, or an earlier report (its
+    /// `index.html` written by this crate), which is replaced only once the new report is
+    /// complete; any other existing `dir` is refused ([`ReportError::NotAReportDirectory`],
+    /// [`ReportError::NotADirectory`]) and left alone. On error nothing is left behind and an
+    /// earlier report is kept.
+    pub fn write(&self, dir: &Path, progress: &mut dyn Progress) -> Result<WrittenReport> {
+        let staging = Staging::new(dir)?;
+        let (kinds, omitted) = self.plan();
+        let mut entries = Vec::with_capacity(kinds.len());
+        for &kind in &kinds {
+            let figure = self.figure(kind, progress)?;
+            let stem = kind.file_stem();
+            figures::write_file(&staging.path().join(format!("{stem}.png")), figure.png())?;
+            figures::write_file(
+                &staging.path().join(format!("{stem}.svg")),
+                figure.svg().as_bytes(),
+            )?;
+            entries.push(FigureEntry {
+                kind,
+                caption: figure.caption().to_owned(),
+                size: figure.size(),
+            });
+        }
+        let page = Page {
+            options: &self.options,
+            model: &self.model,
+            data: self.data,
+            image_shape: self.image_shape,
+            classification: self.classification,
+            figures: &entries,
+            omitted: &omitted,
+        };
+        figures::write_file(
+            &staging.path().join("index.html"),
+            html::index(&page).as_bytes(),
+        )?;
+        let installed = staging.install()?;
+        Ok(WrittenReport {
+            dir: dir.to_owned(),
+            figures: kinds,
+            omitted,
+            replaced: installed.replaced,
+            leftover: installed.leftover,
+        })
+    }
+}
