@@ -57,7 +57,7 @@ impl<'a, T: Real> From<MatRef<'a, T>> for ChunkRef<'a> {
 }
 
 mod sealed {
-    use super::ChunkRef;
+    use crate::real::ChunkRef;
     use faer::MatRef;
 
     /// What the crate's kernels need of an element beyond [`super::Real`]'s public methods
