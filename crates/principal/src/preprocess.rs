@@ -48,6 +48,9 @@ impl Preprocessing {
         )
     }
 
+    /// From each feature's mean and centred sum of squares over `n` rows: the variances
+    /// (divisor `n − ddof`), the features of zero variance, the scale when standardizing (1 for
+    /// those features) and the total variance in scaled units.
     pub(crate) fn from_sums(
         mean: Vec<f64>,
         sum_sq: &[f64],

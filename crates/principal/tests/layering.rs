@@ -36,7 +36,12 @@ const LAYERS: &[&[&str]] = &[
     &["preprocess"],
     // The solvers: the problems and the shared eigensolver, then one file per solver.
     &["solver"],
-    &["solver::iterative", "solver::covariance", "solver::gram", "solver::svd"],
+    &[
+        "solver::iterative",
+        "solver::covariance",
+        "solver::gram",
+        "solver::svd",
+    ],
     &["solver::randomized", "solver::power", "solver::em"],
     // The model; auto's plan.
     &["model", "plan"],
@@ -68,7 +73,9 @@ fn imports_flow_down_the_layers() {
         let module = module_of(&src, file);
         let shown = file.strip_prefix(&src).unwrap().display().to_string();
         let Some(&own) = layer_of.get(module.as_str()) else {
-            problems.push(format!("src/{shown}: module {module} has no place in LAYERS"));
+            problems.push(format!(
+                "src/{shown}: module {module} has no place in LAYERS"
+            ));
             continue;
         };
         let text = std::fs::read_to_string(file).unwrap();
@@ -144,14 +151,21 @@ fn the_checker_sees_upward_imports_and_ignores_comments_and_tests() {
             "crate::real::Real",
         ]
     );
-    let layer_of: BTreeMap<&str, usize> =
-        [("moments", 1), ("moments::chunk", 0)].into_iter().collect();
+    let layer_of: BTreeMap<&str, usize> = [("moments", 1), ("moments::chunk", 0)]
+        .into_iter()
+        .collect();
     let to = |p: &[&str]| {
         let p: Vec<String> = p.iter().map(|s| s.to_string()).collect();
         resolve(&p, &layer_of)
     };
-    assert_eq!(to(&["moments", "chunk", "x"]).as_deref(), Some("moments::chunk"));
-    assert_eq!(to(&["moments", "MomentAccumulator"]).as_deref(), Some("moments"));
+    assert_eq!(
+        to(&["moments", "chunk", "x"]).as_deref(),
+        Some("moments::chunk")
+    );
+    assert_eq!(
+        to(&["moments", "MomentAccumulator"]).as_deref(),
+        Some("moments")
+    );
     assert_eq!(to(&["MomentAccumulator"]), None);
 }
 
@@ -224,11 +238,12 @@ fn code_only(text: &str) -> String {
                 }
             }
             out.push(' ');
-        } else if c == 'r' && (next == Some('"') || next == Some('#')) && is_raw_string(&chars, i)
-        {
+        } else if c == 'r' && (next == Some('"') || next == Some('#')) && is_raw_string(&chars, i) {
             let hashes = chars[i + 1..].iter().take_while(|&&h| h == '#').count();
             i += 2 + hashes;
-            let closing: String = std::iter::once('"').chain("#".repeat(hashes).chars()).collect();
+            let closing: String = std::iter::once('"')
+                .chain("#".repeat(hashes).chars())
+                .collect();
             while i < chars.len() && !chars[i..].iter().collect::<String>().starts_with(&closing) {
                 i += 1;
             }
@@ -265,11 +280,10 @@ fn is_raw_string(chars: &[char], i: usize) -> bool {
 
 /// Whether `'` at `i` opens a character literal (`'x'`, `'\n'`) rather than a lifetime.
 fn is_char_literal(chars: &[char], i: usize) -> bool {
-    match (chars.get(i + 1), chars.get(i + 2)) {
-        (Some('\\'), _) => true,
-        (Some(_), Some('\'')) => true,
-        _ => false,
-    }
+    matches!(
+        (chars.get(i + 1), chars.get(i + 2)),
+        (Some('\\'), _) | (Some(_), Some('\''))
+    )
 }
 
 /// `code` without the items marked `#[cfg(test)]`.
@@ -384,7 +398,9 @@ fn use_tree(
 }
 
 fn is_identifier(word: &str) -> bool {
-    word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    word.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
         && word.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 

@@ -402,12 +402,16 @@ pub(crate) mod tests {
             let range = IntegerRange::scan(chunk, Par::Seq).expect("integers");
             let bytes = ByteBlocks::<T, P>::for_range(&range.lo, &range.hi).expect("bytes fit");
             for par in [Par::Seq, Par::rayon(2)] {
-                let mut ws = Workspace::default();
-                ws.par = par;
+                let mut ws = Workspace {
+                    par,
+                    ..Default::default()
+                };
                 ws.prepare(x.ncols());
                 let mean = byte_moments(chunk, &range, &bytes, &mut ws);
-                let mut reference = Workspace::default();
-                reference.par = par;
+                let mut reference = Workspace {
+                    par,
+                    ..Default::default()
+                };
                 reference.prepare(x.ncols());
                 let (shift, magnitude) = small_integer_range(chunk, par).expect("small integers");
                 assert_eq!(

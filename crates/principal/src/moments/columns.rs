@@ -11,7 +11,7 @@ use crate::moments::merge::merge_mean;
 use crate::real::{ChunkRef, Real};
 
 /// Per-feature count, mean and centred sum of squares: the cheap first pass of the iterative
-/// solvers, O(N·D) instead of the O(N·D²) of [`MomentAccumulator`]. Same pairwise update.
+/// solvers, O(N·D) instead of the O(N·D²) of [`crate::MomentAccumulator`]. Same pairwise update.
 #[derive(Clone, Debug)]
 pub(crate) struct ColumnAccumulator {
     pub(crate) n: usize,
@@ -20,6 +20,7 @@ pub(crate) struct ColumnAccumulator {
 }
 
 impl ColumnAccumulator {
+    /// No rows yet, for rows of `n_features` values.
     pub(crate) fn new(n_features: usize) -> Self {
         ColumnAccumulator {
             n: 0,
@@ -28,6 +29,7 @@ impl ColumnAccumulator {
         }
     }
 
+    /// Adds a chunk as a source hands it out.
     pub(crate) fn push_chunk(&mut self, chunk: ChunkRef<'_>) -> Result<()> {
         match chunk {
             ChunkRef::F32(m) => self.push(m),
@@ -35,6 +37,7 @@ impl ColumnAccumulator {
         }
     }
 
+    /// Adds a chunk of rows; a non-finite value is named by its row counted over all chunks.
     pub(crate) fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
         if chunk.ncols() != self.mean.len() {
             return Err(PcaError::FeatureMismatch {

@@ -477,8 +477,8 @@ impl<T: Real> Kernel for LeastReach<'_, T> {
 }
 
 /// `max_j after[j] & mask(values[j])`, in sixteen running maxima that the compiler keeps in
-/// vector registers (4.5× faster than one maximum over a floating-point select, which it does
-/// not vectorise).
+/// vector registers (one maximum over a floating-point select does not vectorise, and was
+/// several times slower: bench/results.md).
 #[inline(always)]
 fn lane_max<V>(values: &[V], after: &[u32], mask: impl Fn(&V) -> u32) -> u32 {
     const LANES: usize = 16;
@@ -657,12 +657,16 @@ mod tests {
         let stored = row_major::<T>(x);
         let chunk = stored.transpose();
         for par in [Par::Seq, Par::rayon(2)] {
-            let mut ws = Workspace::default();
-            ws.par = par;
+            let mut ws = Workspace {
+                par,
+                ..Default::default()
+            };
             ws.prepare(d);
             let mean = ordered::<T, P>(chunk, &mut ws).expect("the ordered path applies");
-            let mut dense = Workspace::default();
-            dense.par = par;
+            let mut dense = Workspace {
+                par,
+                ..Default::default()
+            };
             dense.prepare(d);
             let (shift, magnitude) = small_integer_range(chunk, par).expect("small integers");
             let reference = integer_moments(chunk, &shift, magnitude, &mut dense);
