@@ -184,7 +184,7 @@ fn parse_components(s: &str) -> Result<usize, String> {
     PcaBuilder::new()
         .components(ComponentCount::Fixed(k))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::flags::message(&e))?;
     Ok(k)
 }
 
@@ -195,7 +195,7 @@ fn parse_variance(s: &str) -> Result<f64, String> {
     PcaBuilder::new()
         .components(ComponentCount::VarianceFraction(f))
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::flags::message(&e))?;
     Ok(f)
 }
 
@@ -206,7 +206,7 @@ fn parse_ddof(s: &str) -> Result<usize, String> {
     PcaBuilder::new()
         .ddof(ddof)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::flags::message(&e))?;
     Ok(ddof)
 }
 
@@ -221,7 +221,7 @@ fn parse_tolerance(s: &str) -> Result<f64, String> {
     PcaBuilder::new()
         .iterative(options)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::flags::message(&e))?;
     Ok(t)
 }
 

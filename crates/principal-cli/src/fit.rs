@@ -41,7 +41,7 @@ impl FitConfig {
         let scaling = if args.standardize {
             Scaling::Standardize
         } else {
-            Scaling::Center
+            Scaling::Centre
         };
         let it = &args.iterative;
         let iterative = IterativeOptions {
@@ -245,7 +245,7 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
     let _ = writeln!(
         s,
         "solver choice (memory limit {}):",
-        principal::format_bytes(limit as f64)
+        crate::units::format_bytes(limit as f64)
     );
     let _ = writeln!(
         s,
@@ -261,13 +261,16 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
         } else {
             ""
         };
-        let note = c.note.as_deref().unwrap_or("");
+        let note = c
+            .unsuitable
+            .map(crate::units::unsuitable_note)
+            .unwrap_or_default();
         let _ = writeln!(
             s,
             "  {:<11} {:>16} {:>12}  {note}{mark}",
             c.solver.name(),
             cost,
-            principal::format_bytes(c.memory_bytes)
+            crate::units::format_bytes(c.memory_bytes)
         );
     }
     let _ = writeln!(s, "  why: {}", solver.reason);

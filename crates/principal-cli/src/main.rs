@@ -10,6 +10,7 @@
 mod args;
 mod budget;
 mod fit;
+mod flags;
 mod inspect;
 mod inverse;
 mod progress;
@@ -17,6 +18,7 @@ mod report;
 mod select;
 mod stream;
 mod transform;
+mod units;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -69,7 +71,10 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 fn error_chain(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
-        let message = cause.to_string();
+        let message = match cause.downcast_ref::<principal::PcaError>() {
+            Some(error) => flags::message(error),
+            None => cause.to_string(),
+        };
         if parts.last().is_some_and(|last| last.contains(&message)) {
             continue;
         }

@@ -99,7 +99,7 @@ impl ChunkSource for Progress<'_> {
             seen += chunk.nrows() as u64;
             bar.set_message(format!(
                 "{pass}, {}",
-                principal::format_bytes((seen * bytes_per_row) as f64)
+                crate::units::format_bytes((seen * bytes_per_row) as f64)
             ));
             bar.inc(chunk.nrows() as u64);
             visit(chunk)

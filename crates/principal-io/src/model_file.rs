@@ -365,12 +365,12 @@ mod tests {
         let dir = TempDir::new().unwrap();
         let feature_names = names(&["a", "b \"quoted\"", "c", "constant"]);
         let cases = [
-            (fit(Scaling::Center, Solver::Covariance, 2), None),
+            (fit(Scaling::Centre, Solver::Covariance, 2), None),
             (
                 fit(Scaling::Standardize, Solver::Svd, 3),
                 feature_names.clone(),
             ),
-            (fit(Scaling::Center, Solver::Randomized, 2), feature_names),
+            (fit(Scaling::Centre, Solver::Randomized, 2), feature_names),
         ];
         for (k, (model, names)) in cases.into_iter().enumerate() {
             let path = dir.path().join(format!("m{k}.safetensors"));
@@ -426,7 +426,7 @@ mod tests {
         let second = f64::from_le_bytes(c.data()[8..16].try_into().unwrap());
         assert_eq!(second, model.components()[(0, 1)]);
         // A centred model has no scale.
-        save_model(&path, &fit(Scaling::Center, Solver::Svd, 2), None).unwrap();
+        save_model(&path, &fit(Scaling::Centre, Solver::Svd, 2), None).unwrap();
         let bytes = fs::read(&path).unwrap();
         assert!(SafeTensors::deserialize(&bytes)
             .unwrap()
@@ -569,7 +569,7 @@ mod tests {
         let path = dir.path().join("m.safetensors");
         let e = save_model(
             &path,
-            &fit(Scaling::Center, Solver::Svd, 1),
+            &fit(Scaling::Centre, Solver::Svd, 1),
             names(&["a"]).as_deref(),
         )
         .unwrap_err();

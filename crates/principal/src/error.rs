@@ -1,10 +1,65 @@
+//! The crate's error type: [`PcaError`], and the [`Parameter`] an error about a value names.
+
+use std::fmt;
+
 use thiserror::Error;
+
+/// A parameter of the fit, as an error about its value names it.
+///
+/// Messages name parameters by [`Parameter::name`] ("components", "ddof", …). A front end with
+/// its own names for them (a command-line tool's flags) renders the same messages with
+/// [`PcaError::message_naming`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Parameter {
+    /// The number of components, [`crate::ComponentCount::Fixed`].
+    Components,
+    /// The fraction of variance to keep, [`crate::ComponentCount::VarianceFraction`].
+    VarianceFraction,
+    /// Delta degrees of freedom, [`crate::PcaBuilder::ddof`].
+    Ddof,
+    /// The iterative solvers' tolerance, [`crate::IterativeOptions::tolerance`].
+    Tolerance,
+    /// The iterative solvers' limit on passes, [`crate::IterativeOptions::max_iterations`].
+    MaxIterations,
+}
+
+impl Parameter {
+    /// The name messages use: "components", "variance fraction", "ddof", "tolerance",
+    /// "max iterations".
+    pub fn name(self) -> &'static str {
+        match self {
+            Parameter::Components => "components",
+            Parameter::VarianceFraction => "variance fraction",
+            Parameter::Ddof => "ddof",
+            Parameter::Tolerance => "tolerance",
+            Parameter::MaxIterations => "max iterations",
+        }
+    }
+}
+
+impl fmt::Display for Parameter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Everything that can go wrong in the math layer.
 ///
-/// Messages name the offending value and the allowed range, so that a command-line front end
-/// can show them as they are.
-#[derive(Debug, Error, Clone, PartialEq)]
+/// Messages name the offending value and the allowed range, so that a front end can show them
+/// as they are; errors about a parameter's value say which ([`PcaError::parameter`]).
+///
+/// ```
+/// use principal::{ComponentCount, Parameter, PcaBuilder};
+///
+/// let err = PcaBuilder::new().components(ComponentCount::Fixed(0)).build().unwrap_err();
+/// assert_eq!(err.parameter(), Some(Parameter::Components));
+/// assert_eq!(err.to_string(), "components 0 is not allowed: at least 1 component is needed");
+/// // A command-line front end names its flag instead.
+/// let message = err.message_naming(|p| format!("--{}", p.name()));
+/// assert_eq!(message, "--components 0 is not allowed: at least 1 component is needed");
+/// ```
+#[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum PcaError {
     /// The data has no rows or no columns.
@@ -23,22 +78,22 @@ pub enum PcaError {
         value: f64,
     },
     /// More components requested than the data can have.
-    #[error("--components {requested} is more than min(n_samples, n_features) = {max}")]
+    #[error("{}", self.message_naming(Parameter::name))]
     TooManyComponents { requested: usize, max: usize },
     /// Zero components requested.
-    #[error("--components 0 is not allowed: at least 1 component is needed")]
+    #[error("{}", self.message_naming(Parameter::name))]
     ZeroComponents,
     /// The fraction of variance to keep is not in (0, 1].
-    #[error("--variance {0} is outside the allowed range (0, 1]")]
+    #[error("{}", self.message_naming(Parameter::name))]
     VarianceFractionOutOfRange(f64),
     /// A tolerance outside (0, 1).
-    #[error("--tolerance {0} is outside the allowed range (0, 1)")]
+    #[error("{}", self.message_naming(Parameter::name))]
     ToleranceOutOfRange(f64),
     /// An iteration limit of zero.
-    #[error("--max-iterations 0 is not allowed: at least 1 pass is needed")]
+    #[error("{}", self.message_naming(Parameter::name))]
     ZeroIterations,
     /// `ddof` other than 0 or 1.
-    #[error("--ddof {0} is not allowed: use 0 (divide by N) or 1 (divide by N − 1)")]
+    #[error("{}", self.message_naming(Parameter::name))]
     InvalidDdof(usize),
     /// Every feature is constant, so no fraction of the variance can be reached.
     #[error("every feature is constant (total variance 0): no number of components explains a fraction of the variance")]
@@ -64,13 +119,146 @@ pub enum PcaError {
         solver: &'static str,
         detail: String,
     },
-    /// The data source failed (e.g. a file could not be read on a later pass).
-    #[error("{0}")]
-    Source(String),
+    /// The data source failed (e.g. a file could not be read on a later pass). The source's
+    /// own error is kept: its message is this error's message, and its causes follow it.
+    #[error(transparent)]
+    Source(Box<dyn std::error::Error + Send + Sync>),
     /// Parts given to [`crate::PcaModel::from_parts`] do not make a consistent model.
     #[error("inconsistent model: {0}")]
     InvalidModel(String),
 }
 
+impl PcaError {
+    /// The parameter whose value this error is about, if any.
+    pub fn parameter(&self) -> Option<Parameter> {
+        self.about_parameter().map(|(parameter, _)| parameter)
+    }
+
+    /// The message, with the parameter it is about (if any) named by `name` instead of
+    /// [`Parameter::name`]: a front end passes its own names (a command-line tool its flags).
+    /// For other errors, the same as `to_string()`.
+    pub fn message_naming<N: fmt::Display>(&self, name: impl Fn(Parameter) -> N) -> String {
+        match self.about_parameter() {
+            Some((parameter, rest)) => format!("{} {rest}", name(parameter)),
+            None => self.to_string(),
+        }
+    }
+
+    /// For an error about a parameter's value: the parameter, and the message after its name.
+    fn about_parameter(&self) -> Option<(Parameter, String)> {
+        Some(match self {
+            PcaError::TooManyComponents { requested, max } => (
+                Parameter::Components,
+                format!("{requested} is more than min(n_samples, n_features) = {max}"),
+            ),
+            PcaError::ZeroComponents => (
+                Parameter::Components,
+                "0 is not allowed: at least 1 component is needed".into(),
+            ),
+            PcaError::VarianceFractionOutOfRange(fraction) => (
+                Parameter::VarianceFraction,
+                format!("{fraction} is outside the allowed range (0, 1]"),
+            ),
+            PcaError::ToleranceOutOfRange(tolerance) => (
+                Parameter::Tolerance,
+                format!("{tolerance} is outside the allowed range (0, 1)"),
+            ),
+            PcaError::ZeroIterations => (
+                Parameter::MaxIterations,
+                "0 is not allowed: at least 1 pass is needed".into(),
+            ),
+            PcaError::InvalidDdof(ddof) => (
+                Parameter::Ddof,
+                format!("{ddof} is not allowed: use 0 (divide by N) or 1 (divide by N − 1)"),
+            ),
+            _ => return None,
+        })
+    }
+}
+
 /// The crate's `Result`.
 pub type Result<T, E = PcaError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every error about a parameter: its message starts with the parameter's name (or the
+    /// name given), followed by the value.
+    #[test]
+    fn parameter_errors_name_their_parameter_and_value() {
+        let flag = |p: Parameter| match p {
+            Parameter::Components => "--components",
+            Parameter::VarianceFraction => "--variance",
+            Parameter::Ddof => "--ddof",
+            Parameter::Tolerance => "--tolerance",
+            Parameter::MaxIterations => "--max-iterations",
+        };
+        for (error, parameter, message) in [
+            (
+                PcaError::TooManyComponents {
+                    requested: 9,
+                    max: 4,
+                },
+                Parameter::Components,
+                "components 9 is more than min(n_samples, n_features) = 4",
+            ),
+            (
+                PcaError::ZeroComponents,
+                Parameter::Components,
+                "components 0 is not allowed: at least 1 component is needed",
+            ),
+            (
+                PcaError::VarianceFractionOutOfRange(1.5),
+                Parameter::VarianceFraction,
+                "variance fraction 1.5 is outside the allowed range (0, 1]",
+            ),
+            (
+                PcaError::ToleranceOutOfRange(2.0),
+                Parameter::Tolerance,
+                "tolerance 2 is outside the allowed range (0, 1)",
+            ),
+            (
+                PcaError::ZeroIterations,
+                Parameter::MaxIterations,
+                "max iterations 0 is not allowed: at least 1 pass is needed",
+            ),
+            (
+                PcaError::InvalidDdof(2),
+                Parameter::Ddof,
+                "ddof 2 is not allowed: use 0 (divide by N) or 1 (divide by N − 1)",
+            ),
+        ] {
+            assert_eq!(error.parameter(), Some(parameter));
+            assert_eq!(error.to_string(), message);
+            let renamed = message.replacen(parameter.name(), flag(parameter), 1);
+            assert_eq!(error.message_naming(flag), renamed);
+        }
+    }
+
+    #[test]
+    fn other_errors_name_no_parameter_and_keep_their_message() {
+        let error = PcaError::EmptyData {
+            n_samples: 0,
+            n_features: 3,
+        };
+        assert_eq!(error.parameter(), None);
+        assert_eq!(error.message_naming(|_| "--flag"), error.to_string());
+    }
+
+    /// A source's error is kept whole: its message, and its own cause after it in the chain.
+    #[test]
+    fn a_source_error_keeps_its_message_and_its_causes() {
+        #[derive(Debug, Error)]
+        #[error("shard.csv: line 7: unreadable")]
+        struct Unreadable(#[source] std::io::Error);
+        let error = PcaError::Source(Box::new(Unreadable(std::io::Error::other("disk"))));
+        assert_eq!(error.to_string(), "shard.csv: line 7: unreadable");
+        let cause = std::error::Error::source(&error).expect("the cause is kept");
+        assert_eq!(cause.to_string(), "disk");
+        let PcaError::Source(inner) = &error else {
+            unreachable!()
+        };
+        assert!(inner.downcast_ref::<Unreadable>().is_some());
+    }
+}

@@ -4,13 +4,34 @@
 //! `principal-io`, the command-line tool in `principal-cli`.
 //!
 //! Two layers, as in faer:
-//! - solver functions over matrix views ([`solver`]), each returning a [`Spectrum`];
+//! - solver functions ([`solver`]), each returning a [`Spectrum`];
 //! - an owned, fitted [`PcaModel`] with plain accessors named as in scikit-learn
 //!   (`components()`, `explained_variance()`, … without the trailing underscore).
 //!
-//! Conventions (see the project's SPEC): data is N×D, one sample per row; the mean is always
-//! subtracted; covariance is `Xcᵀ Xc / (N − ddof)` with `ddof = 1` by default; components are
-//! sorted by decreasing eigenvalue and each has its entry of largest magnitude positive.
+//! Parameters are set on a [`PcaBuilder`], checked once into [`PcaParams`], and fitted to data
+//! in memory ([`PcaParams::fit`], `f32` or `f64`), to a re-readable [`ChunkSource`] such as a
+//! file read chunk by chunk ([`PcaParams::fit_source`]), or to [`Moments`] accumulated
+//! elsewhere and merged ([`MomentAccumulator`], [`PcaParams::fit_moments`]).
+//!
+//! ## Conventions
+//!
+//! - Data is N×D, one sample per row. The mean μ is always subtracted; the covariance is
+//!   `S = Xcᵀ Xc / (N − ddof)` with `ddof = 1` by default (numpy.cov, R, scikit-learn), or 0
+//!   (divide by N).
+//! - [`Scaling::Standardize`] divides each centred feature by its standard deviation σ (same
+//!   ddof), so S is the correlation matrix (trace D); a feature of zero variance keeps σ = 1
+//!   and is listed in [`PcaModel::zero_variance_features`].
+//! - Components are the eigenvectors of S for the M largest eigenvalues, sorted by decreasing
+//!   eigenvalue, orthonormal, each with its entry of largest magnitude positive (on ties, to
+//!   a relative 1e-9, the first such entry).
+//! - `explained_variance` = λ₁ ≥ … ≥ λ_M; `explained_variance_ratio` = λ_m / trace(S), the
+//!   discarded directions included; `singular_values` = sqrt(λ_m (N − ddof));
+//!   `noise_variance` = the mean of the discarded eigenvalues among the min(N, D), 0 when none
+//!   is discarded.
+//! - Codes are `z = Bᵀ (x − μ) / σ`, reconstructions `x̃ = (B z) σ + μ`.
+//! - Results do not depend on an offset: data is centred before any product (a constant 1e6
+//!   on every feature changes nothing beyond rounding). The same input and seed give the same
+//!   model, bit for bit, on any number of threads.
 //!
 //! ```
 //! use principal::{faer::mat, ComponentCount, PcaBuilder};
@@ -21,33 +42,34 @@
 //! let codes = model.transform(x.as_ref())?;
 //! assert!((codes[(0, 0)].abs() - 7.0711).abs() < 1e-4);
 //! assert!((model.explained_variance_ratio()[0] - 1.0).abs() < 1e-12);
+//! // The solver `auto` chose, and why.
+//! let plan = PcaBuilder::new().build()?.plan(5, 2);
+//! assert_eq!(plan.solver, model.solver());
 //! # Ok::<(), principal::PcaError>(())
 //! ```
 
-mod byte_products;
-mod crossprod;
+mod data;
 mod error;
+mod fit;
+mod kernel;
 mod model;
 mod moments;
+mod options;
 mod params;
-mod prepare;
+mod plan;
+mod preprocess;
 mod real;
-mod simd;
 pub mod solver;
-mod source;
-mod sparse_rows;
 
-pub use error::{PcaError, Result};
+pub use data::{ChunkSource, InMemory};
+pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, Moments};
-pub use params::{
-    format_bytes, Candidate, ComponentCount, IterativeOptions, PcaBuilder, PcaParams, PowerMethod,
-    Precision, RandomizedMethod, Scaling, Solver, SolverPlan, MIXED_BLOCK_ROWS,
+pub use options::{
+    ComponentCount, IterativeOptions, PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
 };
-pub use real::Real;
+pub use params::{PcaBuilder, PcaParams};
+pub use plan::{Candidate, SolverPlan, Unsuitable};
+pub use real::{ChunkRef, Real};
 pub use solver::{IterationReport, Spectrum};
-pub use source::{source_error, ChunkRef, ChunkSource, InMemory};
-
-#[cfg(test)]
-mod tests;

@@ -3,9 +3,12 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::prepare::{center_scale_into, check_finite, Preprocessing};
+use crate::error::{PcaError, Result};
+use crate::kernel::scan::check_finite;
+use crate::options::{ComponentCount, Scaling, Solver};
+use crate::preprocess::{centre_scale_into, Preprocessing};
+use crate::real::Real;
 use crate::solver::{IterationReport, Spectrum};
-use crate::{ComponentCount, PcaError, PcaParams, Real, Result, Scaling, Solver};
 
 /// A fitted principal component analysis.
 ///
@@ -64,10 +67,13 @@ pub struct ModelParts {
 const SIGN_TIE: f64 = 1e-9;
 
 impl PcaModel {
+    /// The model of `n_samples` rows from a solver's spectrum and the training preprocessing:
+    /// the number of components chosen by `count`, signs fixed, variances and ratios.
     pub(crate) fn from_spectrum(
-        params: &PcaParams,
         spectrum: Spectrum,
         prep: Preprocessing,
+        count: ComponentCount,
+        ddof: usize,
         n_samples: usize,
         solver: Solver,
     ) -> Result<Self> {
@@ -76,7 +82,7 @@ impl PcaModel {
         let values = &spectrum.eigenvalues;
         let total = prep.total_variance;
         let ratio_of = |v: f64| if total > 0.0 { v / total } else { 0.0 };
-        let m = match params.components() {
+        let m = match count {
             ComponentCount::Fixed(k) => k,
             ComponentCount::All => max,
             ComponentCount::VarianceFraction(f) => {
@@ -106,7 +112,7 @@ impl PcaModel {
         }
         let explained_variance: Vec<f64> = values[..m].to_vec();
         let explained_variance_ratio = explained_variance.iter().map(|&v| ratio_of(v)).collect();
-        let denom = (n_samples - params.ddof()) as f64;
+        let denom = (n_samples - ddof) as f64;
         let singular_values = explained_variance
             .iter()
             .map(|v| (v * denom).sqrt())
@@ -123,13 +129,10 @@ impl PcaModel {
         } else {
             0.0
         };
-        let scale = match params.scaling() {
-            Scaling::Center => None,
-            Scaling::Standardize => prep.scale,
-        };
         Ok(PcaModel {
             mean: prep.mean,
-            scale,
+            // Some exactly when standardizing.
+            scale: prep.scale,
             components,
             explained_variance,
             explained_variance_ratio,
@@ -137,7 +140,7 @@ impl PcaModel {
             noise_variance,
             total_variance: total,
             n_samples,
-            ddof: params.ddof(),
+            ddof,
             solver,
             zero_variance_features: prep.zero_variance,
             iteration_report: spectrum.report,
@@ -297,7 +300,7 @@ impl PcaModel {
         for start in (0..x.nrows()).step_by(block.max(1)) {
             let rows = block.min(x.nrows() - start);
             let mut part = xs.as_mut().subrows_mut(0, rows);
-            center_scale_into(
+            centre_scale_into(
                 x.subrows(start, rows),
                 &self.mean,
                 self.scale.as_deref(),
@@ -410,7 +413,7 @@ impl PcaModel {
         if self.scale.is_some() {
             Scaling::Standardize
         } else {
-            Scaling::Center
+            Scaling::Centre
         }
     }
     /// Number of training samples N.

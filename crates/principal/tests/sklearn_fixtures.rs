@@ -244,7 +244,7 @@ fn check_model(case: &Case, model: &PcaModel, requested: Solver, ck: &mut Checke
     let scaling = if case.standardize {
         Scaling::Standardize
     } else {
-        Scaling::Center
+        Scaling::Centre
     };
     if model.scaling() != scaling {
         ck.fail(format!(
@@ -439,7 +439,7 @@ fn run_case(name: &str) {
             let scaling = if case.standardize {
                 Scaling::Standardize
             } else {
-                Scaling::Center
+                Scaling::Centre
             };
             let fitted = PcaBuilder::new()
                 .components(*count)

@@ -110,7 +110,7 @@ impl principal::ChunkSource for FileSource {
             // On return (or a panic in `visit`) `full_rx` is dropped first, which ends the
             // reading thread at its next chunk; the scope then joins it.
             for decoded in full_rx {
-                let (buf, n) = decoded.map_err(principal::source_error)?;
+                let (buf, n) = decoded.map_err(|e| principal::PcaError::Source(Box::new(e)))?;
                 match &buf {
                     RowBuf::F32(v) => visit(principal::ChunkRef::F32(
                         MatRef::from_row_major_slice(&v[..n * d], n, d),
@@ -308,10 +308,7 @@ mod tests {
                     Ok(())
                 })
                 .unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                principal::source_error(&expected).to_string()
-            );
+            assert_eq!(e.to_string(), expected);
             assert_eq!(seen, 56, "the chunks before the bad one");
         }
         // A shard that went bad after `open` is caught on the pass, with its message.
@@ -364,16 +361,13 @@ mod tests {
                 .pass(&mut |_| {
                     calls += 1;
                     if calls == stop_after {
-                        Err(principal::source_error("the solver gave up"))
+                        Err(principal::PcaError::Source("the solver gave up".into()))
                     } else {
                         Ok(())
                     }
                 })
                 .unwrap_err();
-            assert_eq!(
-                e.to_string(),
-                principal::source_error("the solver gave up").to_string()
-            );
+            assert_eq!(e.to_string(), "the solver gave up");
             assert_eq!(calls, stop_after);
         }
         // A panicking visitor: the panic comes out, the reading thread ends.

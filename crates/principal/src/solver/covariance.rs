@@ -1,46 +1,58 @@
-//! The covariance solver: `S = Xcᵀ Xc / (N − ddof)`, then a D×D symmetric eigendecomposition.
-//!
-//! Cost N·D² + D³; wins when N ≫ D. Its streaming form, `solve_moments`, takes moments
-//! accumulated by [`crate::MomentAccumulator`] over chunks, threads or machines.
+//! The covariance solver: `S = M / (N − ddof)` from the streamed moments (M the centred
+//! scatter matrix `Σ (x − μ)(x − μ)ᵀ`, accumulated by [`crate::MomentAccumulator`] over chunks,
+//! threads or machines), then a D×D symmetric eigendecomposition. Cost N·D² + D³ (the products
+//! in the accumulator, the eigendecomposition here); wins when N ≫ D, and streams.
 
-use faer::linalg::matmul::matmul;
-use faer::reborrow::IntoConst;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 
-use super::{block_width, top_eigen, Problem, Spectrum};
-use crate::prepare::Preprocessing;
-use crate::{Moments, Result};
+use crate::error::Result;
+use crate::moments::Moments;
+use crate::solver::{top_eigen, Spectrum};
 
-/// Eigenpairs of the covariance of the data, centred (and scaled) a block of rows at a time
-/// into one buffer (about 16 MiB), the blocks' products summed.
-pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
-    solve_by_blocks(problem, block_width(problem.n_features()))
-}
-
-/// [`solve`] with blocks of `height` rows.
-fn solve_by_blocks(problem: &Problem<'_>, height: usize) -> Result<Spectrum> {
-    let (n, d) = (problem.n_samples(), problem.n_features());
-    let height = height.min(n);
-    let mut buffer = Mat::zeros(height, d);
-    let mut scatter = Mat::zeros(d, d);
-    for start in (0..n).step_by(height.max(1)) {
-        let mut xs = buffer.as_mut().subrows_mut(0, height.min(n - start));
-        problem.centred_into(start, 0, xs.as_mut());
-        let xs = xs.into_const();
-        matmul(
-            scatter.as_mut(),
-            if start == 0 {
-                Accum::Replace
-            } else {
-                Accum::Add
-            },
-            xs.transpose(),
-            xs,
-            1.0,
-            Par::rayon(0),
-        );
+/// Eigenpairs of the covariance of the data whose `moments` are given: the top `n_components`
+/// vectors and all min(N, D) eigenvalues. With `scale` (standardizing: each feature's standard
+/// deviation), of the correlation-like matrix `M_ij / (σ_i σ_j) / (N − ddof)`.
+///
+/// This is what every covariance fit runs (in memory or streamed): the moments are accumulated
+/// exactly, then decomposed.
+///
+/// ```
+/// use principal::faer::mat;
+/// use principal::solver::covariance;
+/// use principal::MomentAccumulator;
+///
+/// let x = mat![[2.0, 0.0], [0.0, 1.0], [-2.0, 0.0], [0.0, -1.0]];
+/// let mut acc = MomentAccumulator::new(2);
+/// acc.push(x.as_ref())?;
+/// let spectrum = covariance::solve(&acc.finish()?, None, 1, 2)?;
+/// // Variances 8/3 along the first feature, 2/3 along the second.
+/// assert!((spectrum.eigenvalues[0] - 8.0 / 3.0).abs() < 1e-12);
+/// assert!((spectrum.eigenvalues[1] - 2.0 / 3.0).abs() < 1e-12);
+/// assert!((spectrum.vectors[(0, 0)].abs() - 1.0).abs() < 1e-12);
+/// # Ok::<(), principal::PcaError>(())
+/// ```
+///
+/// # Panics
+/// When `n_components` exceeds the number of features, `scale` has another length, or the
+/// moments have no more than `ddof` samples (the fit checks all three first).
+#[track_caller]
+pub fn solve(
+    moments: &Moments,
+    scale: Option<&[f64]>,
+    ddof: usize,
+    n_components: usize,
+) -> Result<Spectrum> {
+    let (n, d) = (moments.n_samples(), moments.n_features());
+    assert!(n > ddof, "{n} samples with ddof {ddof}");
+    let scatter = moments.scatter();
+    match scale {
+        None => from_scatter(scatter, n, ddof, n_components),
+        Some(s) => {
+            assert_eq!(s.len(), d, "one scale per feature");
+            let scaled = Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j]));
+            from_scatter(scaled.as_ref(), n, ddof, n_components)
+        }
     }
-    from_scatter(scatter.as_ref(), n, problem.ddof, problem.n_components)
 }
 
 /// Eigenpairs of `scatter / (N − ddof)`: the top `k` vectors, min(N, D) values.
@@ -54,31 +66,40 @@ fn from_scatter(scatter: MatRef<'_, f64>, n: usize, ddof: usize, k: usize) -> Re
     })
 }
 
-/// Eigenpairs from streamed moments, scaled as `prep` says: the top `k` vectors, every value.
-pub(crate) fn solve_moments(
-    moments: &Moments,
-    prep: &Preprocessing,
-    ddof: usize,
-    k: usize,
-) -> Result<Spectrum> {
-    let (n, d) = (moments.n_samples(), moments.n_features());
-    let scatter = moments.scatter();
-    match &prep.scale {
-        None => from_scatter(scatter, n, ddof, k),
-        Some(s) => {
-            let scaled = Mat::from_fn(d, d, |i, j| scatter[(i, j)] / (s[i] * s[j]));
-            from_scatter(scaled.as_ref(), n, ddof, k)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solver::tests::assert_blocks_give_the_svd_answer;
+    use crate::moments::MomentAccumulator;
+    use crate::real::ChunkRef;
+    use crate::solver::tests::{assert_same_spectrum, wide_and_tall_problems};
 
+    /// Moments pushed in chunks of 1, 7 and all rows, in every layout (f64 by columns and by
+    /// rows, f32 by rows), give the svd solver's spectrum on wide, tall and rank-deficient
+    /// problems, centred and standardized.
     #[test]
-    fn blocks_of_rows_give_the_svd_answer() {
-        assert_blocks_give_the_svd_answer("covariance (rows)", solve_by_blocks);
+    fn moments_in_any_chunks_give_the_svd_answer() {
+        for (x, mean, scale) in wide_and_tall_problems() {
+            for data in x.chunks() {
+                let problem = x.problem(data, &mean, scale.as_deref());
+                for size in [1, 7, usize::MAX] {
+                    let mut acc = MomentAccumulator::new(problem.n_features());
+                    let n = problem.n_samples();
+                    for start in (0..n).step_by(size.min(n)) {
+                        let rows = size.min(n - start);
+                        match data {
+                            ChunkRef::F32(m) => acc.push(m.subrows(start, rows)).unwrap(),
+                            ChunkRef::F64(m) => acc.push(m.subrows(start, rows)).unwrap(),
+                        }
+                    }
+                    let moments = acc.finish().unwrap();
+                    // The data centred on its own mean (f32 data near 1e6 has another one).
+                    let own = x.problem(data, moments.mean(), scale.as_deref());
+                    let reference = crate::solver::svd::solve(&own).unwrap();
+                    let found = solve(&moments, scale.as_deref(), 1, problem.n_components);
+                    let what = format!("covariance, chunks of {size}");
+                    assert_same_spectrum(&found.unwrap(), &reference, &what);
+                }
+            }
+        }
     }
 }

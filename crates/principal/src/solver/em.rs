@@ -18,10 +18,9 @@
 use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef, Side};
 
-use super::power::DEFAULT_TOLERANCE;
-use super::subspace::{gaussian, Ritz};
-use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::Result;
+use crate::error::Result;
+use crate::solver::iterative::{gaussian, Ritz, DEFAULT_TOLERANCE};
+use crate::solver::{IterationReport, IterativeProblem, Spectrum};
 
 /// The top `n_components` eigenpairs of the covariance by EM for probabilistic PCA.
 pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
@@ -113,8 +112,9 @@ fn em_update(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::InMemory;
+    use crate::options::IterativeOptions;
     use crate::solver::Centring;
-    use crate::{InMemory, IterativeOptions};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

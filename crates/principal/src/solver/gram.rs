@@ -7,8 +7,8 @@ use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::reborrow::{IntoConst, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-use super::{block_width, top_eigen, Problem, Spectrum};
-use crate::Result;
+use crate::error::Result;
+use crate::solver::{block_width, top_eigen, Problem, Spectrum};
 
 /// Eigenpairs of the covariance from the Gram matrix of the data.
 ///
@@ -63,7 +63,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
     });
     // Columns with (near-)zero eigenvalues lift to rounding noise; a QR keeps every column
     // orthonormal and orthogonal to the ones before it, and leaves well-separated columns
-    // equal to their normalized lift up to sign.
+    // equal to their normalised lift up to sign.
     let q = lifted.qr().compute_thin_Q();
     let mut vectors = q;
     for j in 0..k {

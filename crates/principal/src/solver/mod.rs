@@ -1,33 +1,38 @@
-//! The solvers: one file each, one signature, `fn solve(&Problem) -> Result<Spectrum>`.
+//! The solvers, one file each, each with one entry point `solve`:
 //!
-//! Exact solvers (`covariance`, `gram`, `svd`) take a [`Problem`]: the data in memory as
-//! stored, with the training mean and scale; each centres the blocks it needs as it needs them
-//! (only `svd` makes a whole centred copy). Iterative solvers (`randomized`, `power`) take an
-//! [`IterativeProblem`]: a re-readable [`ChunkSource`] with the training mean and scale,
-//! centred chunk by chunk on every pass, so the data never has to fit in memory; their
-//! signature is `fn solve(&mut IterativeProblem) -> Result<Spectrum>`.
+//! - `covariance::solve(&Moments, …)`: the eigendecomposition of the covariance matrix from
+//!   streamed moments ([`crate::MomentAccumulator`]), as every covariance fit runs it;
+//! - `gram::solve(&Problem)`, `svd::solve(&Problem)`: the exact solvers that need the data in
+//!   memory, a [`Problem`]: the data as stored, with the training mean and scale; each centres
+//!   the blocks it needs as it needs them (only `svd` makes a whole centred copy);
+//! - `randomized::solve`, `power::solve`, `em::solve(&mut IterativeProblem)`: the iterative
+//!   solvers take an [`IterativeProblem`]: a re-readable [`ChunkSource`] with the training mean
+//!   and scale, centred chunk by chunk on every pass, so the data never has to fit in memory.
 //!
-//! A solver works on the centred (and, if standardizing, scaled) data and returns the
-//! eigenvalues of the covariance matrix, largest first, with the matching unit eigenvectors.
-//! Sorting ties, signs and the choice of the number of components happen in
+//! A solver works on the centred (and, if standardizing, scaled) data and returns a
+//! [`Spectrum`]: the eigenvalues of the covariance matrix, largest first, with the matching
+//! unit eigenvectors. Sorting ties, signs and the choice of the number of components happen in
 //! [`crate::PcaModel`], once, for every solver.
+//!
+//! Inside: this file (the problems, the spectrum, the shared eigensolver) at the bottom;
+//! `covariance`, `gram`, `svd` and `iterative` (what the iterative solvers share) on it;
+//! `randomized`, `power` and `em` on `iterative`.
 
 use faer::{Mat, MatMut, MatRef};
 
-use crate::prepare::center_scale_into;
-use crate::ChunkRef;
+use crate::data::ChunkSource;
+use crate::error::{PcaError, Result};
+use crate::options::IterativeOptions;
+use crate::preprocess::centre_scale_into;
+use crate::real::ChunkRef;
 
 pub mod covariance;
 pub mod em;
 pub mod gram;
+pub(crate) mod iterative;
 pub mod power;
 pub mod randomized;
-mod subspace;
-
-pub use subspace::Centring;
 pub mod svd;
-
-use crate::{ChunkSource, IterativeOptions};
 
 /// What a solver is asked: the data in memory as given, and how to centre (and scale) it.
 ///
@@ -90,13 +95,13 @@ impl Problem<'_> {
         let mean = &self.mean[first_col..first_col + cols];
         let scale = self.scale.map(|s| &s[first_col..first_col + cols]);
         match self.data {
-            ChunkRef::F32(x) => center_scale_into(
+            ChunkRef::F32(x) => centre_scale_into(
                 x.submatrix(first_row, first_col, rows, cols),
                 mean,
                 scale,
                 out,
             ),
-            ChunkRef::F64(x) => center_scale_into(
+            ChunkRef::F64(x) => centre_scale_into(
                 x.submatrix(first_row, first_col, rows, cols),
                 mean,
                 scale,
@@ -144,25 +149,105 @@ pub struct IterationReport {
 }
 
 /// What an iterative solver is asked: a re-readable source and the training preprocessing.
+///
+/// ```
+/// use principal::faer::mat;
+/// use principal::solver::{randomized, IterativeProblem};
+/// use principal::{InMemory, IterativeOptions};
+///
+/// // Points along the diagonal: one direction of variance.
+/// let x = mat![[1.0, 1.1], [2.0, 1.9], [3.0, 3.2], [4.0, 3.8]];
+/// let mean = [2.5, 2.5];
+/// let xc: Vec<f64> = (0..4).map(|i| x[(i, 0)] - mean[0]).collect();
+/// let yc: Vec<f64> = (0..4).map(|i| x[(i, 1)] - mean[1]).collect();
+/// let total = (xc.iter().map(|v| v * v).sum::<f64>() + yc.iter().map(|v| v * v).sum::<f64>()) / 3.0;
+/// let mut source = InMemory::new(x.as_ref(), 2);
+/// let options = IterativeOptions { tolerance: Some(1e-12), ..Default::default() };
+/// let mut problem = IterativeProblem::new(&mut source, &mean, None, 4, 1, 1, total, options);
+/// let spectrum = randomized::solve(&mut problem)?;
+/// assert!(spectrum.eigenvalues[0] > 0.99 * total);
+/// assert!(spectrum.report.expect("iterative solvers report").converged);
+/// # Ok::<(), principal::PcaError>(())
+/// ```
 pub struct IterativeProblem<'a> {
     /// The data, uncentred, chunk by chunk.
-    pub source: &'a mut dyn ChunkSource,
+    pub(crate) source: &'a mut dyn ChunkSource,
     /// Training mean.
-    pub mean: &'a [f64],
+    pub(crate) mean: &'a [f64],
     /// Training standard deviations when standardizing.
-    pub scale: Option<&'a [f64]>,
+    pub(crate) scale: Option<&'a [f64]>,
     /// How chunks are centred (see [`Centring::choose`]).
-    pub centring: Centring,
+    pub(crate) centring: Centring,
     /// N.
-    pub n_samples: usize,
+    pub(crate) n_samples: usize,
     /// Divide by `N − ddof` for the covariance.
-    pub ddof: usize,
+    pub(crate) ddof: usize,
     /// How many eigenpairs to return.
-    pub n_components: usize,
+    pub(crate) n_components: usize,
     /// trace(S), the total variance in scaled units (EM's noise variance needs it).
-    pub total_variance: f64,
+    pub(crate) total_variance: f64,
     /// Seed, tolerance and iteration limits.
-    pub options: IterativeOptions,
+    pub(crate) options: IterativeOptions,
+}
+
+impl<'a> IterativeProblem<'a> {
+    /// The top `n_components` eigenpairs of the covariance (divisor `n_samples − ddof`) of the
+    /// `n_samples` rows of `source`, centred on `mean` and divided by `scale` when
+    /// standardizing; `total_variance` is trace(S) in those units (the em solver's noise
+    /// variance needs it).
+    pub fn new(
+        source: &'a mut dyn ChunkSource,
+        mean: &'a [f64],
+        scale: Option<&'a [f64]>,
+        n_samples: usize,
+        ddof: usize,
+        n_components: usize,
+        total_variance: f64,
+        options: IterativeOptions,
+    ) -> Self {
+        IterativeProblem {
+            source,
+            mean,
+            scale,
+            centring: Centring::choose(mean, scale, total_variance),
+            n_samples,
+            ddof,
+            n_components,
+            total_variance,
+            options,
+        }
+    }
+}
+
+/// How an iterative solver's chunks are centred on every pass. Centring is done chunk by chunk:
+/// never `X − 1μᵀ` for the whole X, and never `XᵀX − N μμᵀ`, which would lose everything under
+/// an offset of 1e6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Centring {
+    /// Copy each block, subtract the mean, then multiply: exact under any offset.
+    Explicit,
+    /// Multiply the raw f64 chunk and subtract the mean's contribution afterwards
+    /// (`Xc P = X P − 1 μᵀP`, `Xcᵀ Y = Xᵀ Y − μ 1ᵀY`): no copy, one large product per chunk.
+    /// Its error is about ε·‖μ‖/spread relative, so it is used only when the mean is within
+    /// 10³ spreads of zero.
+    Implicit,
+}
+
+impl Centring {
+    /// Implicit when `‖μ/σ‖ ≤ 10³ · sqrt(total variance)`, else explicit.
+    pub(crate) fn choose(mean: &[f64], scale: Option<&[f64]>, total_variance: f64) -> Centring {
+        let offset: f64 = mean
+            .iter()
+            .enumerate()
+            .map(|(j, m)| (m / scale.map_or(1.0, |s| s[j])).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        if offset <= 1e3 * total_variance.sqrt() {
+            Centring::Implicit
+        } else {
+            Centring::Explicit
+        }
+    }
 }
 
 /// The top `k` eigenpairs of the symmetric matrix `a` (only its lower triangle is read),
@@ -170,15 +255,15 @@ pub struct IterativeProblem<'a> {
 ///
 /// faer's own pieces of its symmetric eigendecomposition (tridiagonalisation, the tridiagonal
 /// eigensolver, the Householder back-transformation), composed so that only the `k` wanted
-/// vectors are back-transformed: for 50 of 784 that step costs a tenth of the whole, about a
-/// quarter of the decomposition's time.
+/// vectors are back-transformed: back-transforming all of them is a large share of the whole
+/// decomposition when few are wanted (bench/results.md).
 pub(crate) fn top_eigen(
     a: MatRef<'_, f64>,
     k: usize,
     n_values: usize,
     divisor: f64,
     solver: &'static str,
-) -> crate::Result<(Vec<f64>, Mat<f64>)> {
+) -> Result<(Vec<f64>, Mat<f64>)> {
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::evd;
 
@@ -223,7 +308,7 @@ pub(crate) fn top_eigen(
         stack,
         Default::default(),
     )
-    .map_err(|e| crate::PcaError::NoConvergence {
+    .map_err(|e| PcaError::NoConvergence {
         solver,
         detail: format!("{e:?}"),
     })?;
@@ -245,9 +330,10 @@ pub(crate) fn top_eigen(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{top_eigen, Problem, Spectrum};
-    use crate::prepare::Preprocessing;
-    use crate::{ChunkRef, Scaling};
+    use super::{top_eigen, Centring, Problem, Spectrum};
+    use crate::options::Scaling;
+    use crate::preprocess::Preprocessing;
+    use crate::real::ChunkRef;
     use faer::Mat;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -307,7 +393,7 @@ pub(crate) mod tests {
                     Mat::from_fn(n, d, |i, j| product[(i, j)] + offset)
                 }
             };
-            for scaling in [Scaling::Center, Scaling::Standardize] {
+            for scaling in [Scaling::Centre, Scaling::Standardize] {
                 let prep = Preprocessing::from_data(x.as_ref(), scaling, 1).unwrap();
                 let data = TestData {
                     by_columns: x.clone(),
@@ -325,7 +411,7 @@ pub(crate) mod tests {
     /// every problem of [`wide_and_tall_problems`] in every layout.
     pub(crate) fn assert_blocks_give_the_svd_answer(
         what: &str,
-        solve: impl Fn(&Problem<'_>, usize) -> crate::Result<Spectrum>,
+        solve: impl Fn(&Problem<'_>, usize) -> crate::error::Result<Spectrum>,
     ) {
         for (x, mean, scale) in wide_and_tall_problems() {
             for data in x.chunks() {
@@ -363,6 +449,17 @@ pub(crate) mod tests {
                 dot.abs()
             );
         }
+    }
+
+    /// Chunks far from zero (10⁶ spreads) are centred explicitly; near zero, implicitly.
+    #[test]
+    fn centring_is_explicit_only_far_from_zero() {
+        assert_eq!(Centring::choose(&[1e6; 40], None, 1.0), Centring::Explicit);
+        assert_eq!(Centring::choose(&[3.0; 40], None, 1.0), Centring::Implicit);
+        assert_eq!(
+            Centring::choose(&[1e6; 40], Some(&[1e4; 40]), 1.0),
+            Centring::Implicit
+        );
     }
 
     /// Only the wanted vectors are back-transformed: they, and every eigenvalue, must be

@@ -7,9 +7,10 @@
 
 use faer::Mat;
 
-use super::subspace::{gaussian, orthonormalize};
-use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::{PowerMethod, Result};
+use crate::error::Result;
+use crate::options::PowerMethod;
+use crate::solver::iterative::{gaussian, orthonormalise, DEFAULT_TOLERANCE};
+use crate::solver::{IterationReport, IterativeProblem, Spectrum};
 
 /// The top `n_components` eigenpairs of the covariance by power iteration.
 pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
@@ -21,7 +22,7 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     };
     // Rayleigh–Ritz over what was found: orthonormal vectors, best eigenvalues, true residuals.
     let k = problem.n_components;
-    let step = problem.step(orthonormalize(basis.as_ref()).as_ref(), k, "power")?;
+    let step = problem.step(orthonormalise(basis.as_ref()).as_ref(), k, "power")?;
     passes += 1;
     converged &= step.estimate <= tolerance * 10.0;
     let report = IterationReport {
@@ -32,16 +33,10 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     Ok(problem.spectrum(step.ritz, k, report))
 }
 
-/// Relative residual at which the power method stops when no tolerance is given.
-pub const DEFAULT_TOLERANCE: f64 = 1e-9;
-
-fn block(
-    problem: &mut IterativeProblem<'_>,
-    tolerance: f64,
-) -> crate::Result<(Mat<f64>, usize, bool)> {
+fn block(problem: &mut IterativeProblem<'_>, tolerance: f64) -> Result<(Mat<f64>, usize, bool)> {
     let d = problem.mean.len();
     let k = problem.n_components;
-    let mut q = orthonormalize(gaussian(d, k, problem.options.seed).as_ref());
+    let mut q = orthonormalise(gaussian(d, k, problem.options.seed).as_ref());
     let mut passes = 0;
     loop {
         let step = problem.step(q.as_ref(), k, "power")?;
@@ -49,14 +44,14 @@ fn block(
         if step.estimate <= tolerance || passes >= problem.options.max_iterations {
             return Ok((step.ritz.vectors, passes, step.estimate <= tolerance));
         }
-        q = orthonormalize(step.w.as_ref());
+        q = orthonormalise(step.w.as_ref());
     }
 }
 
 fn deflation(
     problem: &mut IterativeProblem<'_>,
     tolerance: f64,
-) -> crate::Result<(Mat<f64>, usize, bool)> {
+) -> Result<(Mat<f64>, usize, bool)> {
     let d = problem.mean.len();
     let k = problem.n_components;
     let mut found = Mat::<f64>::zeros(d, k);

@@ -12,13 +12,14 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use super::subspace::{gaussian, orthonormalize, rayleigh_ritz};
-use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::{RandomizedMethod, Result};
+use crate::error::Result;
+use crate::options::{IterativeOptions, RandomizedMethod};
+use crate::solver::iterative::{gaussian, orthonormalise, rayleigh_ritz};
+use crate::solver::{top_eigen, IterationReport, IterativeProblem, Spectrum};
 
 /// Passes over the data when neither a count nor a tolerance is given.
-pub fn default_passes(
-    options: &crate::IterativeOptions,
+pub(crate) fn default_passes(
+    options: &IterativeOptions,
     n_components: usize,
     n_samples: usize,
     n_features: usize,
@@ -33,7 +34,11 @@ pub fn default_passes(
 
 /// Power iterations of subspace iteration when neither a count nor a tolerance is given:
 /// scikit-learn's rule.
-pub fn default_power_iterations(n_components: usize, n_samples: usize, n_features: usize) -> usize {
+pub(crate) fn default_power_iterations(
+    n_components: usize,
+    n_samples: usize,
+    n_features: usize,
+) -> usize {
     if (n_components as f64) < 0.1 * n_samples.min(n_features) as f64 {
         7
     } else {
@@ -43,7 +48,7 @@ pub fn default_power_iterations(n_components: usize, n_samples: usize, n_feature
 
 /// Columns of the random start: `k` plus the oversampling, at most min(N, D).
 fn block_width(
-    options: &crate::IterativeOptions,
+    options: &IterativeOptions,
     n_components: usize,
     n_samples: usize,
     n_features: usize,
@@ -55,7 +60,7 @@ fn block_width(
 
 /// Passes to make unless a tolerance is met first.
 fn planned_passes(
-    options: &crate::IterativeOptions,
+    options: &IterativeOptions,
     n_components: usize,
     n_samples: usize,
     n_features: usize,
@@ -69,8 +74,8 @@ fn planned_passes(
 
 /// The passes [`solve`] makes, when known beforehand: `None` with a tolerance (it stops when
 /// met). Block Krylov whose first block spans every feature is exact after one pass.
-pub fn known_passes(
-    options: &crate::IterativeOptions,
+pub(crate) fn known_passes(
+    options: &IterativeOptions,
     n_components: usize,
     n_samples: usize,
     n_features: usize,
@@ -95,7 +100,7 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     let opts = problem.options;
     let width = block_width(&opts, k, problem.n_samples, d);
     let planned = planned_passes(&opts, k, problem.n_samples, d);
-    let start = orthonormalize(gaussian(d, width, opts.seed).as_ref());
+    let start = orthonormalise(gaussian(d, width, opts.seed).as_ref());
     match opts.randomized_method {
         RandomizedMethod::Subspace => subspace(problem, start, planned),
         RandomizedMethod::BlockKrylov => block_krylov(problem, start, planned),
@@ -103,7 +108,11 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
 }
 
 /// Passes of the block Krylov method when neither a count nor a tolerance is given.
-pub fn default_krylov_passes(n_components: usize, n_samples: usize, n_features: usize) -> usize {
+pub(crate) fn default_krylov_passes(
+    n_components: usize,
+    n_samples: usize,
+    n_features: usize,
+) -> usize {
     // Measured on a 2,000×20,000 rank-30-plus-noise matrix, 50 components: 4 block Krylov
     // passes match the eigenvalue accuracy of 8 subspace passes (scikit-learn's default).
     if (n_components as f64) < 0.1 * n_samples.min(n_features) as f64 {
@@ -145,7 +154,7 @@ fn subspace(
             };
             return Ok(problem.spectrum(step.ritz, k, report));
         }
-        q = orthonormalize(step.w.as_ref());
+        q = orthonormalise(step.w.as_ref());
     }
 }
 
@@ -223,7 +232,7 @@ fn ritz_coefficients(
     let t = basis.transpose() * images;
     let l = t.nrows();
     let sym = Mat::from_fn(l, l, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
-    Ok(super::top_eigen(sym.as_ref(), width, l, 1.0, "randomized")?.1)
+    Ok(top_eigen(sym.as_ref(), width, l, 1.0, "randomized")?.1)
 }
 
 /// Largest `|bᵀq|` between the basis and a new column for which [`extend_basis`] keeps its
@@ -234,7 +243,7 @@ const ORTHOGONALITY: f64 = 1e-12;
 /// The columns of `next` (at most D minus the basis's) made orthonormal and orthogonal to the
 /// orthonormal `basis`: block Gram–Schmidt twice ("twice is enough"), then a thin QR of what
 /// remains. Products with the basis, where a Householder QR of all of `[basis | next]` cost more
-/// than a pass over the data (0.5–0.7 s of a 1.3 s fit on 2,000×20,000). Checked: where `next`
+/// than a pass over the data (bench/results.md). Checked: where `next`
 /// lies nearly inside the basis (rank-deficient data, a nearly full space), the QR of the small
 /// remainder can bring back directions of the basis; then the Householder QR of
 /// `[basis | next]`, orthogonal to rounding whatever the columns, is taken instead.
@@ -256,11 +265,11 @@ fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: 
             Par::rayon(0),
         );
     }
-    let q = orthonormalize(rest.as_ref());
+    let q = orthonormalise(rest.as_ref());
     if (basis.transpose() * &q).norm_max() <= required {
         return q;
     }
-    let whole = orthonormalize(hcat(basis, next).as_ref());
+    let whole = orthonormalise(hcat(basis, next).as_ref());
     whole.subcols(basis.ncols(), next.ncols()).to_owned()
 }
 
@@ -289,7 +298,7 @@ mod tests {
     #[test]
     fn extended_bases_stay_orthonormal_whatever_the_new_columns() {
         for (d, nb, width) in [(2000, 120, 60), (300, 40, 30), (12, 9, 3), (5, 1, 4)] {
-            let basis = orthonormalize(gaussian(d, nb, 1).as_ref());
+            let basis = orthonormalise(gaussian(d, nb, 1).as_ref());
             let generic = gaussian(d, width, 2);
             let inside = basis.as_ref() * gaussian(nb, width, 3);
             let nearly = Mat::from_fn(d, width, |i, j| inside[(i, j)] + 1e-13 * generic[(i, j)]);

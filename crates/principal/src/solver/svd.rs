@@ -4,8 +4,8 @@
 
 use faer::Mat;
 
-use super::{Problem, Spectrum};
-use crate::{PcaError, Result};
+use crate::error::{PcaError, Result};
+use crate::solver::{Problem, Spectrum};
 
 /// Eigenpairs of the covariance from the thin SVD of the data.
 pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {

@@ -1,13 +1,9 @@
-//! Exact block products of integer data whose every feature spans at most 256 consecutive
-//! values (8-bit pixels, counts, ratings), as bytes: `u8 × i8` products summed in `i32` by
-//! rten-gemm's integer kernels. Used for the sparse path's ordered blocks (`sparse_rows`) and,
-//! by [`byte_moments`], for dense chunks of more than 320 features.
-//!
-//! faer multiplies floating-point matrices only. An integer product does more work per
-//! instruction (AVX-512 VNNI's `vpdpbusd` does 64 multiply-adds where an f32 FMA does 16):
-//! measured here on 600 × 1,024 blocks, a whole `u8 × i8` product takes 0.62× the time of
-//! faer's f32 lower triangle of the same block, and the blocks take a quarter of the bytes.
-//! The blocks are laid out feature by feature, the layout those kernels pack fastest.
+//! The byte path: exact block products of integer data whose every feature spans at most 256
+//! consecutive values (8-bit pixels, counts, ratings), as bytes, `u8 × i8` summed in `i32` by
+//! an exact [`ByteProduct`]. Used for dense pieces of wide rows and for the ordered path's
+//! blocks (`moments::ordered`); `moments::chunk` decides where. The blocks take a quarter of
+//! the bytes of f32 blocks and are laid out feature by feature, the layout the integer kernels
+//! pack fastest.
 //!
 //! With `y = x − c` (`c` = the feature's least value + 128, so `y ∈ [−128, 127]`) and
 //! `u = y + 128 ∈ [0, 255]`, one product of `[u; 1]` (a row of ones below) with `y` gives
@@ -15,54 +11,38 @@
 //! block of at most [`BLOCK_ROWS`] rows stays below 2³¹ (|u·y| ≤ 255·128), so it is exact.
 
 use faer::{MatMut, MatRef, Par};
-use rten_gemm::{GemmExecutor, GemmInputA, GemmInputB, GemmOptions};
-use rten_tensor::NdTensorView;
+use rayon::prelude::*;
 
-use crate::crossprod::{centre_shifted_sums, join, IntegerRange, RankTwoUpdate, Workspace};
+use crate::kernel::bytes::ByteProduct;
+use crate::kernel::parallel::join;
+use crate::kernel::products::RankTwoUpdate;
+use crate::kernel::scan::IntegerRange;
+use crate::kernel::simd::{dispatch, Kernel};
+use crate::moments::integer::centre_shifted_sums;
+use crate::moments::workspace::{ByteBuffers, Workspace};
 use crate::real::Real;
 
-/// Rows per block: far below the 65,793 at which an `i32` sum could overflow. Measured on
-/// Fashion-MNIST against 1,024 and 4,096: fewer blocks to add than the first, smaller corners
-/// than the second.
+/// Rows per block: far below the 65,793 at which an `i32` sum could overflow; fewer blocks to
+/// add than 1,024 rows, smaller corners of the ordered path than 4,096.
 pub(crate) const BLOCK_ROWS: usize = 2048;
 
 /// Widest range of a feature's values that fits a byte.
 const BYTE_SPAN: f64 = 255.0;
 
-/// The integer product, or `None` where it could saturate: without VNNI, x86's `vpmaddubsw`
-/// adds pairs of products in `i16` with saturation, and sums would no longer be exact.
-fn executor() -> Option<GemmExecutor<u8, i8, i32>> {
-    let gemm = GemmExecutor::<u8, i8, i32>::default();
-    (!gemm.may_saturate()).then_some(gemm)
-}
-
-/// A block's bytes and product, kept in the [`Workspace`] from chunk to chunk (fresh buffers
-/// for every piece of a streamed fit would cost page faults each time). Grown as needed.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ByteBuffers {
-    /// `u` of a block, `(a + 1) × r` by rows: a row per feature, then a row of ones.
-    u: Vec<u8>,
-    /// `y` of a block, `a × r` by rows.
-    y: Vec<i8>,
-    /// The product `G`, `(a + 1) × a`, row-major (a block's corner `a` at most `D`).
-    product: Vec<i32>,
-}
-
 /// The byte blocks of one chunk: their shift, and the product that takes them.
-pub(crate) struct ByteBlocks<'w, T> {
-    gemm: GemmExecutor<u8, i8, i32>,
+pub(crate) struct ByteBlocks<T, P> {
+    product: P,
     /// Each feature's shift `c` (its least value + 128), in the features' own order.
     shift: Vec<f64>,
     /// The same in the data's type (exact).
     shift_as_data: Vec<T>,
-    buffers: &'w mut ByteBuffers,
 }
 
-impl<'w, T: Real> ByteBlocks<'w, T> {
-    /// Blocks of `d` features with least values `lo` and greatest `hi`, in `buffers`, or `None`
-    /// when a feature spans more than 256 values, a shift is not exact in `T` (f32 data beyond
-    /// 2²⁴), or no exact integer product is available here.
-    pub(crate) fn for_range(lo: &[f64], hi: &[f64], buffers: &'w mut ByteBuffers) -> Option<Self> {
+impl<T: Real, P: ByteProduct> ByteBlocks<T, P> {
+    /// Blocks of `d` features with least values `lo` and greatest `hi`, or `None` when a
+    /// feature spans more than 256 values, a shift is not exact in `T` (f32 data beyond 2²⁴),
+    /// or the product is not available here.
+    pub(crate) fn for_range(lo: &[f64], hi: &[f64]) -> Option<Self> {
         if lo.iter().zip(hi).any(|(l, h)| h - l > BYTE_SPAN) {
             return None;
         }
@@ -75,12 +55,11 @@ impl<'w, T: Real> ByteBlocks<'w, T> {
         {
             return None;
         }
-        let gemm = executor()?;
+        let product = P::available()?;
         Some(ByteBlocks {
-            gemm,
+            product,
             shift,
             shift_as_data,
-            buffers,
         })
     }
 
@@ -92,10 +71,12 @@ impl<'w, T: Real> ByteBlocks<'w, T> {
 
     /// `raw += Σ(y + e)(y + e)ᵀ` (lower triangle, features in the order `columns`) of the
     /// listed rows of `x`, `y = x − c` with `c` = [`Self::shift`]; returns `Σy` in that order.
-    /// With `e` = `c` in the order `columns` that is `Σxxᵀ` (the sparse path's raw sums, rows
-    /// zero outside the listed features); with `e = c − m`, the sums of `x − m`.
+    /// With `e` = `c` in the order `columns` that is `Σxxᵀ` (the ordered path's raw sums, rows
+    /// zero outside the listed features); with `e = c − m`, the sums of `x − m`. The block's
+    /// bytes and product go in `buffers`.
     pub(crate) fn add_block(
-        &mut self,
+        &self,
+        buffers: &mut ByteBuffers,
         x: MatRef<'_, T>,
         rows: &[u32],
         columns: &[u32],
@@ -105,7 +86,7 @@ impl<'w, T: Real> ByteBlocks<'w, T> {
     ) -> Vec<f64> {
         let (a, r) = (columns.len(), rows.len());
         assert!(r <= BLOCK_ROWS && a <= x.ncols() && raw.nrows() == a);
-        let ByteBuffers { u, y, product } = &mut *self.buffers;
+        let ByteBuffers { u, y, product } = buffers;
         // Grown to the largest block and corner met (a corner at most D, as the f32 path's).
         grow(u, (a + 1) * r);
         grow(y, a * r);
@@ -124,18 +105,8 @@ impl<'w, T: Real> ByteBlocks<'w, T> {
             y.chunks_exact_mut(r).collect(),
             par,
         );
-        let lhs = NdTensorView::from_data([a + 1, r], &*u);
-        let rhs = NdTensorView::from_data_with_strides([r, a], &*y, [1, r])
-            .expect("the block holds a features of r bytes");
         let product = &mut product[..(a + 1) * a];
-        self.gemm
-            .gemm(
-                product,
-                GemmInputA::Unpacked(lhs),
-                GemmInputB::Unpacked(rhs),
-                GemmOptions::default(),
-            )
-            .expect("the shapes agree");
+        self.product.multiply(u, y, a, r, product);
         let sums: Vec<f64> = product[a * a..].iter().map(|&s| f64::from(s)).collect();
         add_raw_block(raw, product, &sums, e, r as f64, par);
         sums
@@ -149,28 +120,25 @@ fn grow<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) {
     }
 }
 
+/// Whether a chunk of `n` rows keeps every sum of [`byte_moments`] exact: |z| ≤ 128, so every
+/// term stays under 2⁵³ up to 3·10¹⁰ rows.
+pub(crate) fn sums_stay_exact(n: usize) -> bool {
+    (n as f64) * 262_144.0 < 9_007_199_254_740_992.0
+}
+
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` (into `ws.scatter`, zeroed) of a row-major
 /// chunk of integers whose features' values (least `range.lo`, greatest `range.hi`) each span
-/// at most 256, every row in the blocks' products; `None` (nothing done) where those are not
-/// available. The sums are the integer path's, `Σzzᵀ` and `Σz` of `z = x − m` (`m` the
-/// midpoint shift), exact, and so is its one rounding: the same bits.
-pub(crate) fn byte_moments<T: Real>(
+/// at most 256, every row in the blocks' products of `bytes` (made for that range). The sums
+/// are the integer path's, `Σzzᵀ` and `Σz` of `z = x − m` (`m` the midpoint shift), exact, and
+/// so is its one rounding: the same bits.
+pub(crate) fn byte_moments<T: Real, P: ByteProduct>(
     chunk: MatRef<'_, T>,
     range: &IntegerRange,
+    bytes: &ByteBlocks<T, P>,
     ws: &mut Workspace,
-) -> Option<Vec<f64>> {
-    let (n, d) = (chunk.nrows(), chunk.ncols());
-    // Narrow rows keep the f32 products in bands, faster there: measured on whole `principal
-    // fit`s of byte-valued f32 rows, bytes took 1.4× the time at D = 10 and 1.5× at D = 100,
-    // but 0.73× the CPU time at D = 400 and 0.66× at D = 784. |z| ≤ 128: every term below
-    // stays under 2⁵³ up to 3·10¹⁰ rows.
-    if d <= crate::crossprod::BANDED_MAX_FEATURES
-        || chunk.col_stride() != 1
-        || n as f64 * 262_144.0 >= 9_007_199_254_740_992.0
-    {
-        return None;
-    }
-    let mut bytes = ByteBlocks::<T>::for_range(&range.lo, &range.hi, &mut ws.bytes)?;
+) -> Vec<f64> {
+    let n = chunk.nrows();
+    let d = chunk.ncols();
     let (midpoint, _) = range.midpoint_shift();
     // Blocks hold `y = x − c`; adding with `c − m` for the shift gives `Σzzᵀ`, `z = y + c − m`.
     let delta: Vec<f64> = bytes
@@ -184,17 +152,20 @@ pub(crate) fn byte_moments<T: Real>(
     for start in (0..n).step_by(BLOCK_ROWS) {
         let rows: Vec<u32> = (start as u32..n.min(start + BLOCK_ROWS) as u32).collect();
         let r = rows.len() as f64;
-        let block = bytes.add_block(chunk, &rows, &columns, &delta, ws.scatter.as_mut(), ws.par);
+        let block = bytes.add_block(
+            &mut ws.bytes,
+            chunk,
+            &rows,
+            &columns,
+            &delta,
+            ws.scatter.as_mut(),
+            ws.par,
+        );
         for ((sum, s), dc) in sums.iter_mut().zip(&block).zip(&delta) {
             *sum += s + r * dc;
         }
     }
-    Some(centre_shifted_sums(
-        ws.scatter.as_mut(),
-        &sums,
-        &midpoint,
-        n,
-    ))
+    centre_shifted_sums(ws.scatter.as_mut(), &sums, &midpoint, n)
 }
 
 /// Writes `y = x[rows[k], columns[t]] − shift[columns[t]]` as `i8` into `y[t][k]` and
@@ -223,7 +194,7 @@ fn gather_bytes<T: Real>(
         );
         return;
     }
-    crate::simd::dispatch(GatherBytes {
+    dispatch(GatherBytes {
         x,
         rows,
         columns,
@@ -246,7 +217,7 @@ struct GatherBytes<'a, 'b, T> {
     y: Vec<&'b mut [i8]>,
 }
 
-impl<T: Real> crate::simd::Kernel for GatherBytes<'_, '_, T> {
+impl<T: Real> Kernel for GatherBytes<'_, '_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -301,7 +272,7 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
         let dst = dst
             .try_as_col_major_mut()
             .expect("columns of a Mat are contiguous");
-        crate::simd::dispatch(RankTwoUpdate {
+        dispatch(RankTwoUpdate {
             dst: &mut dst.as_slice_mut()[s..],
             a: &sums[s..],
             alpha: e[s] - 128.0,
@@ -311,7 +282,6 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
         })
     };
     if par.degree() > 1 {
-        use rayon::prelude::*;
         raw.par_col_iter_mut().enumerate().for_each(column);
     } else {
         raw.col_iter_mut().enumerate().for_each(column);
@@ -321,20 +291,31 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::kernel::bytes::{hardware_product_available, GemmBytes, ReferenceBytes};
+    use crate::moments::integer::{integer_moments, small_integer_range};
     use faer::Mat;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// Whether this machine has an exact integer product (x86 without VNNI has none).
-    pub(crate) fn bytes_available() -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512vnni") {
-            assert!(
-                executor().is_some(),
-                "VNNI is here, so is the exact product"
+    /// Runs `check` with the portable reference product, then with the hardware product where
+    /// it is exact here; says so (visible with `--nocapture`) where it is not.
+    pub(crate) fn with_every_product(test: &str, check: impl Fn(&str, Which)) {
+        check("reference product", Which::Reference);
+        if hardware_product_available() {
+            check("rten-gemm product", Which::Hardware);
+        } else {
+            eprintln!(
+                "{test}: rten-gemm's byte product skipped (this CPU lacks AVX-512 VNNI, where \
+                 it could saturate); every other step checked with the portable reference product"
             );
         }
-        executor().is_some()
+    }
+
+    /// Which product a test runs with.
+    #[derive(Clone, Copy)]
+    pub(crate) enum Which {
+        Reference,
+        Hardware,
     }
 
     /// One block's `Σxxᵀ` (lower triangle) and `Σy` against sums of the rows one by one: all
@@ -342,7 +323,13 @@ pub(crate) mod tests {
     /// f64; one row, a few, and a whole block; all features or some, in a scrambled order.
     #[test]
     fn a_block_gives_exact_sums() {
-        fn check<T: Real>(lo: i32, n: usize, d: usize, take: usize, rng: &mut ChaCha8Rng) {
+        fn check<T: Real, P: ByteProduct>(
+            lo: i32,
+            n: usize,
+            d: usize,
+            take: usize,
+            rng: &mut ChaCha8Rng,
+        ) {
             // Row-major, as readers give it: the transpose of a column-major D × N matrix.
             let stored = Mat::<T>::from_fn(d, n, |_, _| {
                 T::from_f64(f64::from(rng.random_range(lo..=lo + 255)))
@@ -350,11 +337,8 @@ pub(crate) mod tests {
             let x = stored.transpose();
             let lo_of = vec![f64::from(lo); d];
             let hi_of = vec![f64::from(lo + 255); d];
+            let bytes = ByteBlocks::<T, P>::for_range(&lo_of, &hi_of).expect("a byte each");
             let mut buffers = ByteBuffers::default();
-            let Some(mut bytes) = ByteBlocks::<T>::for_range(&lo_of, &hi_of, &mut buffers) else {
-                assert!(!bytes_available());
-                return;
-            };
             let mut columns: Vec<u32> = (0..d as u32).collect();
             for i in (1..d).rev() {
                 columns.swap(i, rng.random_range(0..=i));
@@ -366,7 +350,8 @@ pub(crate) mod tests {
             let mut raw = Mat::<f64>::zeros(take, take);
             for par in [Par::Seq, Par::rayon(2)] {
                 raw.fill(0.0);
-                let sums = bytes.add_block(x, &rows, &columns, &shift, raw.as_mut(), par);
+                let sums =
+                    bytes.add_block(&mut buffers, x, &rows, &columns, &shift, raw.as_mut(), par);
                 for (s, &j) in columns.iter().enumerate() {
                     let j = j as usize;
                     let want: f64 = rows
@@ -385,82 +370,106 @@ pub(crate) mod tests {
                 }
             }
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(11);
-        for (lo, n, d, take) in [
-            (0, 2, 5, 5),
-            (-128, 13, 40, 17),
-            (-255, BLOCK_ROWS * 2, 70, 70),
-            (1_000_000, 600, 33, 20),
-        ] {
-            check::<f64>(lo, n, d, take, &mut rng);
-            check::<f32>(lo, n, d, take, &mut rng);
-        }
+        with_every_product("a_block_gives_exact_sums", |_, which| {
+            let mut rng = ChaCha8Rng::seed_from_u64(11);
+            for (lo, n, d, take) in [
+                (0, 2, 5, 5),
+                (-128, 13, 40, 17),
+                (-255, BLOCK_ROWS * 2, 70, 70),
+                (1_000_000, 600, 33, 20),
+            ] {
+                match which {
+                    Which::Reference => {
+                        check::<f64, ReferenceBytes>(lo, n, d, take, &mut rng);
+                        check::<f32, ReferenceBytes>(lo, n, d, take, &mut rng);
+                    }
+                    Which::Hardware => {
+                        check::<f64, GemmBytes>(lo, n, d, take, &mut rng);
+                        check::<f32, GemmBytes>(lo, n, d, take, &mut rng);
+                    }
+                }
+            }
+        });
     }
 
     /// Dense rows of bytes (pixels, signed values, values around −10⁶), in one block, in two
-    /// and a ragged second, f32 and f64: the integer path's exact sums, so its bits. Column-major
-    /// chunks and rows of at most 320 features are left to it.
+    /// and a ragged second, f32 and f64: the integer path's exact sums, so its bits.
     #[test]
     fn dense_chunks_give_the_integer_paths_bits() {
-        use crate::crossprod::{integer_moments, small_integer_range};
-        fn check<T: Real>(x: &Mat<f64>) {
+        fn check<T: Real, P: ByteProduct>(x: &Mat<f64>, what: &str) {
             let stored = Mat::<T>::from_fn(x.ncols(), x.nrows(), |j, i| T::from_f64(x[(i, j)]));
             let chunk = stored.transpose();
             let range = IntegerRange::scan(chunk, Par::Seq).expect("integers");
+            let bytes = ByteBlocks::<T, P>::for_range(&range.lo, &range.hi).expect("bytes fit");
             for par in [Par::Seq, Par::rayon(2)] {
-                let mut ws = Workspace::default();
-                ws.par = par;
-                ws.prepare(x.ncols());
-                let Some(mean) = byte_moments(chunk, &range, &mut ws) else {
-                    assert!(!bytes_available());
-                    return;
+                let mut ws = Workspace {
+                    par,
+                    ..Default::default()
                 };
-                let mut reference = Workspace::default();
-                reference.par = par;
+                ws.prepare(x.ncols());
+                let mean = byte_moments(chunk, &range, &bytes, &mut ws);
+                let mut reference = Workspace {
+                    par,
+                    ..Default::default()
+                };
                 reference.prepare(x.ncols());
                 let (shift, magnitude) = small_integer_range(chunk, par).expect("small integers");
                 assert_eq!(
                     mean,
-                    integer_moments(chunk, &shift, magnitude, &mut reference)
+                    integer_moments(chunk, &shift, magnitude, &mut reference),
+                    "{what}"
                 );
                 for j in 0..x.ncols() {
                     for i in j..x.ncols() {
                         let (a, b) = (ws.scatter[(i, j)], reference.scatter[(i, j)]);
-                        assert_eq!(a.to_bits(), b.to_bits(), "({i}, {j}): {a} against {b}");
+                        assert_eq!(
+                            a.to_bits(),
+                            b.to_bits(),
+                            "{what} ({i}, {j}): {a} against {b}"
+                        );
                     }
                 }
-                let by_columns = Mat::<T>::from_fn(x.nrows(), x.ncols(), |i, j| chunk[(i, j)]);
-                assert!(byte_moments(by_columns.as_ref(), &range, &mut ws).is_none());
-                let narrow = chunk.subcols(0, 320);
-                let narrow_range = IntegerRange::scan(narrow, Par::Seq).expect("integers");
-                assert!(byte_moments(narrow, &narrow_range, &mut ws).is_none());
             }
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(12);
-        for (lo, n, d) in [
-            (0, 300, 321),
-            (-128, 2 * BLOCK_ROWS, 330),
-            (-1_000_000, 2500, 400),
-        ] {
-            let x = Mat::<f64>::from_fn(n, d, |_, _| f64::from(rng.random_range(lo..=lo + 255)));
-            check::<f64>(&x);
-            check::<f32>(&x);
-        }
+        with_every_product("dense_chunks_give_the_integer_paths_bits", |what, which| {
+            let mut rng = ChaCha8Rng::seed_from_u64(12);
+            for (lo, n, d) in [
+                (0, 300, 321),
+                (-128, 2 * BLOCK_ROWS, 330),
+                (-1_000_000, 2500, 400),
+            ] {
+                let x =
+                    Mat::<f64>::from_fn(n, d, |_, _| f64::from(rng.random_range(lo..=lo + 255)));
+                match which {
+                    Which::Reference => {
+                        check::<f64, ReferenceBytes>(&x, what);
+                        check::<f32, ReferenceBytes>(&x, what);
+                    }
+                    Which::Hardware => {
+                        check::<f64, GemmBytes>(&x, what);
+                        check::<f32, GemmBytes>(&x, what);
+                    }
+                }
+            }
+        });
     }
 
+    /// Ranges wider than a byte and shifts that are not exact in the data's type take the f32
+    /// products; the hardware product is offered exactly where it is exact.
     #[test]
     fn wide_ranges_and_inexact_shifts_take_the_f32_products() {
-        if !bytes_available() {
-            return;
-        }
+        type Blocks<T> = ByteBlocks<T, ReferenceBytes>;
         let (lo, hi) = (vec![-128.0, 0.0], vec![127.0, 255.0]);
-        let buffers = &mut ByteBuffers::default();
-        assert!(ByteBlocks::<f32>::for_range(&lo, &hi, buffers).is_some());
-        assert!(ByteBlocks::<f32>::for_range(&lo, &[127.0, 256.0], buffers).is_none());
+        assert!(Blocks::<f32>::for_range(&lo, &hi).is_some());
+        assert!(Blocks::<f32>::for_range(&lo, &[127.0, 256.0]).is_none());
         // 2²⁴ + 1 + 128 is not an f32: beyond 2²⁴, f32 integers are 2 apart.
         let beyond = 16_777_217.0;
-        let (lo, hi) = ([0.0, beyond], [255.0, beyond + 1.0]);
-        assert!(ByteBlocks::<f32>::for_range(&lo, &hi, buffers).is_none());
-        assert!(ByteBlocks::<f64>::for_range(&lo, &hi, buffers).is_some());
+        let (far_lo, far_hi) = ([0.0, beyond], [255.0, beyond + 1.0]);
+        assert!(Blocks::<f32>::for_range(&far_lo, &far_hi).is_none());
+        assert!(Blocks::<f64>::for_range(&far_lo, &far_hi).is_some());
+        assert_eq!(
+            ByteBlocks::<f32, GemmBytes>::for_range(&lo, &hi).is_some(),
+            hardware_product_available()
+        );
     }
 }

@@ -3,33 +3,8 @@
 
 use faer::MatRef;
 
-use crate::{PcaError, Real, Result};
-
-/// A chunk of rows as stored: `f32` or `f64`.
-#[derive(Clone, Copy, Debug)]
-pub enum ChunkRef<'a> {
-    /// Rows stored as `f32` (also small integers, exact in `f32`).
-    F32(MatRef<'a, f32>),
-    /// Rows stored as `f64`.
-    F64(MatRef<'a, f64>),
-}
-
-impl ChunkRef<'_> {
-    /// Rows in the chunk.
-    pub fn nrows(&self) -> usize {
-        match self {
-            ChunkRef::F32(m) => m.nrows(),
-            ChunkRef::F64(m) => m.nrows(),
-        }
-    }
-    /// Columns in the chunk.
-    pub fn ncols(&self) -> usize {
-        match self {
-            ChunkRef::F32(m) => m.ncols(),
-            ChunkRef::F64(m) => m.ncols(),
-        }
-    }
-}
+use crate::error::Result;
+use crate::real::{ChunkRef, Real};
 
 /// Data that can be read in full more than once, chunk by chunk, always in the same order.
 ///
@@ -39,11 +14,25 @@ pub trait ChunkSource {
     /// Features per row.
     fn n_features(&self) -> usize;
     /// One full pass: calls `visit` with consecutive chunks of rows. Errors of the source itself
-    /// (a file that cannot be read) are returned as [`PcaError::Source`].
+    /// (a file that cannot be read) are returned as [`crate::PcaError::Source`], which keeps
+    /// them whole.
     fn pass(&mut self, visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()>;
 }
 
 /// An in-memory matrix as a [`ChunkSource`], handed out in chunks of `chunk_rows` rows.
+///
+/// ```
+/// use principal::{faer::Mat, ChunkSource, InMemory};
+/// let x = Mat::<f64>::zeros(10, 3);
+/// let mut source = InMemory::new(x.as_ref(), 4);
+/// let mut sizes = Vec::new();
+/// source.pass(&mut |chunk| {
+///     sizes.push(chunk.nrows());
+///     Ok(())
+/// })?;
+/// assert_eq!(sizes, [4, 4, 2]);
+/// # Ok::<(), principal::PcaError>(())
+/// ```
 pub struct InMemory<'a, T: Real> {
     data: MatRef<'a, T>,
     chunk_rows: usize,
@@ -69,14 +58,9 @@ impl<T: Real> ChunkSource for InMemory<'_, T> {
         let mut start = 0;
         while start < n {
             let rows = self.chunk_rows.min(n - start);
-            visit(T::chunk(self.data.subrows(start, rows)))?;
+            visit(ChunkRef::from(self.data.subrows(start, rows)))?;
             start += rows;
         }
         Ok(())
     }
-}
-
-/// Wraps a source error into the library's error.
-pub fn source_error(message: impl std::fmt::Display) -> PcaError {
-    PcaError::Source(message.to_string())
 }

@@ -3,6 +3,7 @@
 //!
 //! Centring is done chunk by chunk (never `X − 1μᵀ` for the whole X, and never
 //! `XᵀX − N μμᵀ`, which would lose everything under an offset of 1e6); see [`Centring`].
+//! Also the iterative solvers' shared default tolerance.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
@@ -10,13 +11,19 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-use super::{IterationReport, IterativeProblem, Spectrum};
-use crate::crossprod::{ensure_block, join, shifted_copy};
-use crate::{ChunkRef, ChunkSource, PcaError, Real, Result};
+use crate::data::ChunkSource;
+use crate::error::{PcaError, Result};
+use crate::kernel::blocks::{ensure_block, shifted_copy};
+use crate::kernel::parallel::join;
+use crate::real::{ChunkRef, Real};
+use crate::solver::{top_eigen, Centring, IterationReport, IterativeProblem, Spectrum};
+
+/// Relative residual at which the power and em solvers stop when no tolerance is given.
+pub(crate) const DEFAULT_TOLERANCE: f64 = 1e-9;
 
 /// Rows centred at once when a chunk must be copied: about 2 MiB of f64 (at least 64 rows), a
-/// copy that stays in cache for the two products that read it. For D = 100, blocks of 2,048
-/// to 4,096 rows measured 1.2–1.4× faster than 8,192 or 16,384.
+/// copy that stays in cache for the two products that read it (faster than longer blocks:
+/// bench/results.md).
 fn block_rows(n_features: usize) -> usize {
     ((1 << 18) / n_features.max(1)).clamp(64, 4096)
 }
@@ -105,35 +112,6 @@ fn centred_run<T: Real>(
     }
 }
 
-/// How chunks are centred on every pass.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Centring {
-    /// Copy each block, subtract the mean, then multiply: exact under any offset.
-    Explicit,
-    /// Multiply the raw f64 chunk and subtract the mean's contribution afterwards
-    /// (`Xc P = X P − 1 μᵀP`, `Xcᵀ Y = Xᵀ Y − μ 1ᵀY`): no copy, one large product per chunk.
-    /// Its error is about ε·‖μ‖/spread relative, so it is used only when the mean is within
-    /// 10³ spreads of zero.
-    Implicit,
-}
-
-impl Centring {
-    /// Implicit when `‖μ/σ‖ ≤ 10³ · sqrt(total variance)`, else explicit.
-    pub fn choose(mean: &[f64], scale: Option<&[f64]>, total_variance: f64) -> Centring {
-        let offset: f64 = mean
-            .iter()
-            .enumerate()
-            .map(|(j, m)| (m / scale.map_or(1.0, |s| s[j])).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        if offset <= 1e3 * total_variance.sqrt() {
-            Centring::Implicit
-        } else {
-            Centring::Explicit
-        }
-    }
-}
-
 /// `W = Xsᵀ (Xs P)` for the centred, scaled data Xs and a D×L block P: one pass.
 pub(crate) fn apply_scatter(
     source: &mut dyn ChunkSource,
@@ -216,7 +194,7 @@ pub(crate) fn gaussian(d: usize, l: usize, seed: u64) -> Mat<f64> {
 }
 
 /// Orthonormal basis of the columns of `w` (thin Householder QR).
-pub(crate) fn orthonormalize(w: MatRef<'_, f64>) -> Mat<f64> {
+pub(crate) fn orthonormalise(w: MatRef<'_, f64>) -> Mat<f64> {
     w.qr().compute_thin_Q()
 }
 
@@ -254,7 +232,7 @@ pub(crate) fn rayleigh_ritz(
     let wanted = wanted.min(l);
     let t = q.transpose() * w;
     let sym = Mat::from_fn(l, l, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
-    let (values, v) = super::top_eigen(sym.as_ref(), wanted, l, 1.0, solver)?;
+    let (values, v) = top_eigen(sym.as_ref(), wanted, l, 1.0, solver)?;
     let vectors = q * &v;
     let wv = w * &v;
     let residuals = (0..wanted)
@@ -316,7 +294,7 @@ impl IterativeProblem<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::InMemory;
+    use crate::data::InMemory;
     use rand::Rng;
 
     /// `W = Xcᵀ Xc P` from an explicitly centred copy and one dense product: the reference.

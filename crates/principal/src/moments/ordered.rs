@@ -1,23 +1,21 @@
-//! Exact moments of integer data with many zeros (images on a blank background, counts): the
-//! rows are ordered so that each block of rows has its zeros in the same columns, and the
-//! block's product leaves those columns out. Each block's product is exact: in bytes where
-//! every feature's values span at most 256 (see `byte_products`: pixels, on a machine with an
-//! exact integer product), else the integer path's f32 products of shifted integers over
-//! blocks short enough to be exact; the blocks are summed in f64. So the result is the same
-//! exact integer sums, and the same bits, as without the ordering; only the products of
-//! columns that are zero throughout a block (whose contribution is zero) are skipped.
+//! The ordered path: exact moments of integer data with many zeros (images on a blank
+//! background, counts). The rows are ordered so that each block of rows has its zeros in the
+//! same columns, and the block's product leaves those columns out. Each block's product is
+//! exact: in bytes where every feature's values span at most 256 (see `moments::bytes`), else
+//! the integer path's f32 products of shifted integers over blocks short enough to be exact;
+//! the blocks are summed in f64. So the result is the same exact integer sums, and the same
+//! bits, as without the ordering; only the products of columns that are zero throughout a
+//! block (whose contribution is zero) are skipped.
 //!
 //! A *column order* ranks the columns, and a row's *reach* in it is one more than the highest
 //! rank among the row's non-zero values. Sorted by reach, a block of rows is zero beyond the
 //! reach of its last row: its product covers a leading `a × a` corner of the ordered columns,
-//! `(a/D)²` of the dense work. One order (columns by how often they are non-zero) leaves 0.77
-//! of the dense products on Fashion-MNIST (half the pixels zero, no column always zero) over
-//! 1,024-row blocks (f32), against 0.99 in file order: objects of different shapes each have rare
-//! pixels that the others rank last. So up to [`ORDERS`] orders are learnt from a sample, as
-//! k-means learns centres (each row joins the order in which its reach is least; each order
-//! ranks the columns by how often its rows are non-zero there), and every row is taken in its
-//! best order: 0.575 of the dense products on Fashion-MNIST (0.591 in the byte path's blocks of
-//! 2,048 rows).
+//! `(a/D)²` of the dense work. A single order (columns by how often they are non-zero) leaves
+//! much of the work on images of objects of different shapes, each with rare pixels that the
+//! others rank last. So up to [`ORDERS`] orders are learnt from a sample, as k-means learns
+//! centres (each row joins the order in which its reach is least; each order ranks the
+//! columns by how often its rows are non-zero there), and every row is taken in its best
+//! order. (The shares of the dense work this leaves on Fashion-MNIST are in bench/results.md.)
 //!
 //! The raw cross-products `Σ x xᵀ` are accumulated (exact integers) per order, added up in the
 //! columns' own order, and converted at the end to the shifted sums of the integer path;
@@ -25,50 +23,76 @@
 
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
-use crate::byte_products::{ByteBlocks, BLOCK_ROWS as BYTE_BLOCK_ROWS};
-use crate::crossprod::{
-    centre_shifted_sums, ensure_block, for_lower_columns, integer_block_rows, is_integer, join,
-    lower_product, IntegerRange, RankTwoUpdate, Workspace,
-};
-use crate::Real;
+use crate::kernel::blocks::ensure_block;
+use crate::kernel::bytes::ByteProduct;
+use crate::kernel::parallel::join;
+use crate::kernel::products::{for_lower_columns, lower_product, RankTwoUpdate};
+use crate::kernel::scan::{is_integer, IntegerRange};
+use crate::kernel::simd::{dispatch, Kernel};
+use crate::moments::bytes::{ByteBlocks, BLOCK_ROWS as BYTE_BLOCK_ROWS};
+use crate::moments::integer::{centre_shifted_sums, integer_block_rows};
+use crate::moments::workspace::Workspace;
+use crate::real::Real;
 
 /// Fewest rows for which ordering them is worth a pass.
 const MIN_ROWS: usize = 8192;
-/// Rows sampled to learn the column orders. On Fashion-MNIST (blocks of 2,048 rows) the orders
-/// learnt from 1,024 leave 0.591 of the dense products; from 2,048, 0.587 for 6.5 ms more of
-/// learning (a third of it); from 512, 0.611.
+/// Rows sampled to learn the column orders: more learn barely better orders, for a third more
+/// of the learning's time (bench/results.md).
 const SAMPLE_ROWS: usize = 1024;
 /// Column orders the rows choose from (the learning starts by splitting the rows in two).
 const ORDERS: usize = 2;
-/// Rounds of learning the orders (on Fashion-MNIST the 8th is within 0.3% of the best).
+/// Rounds of learning the orders (they need not settle; the best round is kept).
 const LEARNING_ROUNDS: usize = 8;
 /// Largest share of non-zero values (in the sample) for which the path is tried.
 const MAX_NONZERO_SHARE: f64 = 0.75;
 /// Largest share of the dense products the ordered blocks may need for the path to be taken.
 const MAX_WORK_SHARE: f64 = 0.85;
 
-/// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` (into `ws.scatter`) of a row-major chunk of
-/// small integers with many zeros, or `None` when the chunk is not such (too small, not
-/// integers, too few zeros, or zeros too scattered to leave whole columns out): the caller
-/// then takes the general path, which also reports any non-finite value.
-pub(crate) fn sparse_integer_moments<T: Real>(
+/// Rows keyed by the column order they take and their reach in it: what the ordered path
+/// learns of a chunk before any product.
+pub(crate) struct OrderedRows {
+    /// Per order, each column's rank.
+    ranks: Vec<Vec<u32>>,
+    /// Each row's key, `order · (D + 1) + reach`.
+    key: Vec<u32>,
+    /// Each feature's least and greatest value.
+    pub(crate) range: IntegerRange,
+}
+
+impl OrderedRows {
+    /// Learns the column orders from a sample of a row-major chunk of integers with many
+    /// zeros and keys every row; `None` when the chunk is not such (too small, not integers, too
+    /// few zeros): the caller then takes the general path, which also reports any non-finite
+    /// value.
+    pub(crate) fn learn<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
+        let (n, d) = (chunk.nrows(), chunk.ncols());
+        if n < MIN_ROWS || d < 2 || chunk.col_stride() != 1 {
+            return None;
+        }
+        let sample = Sample::of(chunk)?;
+        let ranks = sample.learn_orders(par);
+        // Rows sorted by (order, reach in it): each order's rows are one stretch.
+        let (range, key) = ranged_keys(chunk, &ranks, par)?;
+        Some(OrderedRows { ranks, key, range })
+    }
+}
+
+/// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` (into `ws.scatter`, which [`Workspace::prepare`]
+/// has readied) of the chunk whose rows are `ordered`, each block's product by `bytes` (made
+/// for `ordered.range`) or, without it, in f32 as the integer path's; or `None` when the
+/// ordered blocks would not save enough of the dense work (zeros too scattered to leave whole
+/// columns out) or their sums could leave the exact integers.
+pub(crate) fn ordered_moments<T: Real, P: ByteProduct>(
     chunk: MatRef<'_, T>,
+    ordered: &OrderedRows,
+    bytes: Option<&ByteBlocks<T, P>>,
     ws: &mut Workspace,
 ) -> Option<Vec<f64>> {
     let (n, d) = (chunk.nrows(), chunk.ncols());
-    if n < MIN_ROWS || d < 2 || chunk.col_stride() != 1 {
-        return None;
-    }
-    let sample = Sample::of(chunk)?;
-    let ranks = sample.learn_orders(ws.par);
-    // Rows sorted by (order, reach in it): each order's rows are one stretch.
-    let (range, key) = ranged_keys(chunk, &ranks, ws.par)?;
-    // The integer path's shift (for the final rounding, the same as that path's); the blocks'
-    // products in bytes where every feature fits one, else in f32.
+    let OrderedRows { ranks, key, range } = ordered;
+    // The integer path's shift (for the final rounding, the same as that path's).
     let (shift, magnitude) = range.midpoint_shift();
-    ws.prepare(d);
-    let mut bytes = ByteBlocks::for_range(&range.lo, &range.hi, &mut ws.bytes);
-    let (block, block_shift) = match &bytes {
+    let (block, block_shift) = match bytes {
         Some(bytes) => (BYTE_BLOCK_ROWS, bytes.shift().to_vec()),
         None => (integer_block_rows(magnitude)?, shift.clone()),
     };
@@ -83,7 +107,7 @@ pub(crate) fn sparse_integer_moments<T: Real>(
     if 4.0 * n as f64 * largest * largest >= 9_007_199_254_740_992.0 {
         return None;
     }
-    let sorted = sorted_by_key(&key, ranks.len() * (d + 1));
+    let sorted = sorted_by_key(key, ranks.len() * (d + 1));
     let order_of = |row: u32| key[row as usize] as usize / (d + 1);
     let stretches: Vec<&[u32]> = sorted
         .chunk_by(|&a, &b| order_of(a) == order_of(b))
@@ -133,10 +157,16 @@ pub(crate) fn sparse_integer_moments<T: Real>(
             }
             let r = rows.len() as f64;
             let ranked = ranked.as_mut().submatrix_mut(0, 0, a, a);
-            let sums = match &mut bytes {
-                Some(bytes) => {
-                    bytes.add_block(chunk, rows, &by_rank[..a], &ranked_shift[..a], ranked, par)
-                }
+            let sums = match bytes {
+                Some(bytes) => bytes.add_block(
+                    &mut ws.bytes,
+                    chunk,
+                    rows,
+                    &by_rank[..a],
+                    &ranked_shift[..a],
+                    ranked,
+                    par,
+                ),
                 None => {
                     let dst = ws.block32.as_mut().submatrix_mut(0, 0, a + 1, rows.len());
                     gather_shifted(chunk, rows, &by_rank[..a], &ranked_shift[..a], dst, par);
@@ -296,7 +326,7 @@ impl Sample {
         let (member_left, member_right) = member.split_at_mut(half);
         let (reach_left, reach_right) = reach.split_at_mut(half);
         let assign = |masks: &[u8], member: &mut [usize], reach: &mut [u32]| {
-            crate::simd::dispatch(AssignRows {
+            dispatch(AssignRows {
                 rows: masks.chunks_exact(self.d),
                 after: &after,
                 member,
@@ -320,7 +350,7 @@ struct AssignRows<'a> {
     reach: &'a mut [u32],
 }
 
-impl crate::simd::Kernel for AssignRows<'_> {
+impl Kernel for AssignRows<'_> {
     type Output = f64;
     #[inline(always)]
     fn run(self) -> f64 {
@@ -360,7 +390,7 @@ fn ranged_keys<T: Real>(
         for (start, out) in (0..rows.nrows()).step_by(group).zip(out.chunks_mut(group)) {
             let rows = rows.subrows(start, out.len());
             range.widen(&IntegerRange::scan(rows, Par::Seq)?);
-            crate::simd::dispatch(RowKeys {
+            dispatch(RowKeys {
                 rows,
                 after: &after,
                 out,
@@ -388,7 +418,7 @@ struct RowKeys<'a, T> {
     out: &'a mut [u32],
 }
 
-impl<T: Real> crate::simd::Kernel for RowKeys<'_, T> {
+impl<T: Real> Kernel for RowKeys<'_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -426,7 +456,7 @@ struct LeastReach<'a, T> {
     after: &'a [Vec<u32>],
 }
 
-impl<T: Real> crate::simd::Kernel for LeastReach<'_, T> {
+impl<T: Real> Kernel for LeastReach<'_, T> {
     type Output = (u32, usize);
     #[inline(always)]
     fn run(self) -> (u32, usize) {
@@ -447,8 +477,8 @@ impl<T: Real> crate::simd::Kernel for LeastReach<'_, T> {
 }
 
 /// `max_j after[j] & mask(values[j])`, in sixteen running maxima that the compiler keeps in
-/// vector registers (4.5× faster than one maximum over a floating-point select, which it does
-/// not vectorise).
+/// vector registers (one maximum over a floating-point select does not vectorise, and was
+/// several times slower: bench/results.md).
 #[inline(always)]
 fn lane_max<V>(values: &[V], after: &[u32], mask: impl Fn(&V) -> u32) -> u32 {
     const LANES: usize = 16;
@@ -504,7 +534,7 @@ fn gather_shifted<T: Real>(
         );
         return;
     }
-    crate::simd::dispatch(GatherShifted {
+    dispatch(GatherShifted {
         x,
         rows,
         columns,
@@ -521,7 +551,7 @@ struct GatherShifted<'a, T> {
     dst: MatMut<'a, f32>,
 }
 
-impl<T: Real> crate::simd::Kernel for GatherShifted<'_, T> {
+impl<T: Real> Kernel for GatherShifted<'_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -565,7 +595,7 @@ fn add_raw_block(
     par: Par,
 ) {
     for_lower_columns(raw, product, par, |j, dst, product| {
-        crate::simd::dispatch(RankTwoUpdate {
+        dispatch(RankTwoUpdate {
             dst,
             a: &sums[j..],
             alpha: shift[j],
@@ -579,7 +609,11 @@ fn add_raw_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crossprod::{integer_moments, small_integer_range};
+    use crate::kernel::bytes::{GemmBytes, ReferenceBytes};
+    use crate::moments::bytes::tests::{with_every_product, Which};
+    use crate::moments::chunk::ordered;
+    use crate::moments::integer::{integer_moments, small_integer_range};
+    use crate::moments::MomentAccumulator;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -618,17 +652,21 @@ mod tests {
     }
 
     /// The same exact integer sums as the integer path over the whole chunk, so the same bits.
-    fn same_bits_as_the_integer_path<T: Real>(x: &Mat<f64>) {
+    fn same_bits_as_the_integer_path<T: Real, P: ByteProduct>(x: &Mat<f64>) {
         let (n, d) = (x.nrows(), x.ncols());
         let stored = row_major::<T>(x);
         let chunk = stored.transpose();
         for par in [Par::Seq, Par::rayon(2)] {
-            let mut ws = Workspace::default();
-            ws.par = par;
+            let mut ws = Workspace {
+                par,
+                ..Default::default()
+            };
             ws.prepare(d);
-            let mean = sparse_integer_moments(chunk, &mut ws).expect("the sparse path applies");
-            let mut dense = Workspace::default();
-            dense.par = par;
+            let mean = ordered::<T, P>(chunk, &mut ws).expect("the ordered path applies");
+            let mut dense = Workspace {
+                par,
+                ..Default::default()
+            };
             dense.prepare(d);
             let (shift, magnitude) = small_integer_range(chunk, par).expect("small integers");
             let reference = integer_moments(chunk, &shift, magnitude, &mut dense);
@@ -711,7 +749,7 @@ mod tests {
         let alone: Vec<u32> = (0..chunk.nrows())
             .map(|i| {
                 let mut key = [0u32];
-                crate::simd::dispatch(RowKeys {
+                dispatch(RowKeys {
                     rows: chunk.subrows(i, 1),
                     after: &after,
                     out: &mut key,
@@ -763,29 +801,44 @@ mod tests {
     #[test]
     fn ordered_blocks_give_the_integer_paths_exact_sums() {
         // Where every feature's values fit a byte, the blocks' products are taken in bytes
-        // (blocks of 2,048 rows) if this machine has an exact integer product; else in f32
-        // (blocks of 1,024 rows for 256 values, of 512 for 257 or 261). Ragged last blocks.
-        let bytes = crate::byte_products::tests::bytes_available();
-        for (lo, hi, n, d, in_bytes) in [
-            (0, 255, 9000, 70, bytes),
-            (-128, 127, 8200, 41, bytes),
-            (-60, 200, 8300, 33, false),
-            (-128, 128, 8250, 20, false),
-        ] {
-            let mut x = sparse_integers(n, d, lo, hi, 2);
-            // One feature spans the whole range.
-            (x[(0, 3)], x[(1, 3)]) = (f64::from(lo), f64::from(hi));
-            let range = IntegerRange::scan(x.as_ref(), Par::Seq).expect("integers");
-            let widest = (0..d)
-                .map(|j| range.hi[j] - range.lo[j])
-                .fold(0.0, f64::max);
-            assert_eq!(widest, f64::from(hi - lo));
-            let buffers = &mut crate::byte_products::ByteBuffers::default();
-            let takes_bytes = ByteBlocks::<f64>::for_range(&range.lo, &range.hi, buffers).is_some();
-            assert_eq!(takes_bytes, in_bytes, "{lo}..={hi}");
-            same_bits_as_the_integer_path::<f32>(&x);
-            same_bits_as_the_integer_path::<f64>(&x);
-        }
+        // (blocks of 2,048 rows) by an exact product; else in f32 (blocks of 1,024 rows for 256
+        // values, of 512 for 257 or 261). Ragged last blocks.
+        with_every_product(
+            "ordered_blocks_give_the_integer_paths_exact_sums",
+            |what, which| {
+                for (lo, hi, n, d, in_bytes) in [
+                    (0, 255, 9000, 70, true),
+                    (-128, 127, 8200, 41, true),
+                    (-60, 200, 8300, 33, false),
+                    (-128, 128, 8250, 20, false),
+                ] {
+                    let mut x = sparse_integers(n, d, lo, hi, 2);
+                    // One feature spans the whole range.
+                    (x[(0, 3)], x[(1, 3)]) = (f64::from(lo), f64::from(hi));
+                    let range = IntegerRange::scan(x.as_ref(), Par::Seq).expect("integers");
+                    let widest = (0..d)
+                        .map(|j| range.hi[j] - range.lo[j])
+                        .fold(0.0, f64::max);
+                    assert_eq!(widest, f64::from(hi - lo));
+                    match which {
+                        Which::Reference => {
+                            let blocks =
+                                ByteBlocks::<f64, ReferenceBytes>::for_range(&range.lo, &range.hi);
+                            assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
+                            same_bits_as_the_integer_path::<f32, ReferenceBytes>(&x);
+                            same_bits_as_the_integer_path::<f64, ReferenceBytes>(&x);
+                        }
+                        Which::Hardware => {
+                            let blocks =
+                                ByteBlocks::<f64, GemmBytes>::for_range(&range.lo, &range.hi);
+                            assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
+                            same_bits_as_the_integer_path::<f32, GemmBytes>(&x);
+                            same_bits_as_the_integer_path::<f64, GemmBytes>(&x);
+                        }
+                    }
+                }
+            },
+        );
     }
 
     #[test]
@@ -794,8 +847,8 @@ mod tests {
         let stored = row_major::<f32>(&x);
         let mut ws = Workspace::default();
         ws.prepare(400);
-        assert!(sparse_integer_moments(stored.transpose(), &mut ws).is_some());
-        let mut acc = crate::MomentAccumulator::new(400);
+        assert!(ordered::<f32, ReferenceBytes>(stored.transpose(), &mut ws).is_some());
+        let mut acc = MomentAccumulator::new(400);
         acc.push(stored.transpose()).unwrap();
         let m = acc.finish().unwrap();
         let n = x.nrows() as f64;
@@ -821,11 +874,13 @@ mod tests {
         let mut ws = Workspace::default();
         ws.prepare(40);
         let sparse = row_major::<f64>(&sparse_integers(9000, 40, 0, 255, 4));
-        assert!(sparse_integer_moments(sparse.transpose(), &mut ws).is_some());
+        assert!(ordered::<f64, ReferenceBytes>(sparse.transpose(), &mut ws).is_some());
         // Too few rows; stored by columns.
-        assert!(sparse_integer_moments(sparse.transpose().subrows(0, 4000), &mut ws).is_none());
+        assert!(
+            ordered::<f64, ReferenceBytes>(sparse.transpose().subrows(0, 4000), &mut ws).is_none()
+        );
         let by_columns = sparse.transpose().to_owned();
-        assert!(sparse_integer_moments(by_columns.as_ref(), &mut ws).is_none());
+        assert!(ordered::<f64, ReferenceBytes>(by_columns.as_ref(), &mut ws).is_none());
         // A non-integer, and a NaN (which the general path then names), in a sampled row
         // (every 4th; turned away before the orders are learnt) and in another (by the scan).
         for bad in [0.5, f64::NAN] {
@@ -833,13 +888,13 @@ mod tests {
                 let mut x = sparse.clone();
                 x[(17, row)] = bad;
                 assert_eq!(Sample::of(x.transpose()).is_none(), sampled);
-                assert!(sparse_integer_moments(x.transpose(), &mut ws).is_none());
+                assert!(ordered::<f64, ReferenceBytes>(x.transpose(), &mut ws).is_none());
             }
         }
         // Few zeros; zeros scattered at random (no whole columns to leave out).
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let dense = Mat::<f64>::from_fn(40, 9000, |_, _| f64::from(rng.random_range(1..=255)));
-        assert!(sparse_integer_moments(dense.transpose(), &mut ws).is_none());
+        assert!(ordered::<f64, ReferenceBytes>(dense.transpose(), &mut ws).is_none());
         let scattered = Mat::<f64>::from_fn(40, 9000, |_, _| {
             if rng.random_bool(0.6) {
                 0.0
@@ -847,14 +902,14 @@ mod tests {
                 f64::from(rng.random_range(1..=255))
             }
         });
-        assert!(sparse_integer_moments(scattered.transpose(), &mut ws).is_none());
+        assert!(ordered::<f64, ReferenceBytes>(scattered.transpose(), &mut ws).is_none());
     }
 
     #[test]
     fn a_nan_among_sparse_pixels_is_named_by_its_row() {
         let mut x = row_major::<f32>(&sparse_integers(10_000, 400, 0, 255, 6));
         x[(123, 9876)] = f32::NAN;
-        let mut acc = crate::MomentAccumulator::new(400);
+        let mut acc = MomentAccumulator::new(400);
         let message = acc.push(x.transpose()).unwrap_err().to_string();
         assert!(message.contains("9876"), "{message}");
     }

@@ -1,15 +1,45 @@
-//! Streaming first and second moments: count, mean and centred cross-products.
+//! Streaming first and second moments: count, mean and centred cross-products, exact under
+//! any offset, mergeable. [`MomentAccumulator`] is the door: it cuts chunks into pieces (and
+//! splits large chunks of narrow rows between threads); `chunk` chooses each piece's path
+//! (float, mixed, integer, bytes, ordered), each path in its own file; `columns` is the
+//! per-feature first pass of the iterative solvers.
+//!
+//! Inside: `workspace` and `merge` at the bottom; `integer`, `float`, `columns`; `bytes` (uses
+//! `integer`); `ordered` (uses `integer`, `bytes`); `chunk` (all paths); this file (`chunk`).
+
+pub(crate) mod bytes;
+pub(crate) mod chunk;
+pub(crate) mod columns;
+pub(crate) mod float;
+pub(crate) mod integer;
+pub(crate) mod merge;
+pub(crate) mod ordered;
+pub(crate) mod workspace;
 
 use faer::{Mat, MatRef, Par};
 
-use crate::{ChunkRef, ChunkSource, PcaError, Precision, Real, Result};
+use crate::data::ChunkSource;
+use crate::error::{PcaError, Result};
+use crate::kernel::bytes::GemmBytes;
+use crate::kernel::products::NARROW_MAX_FEATURES;
+use crate::moments::chunk::{piece_moments, whole_chunk_moments};
+use crate::moments::merge::merge_mean;
+use crate::moments::workspace::Workspace;
+use crate::options::Precision;
+use crate::real::{ChunkRef, Real};
 
-/// Widest rows for which a large chunk is split between two threads, each with its own
-/// products, rather than every product split between them. Measured on 2 cores (one push of
-/// a 4·10⁹/D²-row matrix, with and without the split): 1.4× faster at D = 100, even at
-/// D = 300, 10–15% slower from D = 400 on, where faer's parallel product of a D×D block is
-/// efficient and two private D×D results no longer fit in a core's cache.
-const SPLIT_MAX_FEATURES: usize = 320;
+/// Rows per piece: about 4 MiB of f64 rows (each look at them hits the cache), but at least 4·D
+/// so that the D² work of a piece (its mean correction and merge) stays small beside its N·D²
+/// products; in whole blocks of 1,024 rows, the exact integer kernel's block for pixels (a
+/// ragged last block would make one product in four a short, slow one).
+pub(crate) fn cached_rows(n_features: usize) -> usize {
+    let d = n_features.max(1);
+    ((1usize << 19) / d)
+        .max(4 * d)
+        .div_ceil(1024)
+        .saturating_mul(1024)
+        .clamp(1024, 16384)
+}
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
 /// of rows, and merges with other accumulators exactly (Chan, Golub & LeVeque's pairwise update):
@@ -43,7 +73,7 @@ pub struct MomentAccumulator {
     mean: Vec<f64>,
     scatter: Mat<f64>,
     precision: Precision,
-    workspace: crate::crossprod::Workspace,
+    workspace: Workspace,
     /// Accumulates the second half of large chunks on another thread (kept for its buffers).
     helper: Option<Box<MomentAccumulator>>,
 }
@@ -95,11 +125,13 @@ impl MomentAccumulator {
             });
         }
         let (n, d) = (chunk.nrows(), self.n_features());
-        let piece = crate::crossprod::cached_rows(d);
-        if d > SPLIT_MAX_FEATURES && self.push_sparse_integers(chunk) {
+        let piece = cached_rows(d);
+        if self.push_whole(chunk) {
             return Ok(());
         }
-        if n < 2 * piece || d > SPLIT_MAX_FEATURES {
+        // Narrow rows: their products run on one thread (in bands), so the chunk is split
+        // between threads instead.
+        if n < 2 * piece || d > NARROW_MAX_FEATURES {
             return self.push_pieces(chunk, self.n, Par::rayon(0));
         }
         // Two halves, each accumulated on its own thread with sequential passes and products,
@@ -123,12 +155,12 @@ impl MomentAccumulator {
         Ok(())
     }
 
-    /// Adds `chunk` by the path for integers with many zeros (see `sparse_rows`) and returns
-    /// true, or returns false (nothing added) when that path does not apply.
-    fn push_sparse_integers<T: Real>(&mut self, chunk: MatRef<'_, T>) -> bool {
+    /// Adds `chunk` whole by the ordered path (see `chunk`) and returns true, or returns false
+    /// (nothing added) when that path does not apply.
+    fn push_whole<T: Real>(&mut self, chunk: MatRef<'_, T>) -> bool {
         let mut ws = std::mem::take(&mut self.workspace);
         ws.par = Par::rayon(0);
-        let mean = crate::sparse_rows::sparse_integer_moments(chunk, &mut ws);
+        let mean = whole_chunk_moments(chunk, &mut ws);
         if let Some(mean) = &mean {
             self.combine(chunk.nrows(), mean, &ws.scatter);
         }
@@ -146,7 +178,7 @@ impl MomentAccumulator {
     ) -> Result<()> {
         // Pieces of a few MiB: every look at the rows (checks, means, products) then hits the
         // cache; one look per piece at a large chunk would go to memory each time.
-        let piece = crate::crossprod::cached_rows(self.n_features());
+        let piece = cached_rows(self.n_features());
         let mut ws = std::mem::take(&mut self.workspace);
         ws.par = par;
         let mut start = 0;
@@ -156,8 +188,7 @@ impl MomentAccumulator {
             }
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
-            match crate::crossprod::chunk_moments(part, &mut ws, first_row + start, self.precision)
-            {
+            match piece_moments::<T, GemmBytes>(part, &mut ws, first_row + start, self.precision) {
                 Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
                 Err(e) => break Err(e),
             }
@@ -255,90 +286,42 @@ impl Moments {
     }
 }
 
-/// One step of Chan, Golub & LeVeque's pairwise update: folds `n_b` rows of mean `mean_b` into
-/// `n_a` rows of mean `mean` (updated in place). Returns `δ = μ_b − μ_a` and the weight
-/// `n_a n_b / n` with which `δδᵀ` joins the merged scatter (`M = M_a + M_b + w δδᵀ`).
-pub(crate) fn merge_mean(
-    mean: &mut [f64],
-    n_a: usize,
-    mean_b: &[f64],
-    n_b: usize,
-) -> (Vec<f64>, f64) {
-    let delta: Vec<f64> = mean_b.iter().zip(&*mean).map(|(b, a)| b - a).collect();
-    if n_b == 0 {
-        return (delta, 0.0);
-    }
-    let n = (n_a + n_b) as f64;
-    let (weight, frac) = (n_a as f64 * n_b as f64 / n, n_b as f64 / n);
-    for (m, dl) in mean.iter_mut().zip(&delta) {
-        *m += dl * frac;
-    }
-    (delta, weight)
-}
-
-/// Per-feature count, mean and centred sum of squares: the cheap first pass of the iterative
-/// solvers, O(N·D) instead of the O(N·D²) of [`MomentAccumulator`]. Same pairwise update.
-#[derive(Clone, Debug)]
-pub(crate) struct ColumnAccumulator {
-    pub n: usize,
-    pub mean: Vec<f64>,
-    pub sum_sq: Vec<f64>,
-}
-
-impl ColumnAccumulator {
-    pub fn new(n_features: usize) -> Self {
-        ColumnAccumulator {
-            n: 0,
-            mean: vec![0.0; n_features],
-            sum_sq: vec![0.0; n_features],
-        }
-    }
-
-    pub fn push_chunk(&mut self, chunk: ChunkRef<'_>) -> Result<()> {
-        match chunk {
-            ChunkRef::F32(m) => self.push(m),
-            ChunkRef::F64(m) => self.push(m),
-        }
-    }
-
-    pub fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
-        if chunk.ncols() != self.mean.len() {
-            return Err(PcaError::FeatureMismatch {
-                expected: self.mean.len(),
-                found: chunk.ncols(),
-            });
-        }
-        if chunk.nrows() == 0 {
-            return Ok(());
-        }
-        // Vectorised passes in memory order (a column at a time would stride through the chunk).
-        let (mean_b, ss_b) = crate::prepare::column_moments(chunk, self.n)?;
-        let n_b = chunk.nrows();
-        let (delta, weight) = merge_mean(&mut self.mean, self.n, &mean_b, n_b);
-        for ((s, b), dl) in self.sum_sq.iter_mut().zip(&ss_b).zip(&delta) {
-            *s += b + weight * dl * dl;
-        }
-        self.n += n_b;
-        Ok(())
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// The obviously-correct reference: two-pass centring and a plain triple loop, compensated.
+    pub(crate) fn reference_moments(x: &Mat<f64>) -> (Vec<f64>, Vec<Vec<f64>>) {
+        let (n, d) = (x.nrows(), x.ncols());
+        let mean: Vec<f64> = (0..d)
+            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        let scatter = (0..d)
+            .map(|a| {
+                (0..d)
+                    .map(|b| {
+                        (0..n)
+                            .map(|i| (x[(i, a)] - mean[a]) * (x[(i, b)] - mean[b]))
+                            .sum()
+                    })
+                    .collect()
+            })
+            .collect();
+        (mean, scatter)
+    }
+
     /// Uniform values of spread growing with the feature, around `offset` times the feature's
     /// number (a careless centring shows far from zero).
-    fn tall(n: usize, d: usize, seed: u64, offset: f64) -> Mat<f64> {
+    pub(crate) fn tall(n: usize, d: usize, seed: u64, offset: f64) -> Mat<f64> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         Mat::from_fn(n, d, |_, j| {
             offset * (j as f64 + 1.0) + rng.random::<f64>() * (j as f64 + 1.0)
         })
     }
 
-    fn moments_of(x: MatRef<'_, f64>, chunk_rows: usize) -> Moments {
+    pub(crate) fn moments_of(x: MatRef<'_, f64>, chunk_rows: usize) -> Moments {
         let mut acc = MomentAccumulator::new(x.ncols());
         let mut start = 0;
         while start < x.nrows() {
@@ -356,7 +339,7 @@ mod tests {
         // about 2e-9 per merge, 40 merges, against entries of about 3e3.
         for (offset, tolerance) in [(0.0, 1e-13), (1e6, 2e-11)] {
             let x = tall(40_000, 7, 1, offset);
-            assert!(x.nrows() >= 2 * crate::crossprod::cached_rows(7));
+            assert!(x.nrows() >= 2 * cached_rows(7));
             let whole = moments_of(x.as_ref(), x.nrows());
             let small = moments_of(x.as_ref(), 1000);
             for a in 0..7 {
@@ -413,41 +396,5 @@ mod tests {
         acc.push(tall(5, 3, 4, 1e6).as_ref()).unwrap();
         let err = acc.push(x.as_ref()).unwrap_err().to_string();
         assert!(err.contains("35005") && err.contains("inf"), "{err}");
-    }
-
-    /// The iterative solvers' first pass: means and centred sums of squares over chunks, in
-    /// both storage orders, equal the moments' diagonal under an offset of 1e6; a non-finite
-    /// value is named by its row counted over all chunks.
-    #[test]
-    fn column_moments_over_chunks_match_the_scatter_diagonal() {
-        let x = tall(5000, 4, 6, 1e6);
-        let want = moments_of(x.as_ref(), 5000);
-        let rows = x.transpose().to_owned();
-        for view in [x.as_ref(), rows.as_ref().transpose()] {
-            let mut acc = ColumnAccumulator::new(4);
-            for start in (0..5000).step_by(1300) {
-                let len = 1300.min(5000 - start);
-                acc.push(view.subrows(start, len)).unwrap();
-            }
-            assert_eq!(acc.n, 5000);
-            for j in 0..4 {
-                let (m, s) = (want.mean()[j], want.scatter()[(j, j)]);
-                assert!((acc.mean[j] - m).abs() <= 1e-15 * m.abs(), "mean {j}");
-                assert!(
-                    (acc.sum_sq[j] - s).abs() <= 1e-11 * s,
-                    "{} vs {s}",
-                    acc.sum_sq[j]
-                );
-            }
-        }
-        let mut bad = x.clone();
-        bad[(1400, 2)] = f64::NAN;
-        let bad_rows = bad.transpose().to_owned();
-        for view in [bad.as_ref(), bad_rows.as_ref().transpose()] {
-            let mut acc = ColumnAccumulator::new(4);
-            acc.push(view.subrows(0, 1000)).unwrap();
-            let err = acc.push(view.subrows(1000, 4000)).unwrap_err();
-            assert!(err.to_string().contains("row 1400"), "{err}");
-        }
     }
 }

@@ -1,0 +1,260 @@
+//! Fitting: [`PcaParams::fit`] (data in memory), [`PcaParams::fit_source`] (a re-readable
+//! source, streamed) and [`PcaParams::fit_moments`] (moments accumulated elsewhere); each
+//! resolves the solver, prepares the mean and scale, runs the solver's one entry point and
+//! builds the model.
+
+use faer::{Mat, MatRef};
+
+use crate::data::{ChunkSource, InMemory};
+use crate::error::{PcaError, Result};
+use crate::model::PcaModel;
+use crate::moments::columns::ColumnAccumulator;
+use crate::moments::{MomentAccumulator, Moments};
+use crate::options::{ComponentCount, Solver};
+use crate::params::PcaParams;
+use crate::preprocess::Preprocessing;
+use crate::real::{ChunkRef, Real};
+use crate::solver::{self, IterativeProblem, Problem};
+
+/// Widest source whose first pass `auto` spends on the D×D moments (see
+/// [`PcaParams::fit_source`]): wider than this, a D×D accumulator is not worth it unless asked
+/// for.
+const COVARIANCE_FIRST_MAX_FEATURES: usize = 4096;
+
+impl PcaParams {
+    /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
+    pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
+        let (n, d) = (x.nrows(), x.ncols());
+        self.check_shape(n, d)?;
+        let solver = self.plan(n, d).solver;
+        match solver {
+            Solver::Covariance => {
+                let mut acc = MomentAccumulator::new(d).with_precision(self.precision());
+                // The accumulator works through the rows in cache-sized pieces itself.
+                acc.push(x)?;
+                self.fit_resolved_moments(&acc.finish()?, solver)
+            }
+            Solver::Randomized | Solver::Power | Solver::Em => {
+                let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
+                // One chunk: the products are as large as they can be, and nothing is copied.
+                self.fit_iterative(&mut InMemory::new(x, n), prep, n, solver)
+            }
+            Solver::Gram | Solver::Svd | Solver::Auto => {
+                let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
+                let problem = Problem {
+                    data: ChunkRef::from(x),
+                    mean: &prep.mean,
+                    scale: prep.scale.as_deref(),
+                    ddof: self.ddof(),
+                    n_components: self.wanted_vectors(n.min(d)),
+                };
+                let spectrum = match solver {
+                    Solver::Gram => solver::gram::solve(&problem)?,
+                    _ => solver::svd::solve(&problem)?,
+                };
+                self.model(spectrum, prep, n, solver)
+            }
+        }
+    }
+
+    /// Fits a model to data read chunk by chunk from `source`, which must yield the same rows
+    /// on every pass. The covariance, randomized, power and em solvers never hold the data in
+    /// memory; gram and svd collect it (they need it whole).
+    pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        let d = source.n_features();
+        if self.covariance_first(d) {
+            let acc = MomentAccumulator::from_source(source, self.precision())?;
+            let n = acc.n_samples();
+            self.check_shape(n, d)?;
+            let solver = self.plan(n, d).solver;
+            if solver == Solver::Covariance {
+                return self.fit_resolved_moments(&acc.finish()?, solver);
+            }
+        }
+        let mut columns = ColumnAccumulator::new(d);
+        source.pass(&mut |chunk| columns.push_chunk(chunk))?;
+        let n = columns.n;
+        self.check_shape(n, d)?;
+        let solver = self.plan(n, d).solver;
+        match solver {
+            Solver::Randomized | Solver::Power | Solver::Em => {
+                let prep = Preprocessing::from_sums(
+                    columns.mean,
+                    &columns.sum_sq,
+                    n,
+                    self.scaling(),
+                    self.ddof(),
+                );
+                self.fit_iterative(source, prep, n, solver)
+            }
+            Solver::Covariance => {
+                let acc = MomentAccumulator::from_source(source, self.precision())?;
+                self.fit_resolved_moments(&acc.finish()?, solver)
+            }
+            Solver::Gram | Solver::Svd | Solver::Auto => {
+                let mut whole = Mat::<f64>::zeros(n, d);
+                let mut row = 0;
+                source.pass(&mut |chunk| {
+                    let rows = chunk.nrows();
+                    if row + rows > n {
+                        return Err(PcaError::Source(
+                            "the source gave more rows on a later pass than on the first".into(),
+                        ));
+                    }
+                    match chunk {
+                        ChunkRef::F32(m) => whole
+                            .as_mut()
+                            .subrows_mut(row, rows)
+                            .copy_from(Mat::from_fn(rows, d, |i, j| f64::from(m[(i, j)]))),
+                        ChunkRef::F64(m) => whole.as_mut().subrows_mut(row, rows).copy_from(m),
+                    }
+                    row += rows;
+                    Ok(())
+                })?;
+                self.with_solver(solver).fit(whole.as_ref())
+            }
+        }
+    }
+
+    /// Fits a model with the covariance solver to moments accumulated elsewhere (chunks of a
+    /// file, threads, machines). The requested solver must be `Auto` or `Covariance`.
+    pub fn fit_moments(&self, moments: &Moments) -> Result<PcaModel> {
+        match self.solver() {
+            Solver::Auto | Solver::Covariance => {
+                self.fit_resolved_moments(moments, Solver::Covariance)
+            }
+            other => Err(PcaError::SolverUnsuitable {
+                solver: other.name(),
+                reason: "streamed moments can only be fitted by the covariance solver".into(),
+            }),
+        }
+    }
+
+    /// The passes [`Self::fit_source`] makes over a source of `n_samples × n_features`, when
+    /// they are known beforehand (for a progress display): one for the covariance solver, a
+    /// pass of column sums and the planned iterations for randomized, and so on. `None` when
+    /// iteration stops on convergence (the power and em solvers, a tolerance) or the component
+    /// count depends on the spectrum. Randomized block Krylov finishes early, in fewer passes,
+    /// only when its basis spans every feature.
+    pub fn planned_passes(&self, n_samples: usize, n_features: usize) -> Option<usize> {
+        let (n, d) = (n_samples, n_features);
+        let covariance_first = self.covariance_first(d);
+        let solver = self.plan(n, d).solver;
+        if covariance_first && solver == Solver::Covariance {
+            return Some(1);
+        }
+        // The moment pass (if it came first) and the pass of column sums.
+        let before = usize::from(covariance_first) + 1;
+        match solver {
+            Solver::Covariance | Solver::Gram | Solver::Svd | Solver::Auto => Some(before + 1),
+            Solver::Power | Solver::Em => None,
+            Solver::Randomized => {
+                let k = self.iterative_components(n, d)?;
+                solver::randomized::known_passes(&self.iterative(), k, n, d).map(|p| before + p)
+            }
+        }
+    }
+
+    /// The components an iterative solver computes for `n × d` data; `None` for a fraction of
+    /// variance, which needs the whole spectrum.
+    fn iterative_components(&self, n: usize, d: usize) -> Option<usize> {
+        match self.components() {
+            ComponentCount::Fixed(k) => Some(k),
+            ComponentCount::All => Some(n.min(d)),
+            ComponentCount::VarianceFraction(_) => None,
+        }
+    }
+
+    /// Whether `fit_source` accumulates moments in its first pass: a wide source is not worth a
+    /// D×D accumulator unless asked for.
+    fn covariance_first(&self, n_features: usize) -> bool {
+        match self.solver() {
+            Solver::Covariance => true,
+            Solver::Auto => n_features <= COVARIANCE_FIRST_MAX_FEATURES,
+            _ => false,
+        }
+    }
+
+    fn fit_iterative(
+        &self,
+        source: &mut dyn ChunkSource,
+        prep: Preprocessing,
+        n: usize,
+        solver: Solver,
+    ) -> Result<PcaModel> {
+        let d = prep.mean.len();
+        let k = self
+            .iterative_components(n, d)
+            .ok_or_else(|| PcaError::SolverUnsuitable {
+                solver: solver.name(),
+                reason: "a fraction of variance needs the whole spectrum; give a number of components or use an exact solver".into(),
+            })?;
+        let mut problem = IterativeProblem::new(
+            source,
+            &prep.mean,
+            prep.scale.as_deref(),
+            n,
+            self.ddof(),
+            k,
+            prep.total_variance,
+            self.iterative(),
+        );
+        let spectrum = match solver {
+            Solver::Power => solver::power::solve(&mut problem)?,
+            Solver::Em => solver::em::solve(&mut problem)?,
+            _ => solver::randomized::solve(&mut problem)?,
+        };
+        self.model(spectrum, prep, n, solver)
+    }
+
+    fn fit_resolved_moments(&self, moments: &Moments, solver: Solver) -> Result<PcaModel> {
+        let (n, d) = (moments.n_samples(), moments.n_features());
+        self.check_shape(n, d)?;
+        let prep = Preprocessing::from_moments(moments, self.scaling(), self.ddof());
+        let k = self.wanted_vectors(n.min(d));
+        let spectrum = solver::covariance::solve(moments, prep.scale.as_deref(), self.ddof(), k)?;
+        self.model(spectrum, prep, n, solver)
+    }
+
+    fn model(
+        &self,
+        spectrum: solver::Spectrum,
+        prep: Preprocessing,
+        n: usize,
+        solver: Solver,
+    ) -> Result<PcaModel> {
+        PcaModel::from_spectrum(spectrum, prep, self.components(), self.ddof(), n, solver)
+    }
+
+    /// How many eigenvectors a solver must return so that the count can be chosen afterwards.
+    fn wanted_vectors(&self, max: usize) -> usize {
+        match self.components() {
+            ComponentCount::Fixed(k) => k.min(max),
+            ComponentCount::VarianceFraction(_) | ComponentCount::All => max,
+        }
+    }
+
+    fn check_shape(&self, n: usize, d: usize) -> Result<()> {
+        if n == 0 || d == 0 {
+            return Err(PcaError::EmptyData {
+                n_samples: n,
+                n_features: d,
+            });
+        }
+        if n <= self.ddof() {
+            return Err(PcaError::TooFewSamples {
+                n_samples: n,
+                ddof: self.ddof(),
+            });
+        }
+        if let ComponentCount::Fixed(k) = self.components() {
+            if k > n.min(d) {
+                return Err(PcaError::TooManyComponents {
+                    requested: k,
+                    max: n.min(d),
+                });
+            }
+        }
+        Ok(())
+    }
+}

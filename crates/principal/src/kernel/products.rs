@@ -1,0 +1,196 @@
+//! Products of a block with itself, lower triangle only (half the work), and the rank-one
+//! updates and widening additions that go with them, column by column of the triangle.
+
+use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+use faer::reborrow::ReborrowMut;
+use faer::{Accum, MatMut, MatRef, Par};
+use rayon::prelude::*;
+
+use crate::kernel::simd::{dispatch, Kernel};
+
+/// Widest rows that count as narrow: up to here [`lower_product`] multiplies in bands on one
+/// thread, faster there than faer's triangular product (bench/results.md, "Measurements moved
+/// out of the math crate's doc comments"), so a chunk of narrow rows gets its parallelism by
+/// being split between threads instead (the moment accumulator); wider rows take faer's
+/// parallel triangular product, and the byte products and the ordered path, which pay only
+/// for wide rows.
+pub(crate) const NARROW_MAX_FEATURES: usize = 320;
+
+/// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y. Only the lower triangle of `dst` is meaningful:
+/// the strictly upper part may receive partial products.
+///
+/// Products of narrow rows (at most [`NARROW_MAX_FEATURES`]) go in bands of one 64-byte
+/// register's worth of rows (16 in f32, 8 in f64), from the bottom: band `[r0, r1)` is the
+/// plain product `Y[r0..r1] · Y[..r1]ᵀ`, which covers the triangle's rows `r0..r1` and spills
+/// only into the upper part of its own diagonal block. The bands always run on one thread
+/// (split over two they are slower), so the choice, and the bits of the result, depend on the
+/// shape only.
+pub(crate) fn lower_product<E: faer::traits::ComplexField>(
+    mut dst: faer::MatMut<'_, E>,
+    accum: Accum,
+    y: MatRef<'_, E>,
+    par: Par,
+) {
+    let d = y.nrows();
+    if d > NARROW_MAX_FEATURES {
+        return matmul(
+            dst,
+            BlockStructure::TriangularLower,
+            accum,
+            y,
+            BlockStructure::Rectangular,
+            y.transpose(),
+            BlockStructure::Rectangular,
+            E::one_impl(),
+            par,
+        );
+    }
+    let width = (64 / std::mem::size_of::<E>()).max(1);
+    let mut end = d;
+    while end > 0 {
+        let start = end.saturating_sub(width);
+        faer::linalg::matmul::matmul(
+            dst.rb_mut().submatrix_mut(start, 0, end - start, end),
+            accum,
+            y.subrows(start, end - start),
+            y.subrows(0, end).transpose(),
+            E::one_impl(),
+            Par::Seq,
+        );
+        end = start;
+    }
+}
+
+/// `dst += src` on the lower triangle, f32 into f64, by columns; on all threads if `par` says so.
+pub(crate) fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>, par: Par) {
+    for_lower_columns(dst, src, par, |_, dst, src| {
+        dispatch(AddWidened { dst, src })
+    });
+}
+
+/// Calls `f(j, dst[j.., j], src[j.., j])` for every column `j` of the lower triangles of `dst`
+/// and `src` (same shape), on all threads if `par` says so.
+pub(crate) fn for_lower_columns(
+    dst: MatMut<'_, f64>,
+    src: MatRef<'_, f32>,
+    par: Par,
+    f: impl Fn(usize, &mut [f64], &[f32]) + Sync,
+) {
+    let column = |(j, (dst, src)): (usize, (faer::ColMut<'_, f64>, faer::ColRef<'_, f32>))| {
+        let dst = dst
+            .try_as_col_major_mut()
+            .expect("columns of a Mat are contiguous");
+        let src = src
+            .try_as_col_major()
+            .expect("columns of a Mat are contiguous");
+        f(j, &mut dst.as_slice_mut()[j..], &src.as_slice()[j..]);
+    };
+    if par.degree() > 1 {
+        dst.par_col_iter_mut()
+            .zip(src.par_col_iter())
+            .enumerate()
+            .for_each(column);
+    } else {
+        dst.col_iter_mut()
+            .zip(src.col_iter())
+            .enumerate()
+            .for_each(column);
+    }
+}
+
+/// `dst += src`, f32 widened to f64.
+struct AddWidened<'a> {
+    dst: &'a mut [f64],
+    src: &'a [f32],
+}
+
+impl Kernel for AddWidened<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        for (r, p) in self.dst.iter_mut().zip(self.src) {
+            *r += f64::from(*p);
+        }
+    }
+}
+
+/// `dst += alpha·a + beta·b`, plus `plus` widened to f64 if given: one column of two rank-one
+/// updates (and of a product computed in f32 or in i32, both widened exactly).
+pub(crate) struct RankTwoUpdate<'a, P = f32> {
+    pub(crate) dst: &'a mut [f64],
+    pub(crate) a: &'a [f64],
+    pub(crate) alpha: f64,
+    pub(crate) b: &'a [f64],
+    pub(crate) beta: f64,
+    pub(crate) plus: Option<&'a [P]>,
+}
+
+impl<P: Copy + Into<f64>> Kernel for RankTwoUpdate<'_, P> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (alpha, beta) = (self.alpha, self.beta);
+        let terms = self.dst.iter_mut().zip(self.a).zip(self.b);
+        match self.plus {
+            None => terms.for_each(|((m, a), b)| *m += alpha * a + beta * b),
+            Some(plus) => terms
+                .zip(plus)
+                .for_each(|(((m, a), b), p)| *m += (*p).into() + alpha * a + beta * b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::real::Real;
+    use faer::Mat;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Small integers: every sum is exact, so the banded (sequential) and triangular (parallel)
+    /// products must give the plain triple loop's lower triangle bit for bit, accumulated or not,
+    /// whether D is a multiple of the band or not.
+    fn check_lower_product<E: Real + faer::traits::ComplexField>() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for (d, n) in [
+            (1, 3),
+            (7, 5),
+            (8, 300),
+            (9, 1),
+            (16, 40),
+            (17, 40),
+            (37, 300),
+            (100, 64),
+        ] {
+            let mut int = |range: i32| E::from_f64(f64::from(rng.random_range(-range..=range)));
+            let y = Mat::<E>::from_fn(d, n, |_, _| int(20));
+            let start = Mat::<E>::from_fn(d, d, |_, _| int(9));
+            for (accum, kept) in [(Accum::Replace, 0.0), (Accum::Add, 1.0)] {
+                for par in [Par::Seq, Par::rayon(2)] {
+                    let mut got = start.clone();
+                    lower_product(got.as_mut(), accum, y.as_ref(), par);
+                    for b in 0..d {
+                        for a in b..d {
+                            let dot: f64 = (0..n)
+                                .map(|i| y[(a, i)].to_f64() * y[(b, i)].to_f64())
+                                .sum();
+                            let want = dot + kept * start[(a, b)].to_f64();
+                            assert_eq!(
+                                got[(a, b)].to_f64(),
+                                want,
+                                "d {d} n {n} ({a}, {b}) {par:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn banded_and_triangular_products_give_the_exact_lower_triangle() {
+        check_lower_product::<f32>();
+        check_lower_product::<f64>();
+    }
+}
