@@ -73,5 +73,6 @@ pub use options::{
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};
 pub use probabilistic::gaussian::{Posterior, ProbabilisticPca, Units};
+pub use probabilistic::sampling::Sampler;
 pub use real::{ChunkRef, Real};
 pub use solver::{IterationReport, Spectrum};

@@ -47,6 +47,7 @@ const LAYERS: &[&[&str]] = &[
     &["model", "plan"],
     // Probabilistic PCA on the model: the Gaussian model, then the door.
     &["probabilistic::gaussian"],
+    &["probabilistic::sampling"],
     &["probabilistic"],
     // Parameters, then fitting them.
     &["params"],
