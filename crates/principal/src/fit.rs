@@ -10,10 +10,11 @@ use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
 use crate::moments::columns::ColumnAccumulator;
 use crate::moments::{MomentAccumulator, Moments};
-use crate::options::{ComponentCount, Solver};
+use crate::options::{ComponentCount, MissingValues, Solver};
 use crate::params::PcaParams;
 use crate::preprocess::Preprocessing;
 use crate::real::{ChunkRef, Real};
+use crate::solver::missing::MissingProblem;
 use crate::solver::{self, IterativeProblem, Problem};
 
 /// Widest source whose first pass `auto` spends on the D×D moments (see
@@ -21,9 +22,16 @@ use crate::solver::{self, IterativeProblem, Problem};
 /// for.
 const COVARIANCE_FIRST_MAX_FEATURES: usize = 4096;
 
+/// Rows per chunk when data in memory is fitted with missing values.
+const MISSING_CHUNK_ROWS: usize = 4096;
+
 impl PcaParams {
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
     pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
+        if self.missing() == MissingValues::Em {
+            // Chunks of rows: each pass makes a centred f64 copy of one chunk only.
+            return self.fit_missing(&mut InMemory::new(x, MISSING_CHUNK_ROWS));
+        }
         let (n, d) = (x.nrows(), x.ncols());
         self.check_shape(n, d)?;
         let solver = self.plan(n, d).solver;
@@ -61,6 +69,9 @@ impl PcaParams {
     /// on every pass. The covariance, randomized, power and em solvers never hold the data in
     /// memory; gram and svd collect it (they need it whole).
     pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        if self.missing() == MissingValues::Em {
+            return self.fit_missing(source);
+        }
         let d = source.n_features();
         if self.covariance_first(d) {
             let acc = MomentAccumulator::from_source(source, self.precision())?;
@@ -138,6 +149,9 @@ impl PcaParams {
     /// only when its basis spans every feature.
     pub fn planned_passes(&self, n_samples: usize, n_features: usize) -> Option<usize> {
         let (n, d) = (n_samples, n_features);
+        if self.missing() == MissingValues::Em {
+            return None;
+        }
         let covariance_first = self.covariance_first(d);
         let solver = self.plan(n, d).solver;
         if covariance_first && solver == Solver::Covariance {
@@ -205,6 +219,23 @@ impl PcaParams {
             _ => solver::randomized::solve(&mut problem)?,
         };
         self.model(spectrum, prep, n, solver)
+    }
+
+    /// Probabilistic PCA by EM on the observed values (NaN missing); [`PcaParams`]' builder
+    /// has checked that the number of components is fixed.
+    fn fit_missing(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        let ComponentCount::Fixed(k) = self.components() else {
+            unreachable!("PcaBuilder::build lets missing values through with a fixed count only")
+        };
+        let mut problem = MissingProblem {
+            source,
+            n_components: k,
+            scaling: self.scaling(),
+            ddof: self.ddof(),
+            options: self.iterative(),
+        };
+        let fit = solver::missing::solve(&mut problem)?;
+        PcaModel::from_missing_fit(fit, self.ddof())
     }
 
     fn fit_resolved_moments(&self, moments: &Moments, solver: Solver) -> Result<PcaModel> {

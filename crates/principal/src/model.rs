@@ -8,6 +8,7 @@ use crate::kernel::scan::check_finite;
 use crate::options::{ComponentCount, Scaling, Solver};
 use crate::preprocess::{centre_scale_into, Preprocessing};
 use crate::real::Real;
+use crate::solver::missing::{MissingFit, MissingValueReport};
 use crate::solver::{IterationReport, Spectrum};
 
 /// A fitted principal component analysis.
@@ -29,6 +30,7 @@ pub struct PcaModel {
     solver: Solver,
     zero_variance_features: Vec<usize>,
     iteration_report: Option<IterationReport>,
+    missing_values: Option<MissingValueReport>,
 }
 
 /// Every field of a [`PcaModel`], public: for model files and other languages.
@@ -61,6 +63,8 @@ pub struct ModelParts {
     pub zero_variance_features: Vec<usize>,
     /// Passes and error estimate of an iterative solver; `None` for exact solvers.
     pub iteration_report: Option<IterationReport>,
+    /// How a fit with missing values went; `None` when the data had none to handle.
+    pub missing_values: Option<MissingValueReport>,
 }
 
 /// Relative tolerance under which two entries count as tied for the sign rule.
@@ -144,7 +148,35 @@ impl PcaModel {
             solver,
             zero_variance_features: prep.zero_variance,
             iteration_report: spectrum.report,
+            missing_values: None,
         })
+    }
+
+    /// The model of a fit with missing values: its k components, the variances of C along
+    /// them, its σ² as EM found it (the mean of all D − k discarded directions' variance, by
+    /// maximum likelihood), and its total variance trace(C) = Σ λ + (D − k) σ².
+    pub(crate) fn from_missing_fit(fit: MissingFit, ddof: usize) -> Result<Self> {
+        let d = fit.mean.len();
+        let k = fit.spectrum.eigenvalues.len();
+        let total =
+            fit.spectrum.eigenvalues.iter().sum::<f64>() + (d - k) as f64 * fit.noise_variance;
+        let prep = Preprocessing {
+            mean: fit.mean,
+            scale: fit.scale,
+            zero_variance: fit.zero_variance,
+            total_variance: total,
+        };
+        let mut model = Self::from_spectrum(
+            fit.spectrum,
+            prep,
+            ComponentCount::Fixed(k),
+            ddof,
+            fit.n_samples,
+            Solver::Em,
+        )?;
+        model.noise_variance = fit.noise_variance;
+        model.missing_values = Some(fit.report);
+        Ok(model)
     }
 
     /// Rebuilds a model from its parts (e.g. read from a file), checking every shape.
@@ -227,6 +259,7 @@ impl PcaModel {
             solver: parts.solver,
             zero_variance_features: parts.zero_variance_features,
             iteration_report: parts.iteration_report,
+            missing_values: parts.missing_values,
         })
     }
 
@@ -246,6 +279,7 @@ impl PcaModel {
             solver: self.solver,
             zero_variance_features: self.zero_variance_features.clone(),
             iteration_report: self.iteration_report,
+            missing_values: self.missing_values,
         }
     }
 
@@ -477,6 +511,11 @@ impl PcaModel {
     /// Passes, error estimate and convergence of an iterative solver; `None` for exact ones.
     pub fn iteration_report(&self) -> Option<IterationReport> {
         self.iteration_report
+    }
+    /// How a fit with missing values (NaN) went: counts, EM iterations, likelihood; `None`
+    /// for a fit of complete data.
+    pub fn missing_values(&self) -> Option<MissingValueReport> {
+        self.missing_values
     }
     /// Features with zero variance in the training data (kept at scale 1 when standardizing).
     pub fn zero_variance_features(&self) -> &[usize] {

@@ -42,12 +42,17 @@ const LAYERS: &[&[&str]] = &[
         "solver::gram",
         "solver::svd",
     ],
-    &["solver::randomized", "solver::power", "solver::em"],
+    &[
+        "solver::randomized",
+        "solver::power",
+        "solver::em",
+        "solver::missing",
+    ],
     // The model; auto's plan.
     &["model", "plan"],
     // Probabilistic PCA on the model: the Gaussian model, then the door.
     &["probabilistic::gaussian"],
-    &["probabilistic::sampling"],
+    &["probabilistic::sampling", "probabilistic::observed"],
     &["probabilistic"],
     // Parameters, then fitting them.
     &["params"],

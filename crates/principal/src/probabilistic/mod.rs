@@ -7,7 +7,8 @@
 //! [`PcaModel::get_precision`].
 //!
 //! Inside: `gaussian` (covariance, precision, likelihood, posterior) at the bottom;
-//! `sampling` (ancestral sampling, latent points) on it.
+//! `sampling` (ancestral sampling, latent points) and `observed` (rows with missing values:
+//! posterior, imputation, codes, likelihood) on it.
 
 use faer::{Mat, MatRef};
 
@@ -17,6 +18,7 @@ use crate::probabilistic::gaussian::{ProbabilisticPca, Units};
 use crate::real::Real;
 
 pub mod gaussian;
+pub mod observed;
 pub mod sampling;
 
 impl PcaModel {
