@@ -42,6 +42,7 @@ impl Selection {
             columns: self.columns.clone(),
             exclude: self.exclude.clone(),
             list_column: self.list_column.clone(),
+            ..Default::default()
         }
     }
 }

@@ -44,7 +44,9 @@ pub use format::idx::read_labels;
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};
-pub use read::options::{ColumnSelector, HeaderMode, ParseColumnSelectorError, ReadOptions};
+pub use read::options::{
+    ColumnSelector, HeaderMode, Missing, ParseColumnSelectorError, ReadOptions,
+};
 pub use reader::chunk_reader::{read_table, ChunkReader, Table};
 pub use reader::file_source::FileSource;
 pub use write::{write_atomically, write_matrix, MatrixWriter};

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{IoError, Result};
 use crate::read::open::read_full;
+use crate::read::options::Missing;
 use crate::read::rows::RowBuf;
 
 /// Element types of NPY and IDX arrays.
@@ -109,6 +110,15 @@ fn extend_checked<T: Copy, const N: usize>(
     None
 }
 
+/// Accepts NaN (a missing value), rejects infinities.
+fn not_infinite_f32(x: f32) -> bool {
+    !x.is_infinite()
+}
+
+fn not_infinite_f64(x: f64) -> bool {
+    !x.is_infinite()
+}
+
 /// Where the element bytes come from.
 enum Layout {
     /// C order: rows read from the stream in order (in batches, or one at a time).
@@ -137,6 +147,8 @@ pub(crate) struct BinaryRows {
     batch_rows: usize,
     /// The bytes of one batch, reused from batch to batch.
     batch: Vec<u8>,
+    /// Whether a NaN is a missing value or an error.
+    missing: Missing,
 }
 
 /// Bytes read at a time by the bulk path: large enough that the cost per call vanishes, small
@@ -221,7 +233,14 @@ impl BinaryRows {
             layout,
             batch_rows,
             batch: Vec::new(),
+            missing: Missing::Reject,
         })
+    }
+
+    /// The same rows, NaN read as a missing value when `missing` says so.
+    pub(crate) fn with_missing(mut self, missing: Missing) -> Self {
+        self.missing = missing;
+        self
     }
 
     pub(crate) fn nrows(&self) -> usize {
@@ -370,12 +389,14 @@ impl BinaryRows {
             // Not reached (a stream is f32 only when every shard fits f32); widen, never round.
             out.widen();
         }
+        let nan_ok = self.missing == Missing::AsNan;
         let non_finite = match out {
             RowBuf::F32(v) => match elem {
                 Elem::U8 => ints!(v.extend(bytes.iter().map(|&b| f32::from(b)))),
                 Elem::I8 => ints!(v.extend(bytes.iter().map(|&b| f32::from(b as i8)))),
                 Elem::U16 => ints!(push!(v, u16, 2, f32::from)),
                 Elem::I16 => ints!(push!(v, i16, 2, f32::from)),
+                _ if nan_ok => floats!(v, not_infinite_f32, f32::from_be_bytes, f32::from_le_bytes),
                 _ => floats!(v, f32::is_finite, f32::from_be_bytes, f32::from_le_bytes),
             },
             RowBuf::F64(v) => match elem {
@@ -387,12 +408,21 @@ impl BinaryRows {
                 Elem::I32 => ints!(push!(v, i32, 4, f64::from)),
                 Elem::U64 => ints!(push!(v, u64, 8, |x| x as f64)),
                 Elem::I64 => ints!(push!(v, i64, 8, |x| x as f64)),
+                Elem::F32 if nan_ok => floats!(
+                    v,
+                    not_infinite_f64,
+                    |a| f64::from(f32::from_be_bytes(a)),
+                    |a| f64::from(f32::from_le_bytes(a))
+                ),
                 Elem::F32 => floats!(
                     v,
                     f64::is_finite,
                     |a| f64::from(f32::from_be_bytes(a)),
                     |a| f64::from(f32::from_le_bytes(a))
                 ),
+                Elem::F64 if nan_ok => {
+                    floats!(v, not_infinite_f64, f64::from_be_bytes, f64::from_le_bytes)
+                }
                 Elem::F64 => floats!(v, f64::is_finite, f64::from_be_bytes, f64::from_le_bytes),
             },
         };
@@ -412,6 +442,8 @@ impl BinaryRows {
     /// element type: this is the hot path when reading image sets.
     fn push_row(&self, r: usize, out: &mut RowBuf) -> Result<()> {
         let (row, kept, be) = (&self.row[..], &self.kept[..], self.elem.big_endian);
+        let nan_ok = self.missing == Missing::AsNan;
+        let bad = |x: f64| !(x.is_finite() || nan_ok && x.is_nan());
         macro_rules! push {
             ($v:expr, $t:ty, $n:literal, $conv:expr) => {{
                 $v.extend(kept.iter().map(|&j| {
@@ -437,7 +469,7 @@ impl BinaryRows {
                 }
                 v[start..]
                     .iter()
-                    .position(|x| !x.is_finite())
+                    .position(|&x| bad(f64::from(x)))
                     .map(|k| (k, f64::from(v[start + k])))
             }
             RowBuf::F64(v) => {
@@ -456,16 +488,17 @@ impl BinaryRows {
                 }
                 v[start..]
                     .iter()
-                    .position(|x| !x.is_finite())
+                    .position(|&x| bad(x))
                     .map(|k| (k, v[start + k]))
             }
             // Not reached (a stream is f32 only when every shard fits f32); widen, never round.
             RowBuf::F32(_) => {
                 let size = self.elem.elem.size();
+                let is_bad = bad;
                 let mut bad = None;
                 for (k, &j) in kept.iter().enumerate() {
                     let x = self.elem.decode(&row[j * size..(j + 1) * size]);
-                    if !x.is_finite() && bad.is_none() {
+                    if is_bad(x) && bad.is_none() {
                         bad = Some((k, x));
                     }
                     out.push_f64(x);

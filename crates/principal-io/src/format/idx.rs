@@ -93,6 +93,7 @@ pub(crate) fn open_rows(path: &Path, opened: Opened, options: &ReadOptions) -> R
         data_start: 4 + 4 * dims.len() as u64,
     };
     BinaryRows::new(path, reader, header, file_len, compressed, kept)
+        .map(|rows| rows.with_missing(options.missing))
 }
 
 /// Reads an IDX label file (one dimension, unsigned bytes, as MNIST's

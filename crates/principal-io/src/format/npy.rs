@@ -38,6 +38,7 @@ pub(crate) fn open_rows(path: &Path, opened: Opened, options: &ReadOptions) -> R
         });
     }
     BinaryRows::new(path, reader, header, file_len, compressed, kept)
+        .map(|rows| rows.with_missing(options.missing))
 }
 
 fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
@@ -579,5 +580,47 @@ mod tests {
             let empty = read_npy(&f64_header(0, cols)).unwrap_err().to_string();
             assert!(empty.contains("no data rows"), "{empty}");
         }
+    }
+
+    /// With `Missing::AsNan`, NaN is read (in bulk and row by row, under a column selection)
+    /// and an infinity is still an error naming its row and column.
+    #[test]
+    fn nan_is_read_when_missing_values_are_asked_for() {
+        let dir = TempDir::new().unwrap();
+        let data = bytes_le(&[1.0, f64::NAN, 3.0, 4.0, f64::NAN, 6.0], f64::to_le_bytes);
+        let path = write_file(dir.path(), "a.npy", &npy("<f8", false, &[3, 2], &data));
+        for columns in [
+            None,
+            Some(vec![ColumnSelector::Index(1), ColumnSelector::Index(0)]),
+        ] {
+            let options = ReadOptions {
+                columns: columns.clone(),
+                missing: crate::Missing::AsNan,
+                ..Default::default()
+            };
+            let t = crate::read_table(std::slice::from_ref(&path), &options).unwrap();
+            let got = rows(&t.data);
+            let nan_at: Vec<(usize, usize)> = (0..3)
+                .flat_map(|i| (0..2).map(move |j| (i, j)))
+                .filter(|&(i, j)| got[i][j].is_nan())
+                .collect();
+            let want = if columns.is_none() {
+                [(0, 1), (2, 0)]
+            } else {
+                [(0, 0), (2, 1)]
+            };
+            assert_eq!(nan_at, want);
+        }
+        let data = bytes_le(&[1.0, f32::NAN, f32::NEG_INFINITY, 2.0], f32::to_le_bytes);
+        let path = write_file(dir.path(), "b.npy", &npy("<f4", false, &[2, 2], &data));
+        let options = ReadOptions {
+            missing: crate::Missing::AsNan,
+            ..Default::default()
+        };
+        let e = err_of(crate::read_table(std::slice::from_ref(&path), &options));
+        assert!(
+            e.contains("non-finite value -inf at row 1, column 0"),
+            "{e}"
+        );
     }
 }

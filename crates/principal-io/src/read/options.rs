@@ -67,6 +67,18 @@ pub enum HeaderMode {
     Absent,
 }
 
+/// Whether a data set may have missing values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Missing {
+    /// A missing value (an empty CSV cell, NaN) is an error naming its file, row and column.
+    #[default]
+    Reject,
+    /// Missing values are read as NaN: empty CSV/TSV cells, `nan` (any case) in text, NaN in
+    /// NPY and IDX floats. Infinities are still errors. (Parquet and Arrow nulls are not
+    /// read yet: they stay errors.)
+    AsNan,
+}
+
 /// How to read a data set. Binary formats (NPY, IDX) have no header: `header` does not apply
 /// to them and columns are selected by index only.
 #[derive(Clone, Debug, Default)]
@@ -81,6 +93,8 @@ pub struct ReadOptions {
     /// such as embeddings, whose lists are the rows; every list must have the same length.
     /// Not combined with `columns` or `exclude`.
     pub list_column: Option<String>,
+    /// Whether missing values are read (as NaN) or are errors.
+    pub missing: Missing,
 }
 
 #[cfg(test)]
