@@ -476,7 +476,7 @@ mod tests {
             ..Default::default()
         };
         let (_d, p) = csv("a,b,c\n1,,3\nNaN,5,nan\n,,\n");
-        let t = read_table(&[p.clone()], &asked).unwrap();
+        let t = read_table(std::slice::from_ref(&p), &asked).unwrap();
         assert_eq!(t.column_names, names(&["a", "b", "c"]));
         let got = rows(&t.data);
         let shown: Vec<Vec<String>> = got
