@@ -10,7 +10,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use principal_io::ColumnSelector;
 
-use crate::command::{fit, inspect, inverse, transform};
+use crate::command::{fit, impute, inspect, inverse, sample, score, transform};
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
 /// reconstruct data from codes, and inspect a model file.
@@ -44,6 +44,14 @@ pub enum Command {
     Inverse(inverse::InverseArgs),
     /// Describe a model file: shape, settings and the variance explained by each component.
     Inspect(inspect::InspectArgs),
+    /// The log-likelihood of each row under the model as probabilistic PCA (mean on stderr).
+    Score(score::ScoreArgs),
+    /// Generate data from the model as probabilistic PCA: seeded samples, or the points of
+    /// given latent coordinates.
+    Sample(sample::SampleArgs),
+    /// Fill the missing values (NaN, empty CSV cells) of data with their conditional means
+    /// given each row's observed values.
+    Impute(impute::ImputeArgs),
 }
 
 /// Which columns of a table to use.

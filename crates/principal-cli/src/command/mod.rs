@@ -2,6 +2,9 @@
 //! them before any file is read (`<Name>Config`), and `run`.
 
 pub mod fit;
+pub mod impute;
 pub mod inspect;
 pub mod inverse;
+pub mod sample;
+pub mod score;
 pub mod transform;

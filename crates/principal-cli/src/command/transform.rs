@@ -1,16 +1,19 @@
-//! `principal transform`: project data onto a saved model's components.
+//! `principal transform`: project data onto a saved model's components; or, with
+//! `--posterior`, the posterior means of the latent points of probabilistic PCA. With
+//! `--missing em`, rows with missing values are completed from what they show first.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use principal::ChunkRef;
+use principal::faer::{Mat, MatRef};
+use principal::{ChunkRef, MissingValues, PcaModel, Real};
 use principal_io::{
-    load_model, ChunkReader, ColumnSelector, MatrixWriter, ReadOptions, SavedModel,
+    load_model, ChunkReader, ColumnSelector, MatrixWriter, Missing, ReadOptions, SavedModel,
 };
 
-use crate::cli::{MemoryArgs, SelectArgs};
+use crate::cli::{one_of, MemoryArgs, SelectArgs};
 use crate::select::{describe, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
@@ -26,10 +29,35 @@ pub struct TransformArgs {
     /// Where to write the codes: .csv, .tsv, .npy or .parquet (columns named pc1..pcM).
     #[arg(short, long, value_name = "CODES")]
     pub output: PathBuf,
+    /// Write the posterior means of the latent points, E[z | x] = M⁻¹ Wᵀ (x − μ) with
+    /// M = WᵀW + σ²I (probabilistic PCA; columns z1..zM), instead of the codes.
+    #[arg(long)]
+    pub posterior: bool,
+    /// Also write the posterior covariance σ² M⁻¹ (M×M), which every complete row shares.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "posterior",
+        conflicts_with = "missing"
+    )]
+    pub posterior_cov: Option<PathBuf>,
+    /// Missing values (NaN, empty CSV cells) are read, not errors: a row's codes (or posterior
+    /// mean) are those given its observed values under the probabilistic model.
+    #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]))]
+    pub missing: Option<MissingValues>,
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
+}
+
+/// What `transform` writes for each row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Output {
+    /// `Bᵀ (x − μ)/s`.
+    Codes,
+    /// `E[z | x]`.
+    PosteriorMeans,
 }
 
 /// A validated `transform` request.
@@ -39,6 +67,9 @@ pub struct TransformConfig {
     inputs: Vec<PathBuf>,
     selection: Selection,
     output: PathBuf,
+    what: Output,
+    posterior_cov: Option<PathBuf>,
+    missing: Missing,
     memory_limit: u64,
 }
 
@@ -49,8 +80,23 @@ impl TransformConfig {
             inputs: args.inputs,
             selection: Selection::new(args.select),
             output: args.output,
+            what: if args.posterior {
+                Output::PosteriorMeans
+            } else {
+                Output::Codes
+            },
+            posterior_cov: args.posterior_cov,
+            missing: missing_reading(args.missing),
             memory_limit: args.memory.bytes(),
         }
+    }
+}
+
+/// How the readers treat missing values under `--missing`.
+pub fn missing_reading(missing: Option<MissingValues>) -> Missing {
+    match missing {
+        Some(MissingValues::Em) => Missing::AsNan,
+        _ => Missing::Reject,
     }
 }
 
@@ -58,7 +104,10 @@ impl TransformConfig {
 pub fn run(config: &TransformConfig) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let options = read_options(config, &saved)?;
+    let options = ReadOptions {
+        missing: config.missing,
+        ..model_columns(&config.inputs, &config.selection, &config.model, &saved)?
+    };
     let input = RowStream::open(
         &config.inputs,
         &options,
@@ -66,28 +115,45 @@ pub fn run(config: &TransformConfig) -> Result<()> {
         config.memory_limit,
     )?;
     let model = &saved.model;
-    let (found, expected) = (input.n_features(), model.n_features());
-    if found != expected {
-        bail!(
-            "{} has {found} feature column(s) but the model {} was fitted on {expected}{}",
-            describe(&config.inputs),
-            show(&config.model),
-            if config.selection.is_explicit() {
-                ""
-            } else {
-                "; choose columns with --columns or --exclude"
-            }
-        );
-    }
+    check_width(
+        input.n_features(),
+        model,
+        &config.inputs,
+        &config.selection,
+        &config.model,
+    )?;
     let k = model.n_components();
-    let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
+    let prefix = match config.what {
+        Output::Codes => "pc",
+        Output::PosteriorMeans => "z",
+    };
+    let names: Vec<String> = (1..=k).map(|i| format!("{prefix}{i}")).collect();
+    let cannot = || format!("cannot transform {}", describe(&config.inputs));
+    // The shared covariance first, into its temporary file: completed only with the codes, so
+    // a failure leaves neither file.
+    let covariance = match &config.posterior_cov {
+        Some(path) => {
+            let covariance = model
+                .probabilistic()
+                .posterior_covariance()
+                .with_context(cannot)?;
+            let mut out = MatrixWriter::create(path, k, Some(&names))?;
+            out.write_rows(covariance.as_ref())?;
+            Some(out)
+        }
+        None => None,
+    };
     let out = MatrixWriter::create(&config.output, k, Some(&names))?;
+    let (what, missing) = (config.what, config.missing);
     let rows = input
         .map_into(out, |chunk| match chunk {
-            ChunkRef::F32(x) => model.transform(x),
-            ChunkRef::F64(x) => model.transform(x),
+            ChunkRef::F32(x) => project(model, x, what, missing),
+            ChunkRef::F64(x) => project(model, x, what, missing),
         })
-        .with_context(|| format!("cannot transform {}", describe(&config.inputs)))?;
+        .with_context(cannot)?;
+    if let Some(out) = covariance {
+        out.finish()?;
+    }
     text::stderr(&summary(
         rows,
         k,
@@ -98,17 +164,63 @@ pub fn run(config: &TransformConfig) -> Result<()> {
     Ok(())
 }
 
+/// One chunk's codes or posterior means; with missing values read, each row given what it
+/// shows.
+fn project<T: Real>(
+    model: &PcaModel,
+    x: MatRef<'_, T>,
+    what: Output,
+    missing: Missing,
+) -> principal::Result<Mat<f64>> {
+    let ppca = model.probabilistic();
+    match (what, missing) {
+        (Output::Codes, Missing::Reject) => model.transform(x),
+        (Output::Codes, _) => ppca.transform_observed(x),
+        (Output::PosteriorMeans, Missing::Reject) => Ok(ppca.posterior(x)?.mean),
+        (Output::PosteriorMeans, _) => Ok(ppca.posterior_observed(x)?.mean),
+    }
+}
+
+/// The input must have the model's number of features (after selection).
+pub fn check_width(
+    found: usize,
+    model: &PcaModel,
+    inputs: &[PathBuf],
+    selection: &Selection,
+    model_path: &std::path::Path,
+) -> Result<()> {
+    let expected = model.n_features();
+    if found != expected {
+        bail!(
+            "{} has {found} feature column(s) but the model {} was fitted on {expected}{}",
+            describe(inputs),
+            show(model_path),
+            if selection.is_explicit() {
+                ""
+            } else {
+                "; choose columns with --columns or --exclude"
+            }
+        );
+    }
+    Ok(())
+}
+
 /// The user's selection; or, when they gave none, the model knows its feature names and the
 /// input has a header, the model's features picked by name.
-fn read_options(config: &TransformConfig, saved: &SavedModel) -> Result<ReadOptions> {
-    let options = config.selection.read_options();
+pub fn model_columns(
+    inputs: &[PathBuf],
+    selection: &Selection,
+    model_path: &std::path::Path,
+    saved: &SavedModel,
+) -> Result<ReadOptions> {
+    let options = selection.read_options();
     let Some(features) = saved.feature_names.as_deref() else {
         return Ok(options);
     };
-    if config.selection.is_explicit() {
+    if selection.is_explicit() {
         return Ok(options);
     }
-    let probe = ChunkReader::open(&config.inputs, &options)?;
+    let probe = ChunkReader::open(inputs, &options)?;
     let Some(header) = probe.column_names() else {
         return Ok(options);
     };
@@ -116,8 +228,8 @@ fn read_options(config: &TransformConfig, saved: &SavedModel) -> Result<ReadOpti
         bail!(
             "{} has no column named {missing:?}, a feature of the model {} (its features: {}); \
              use --columns or --exclude to choose the columns yourself",
-            describe(&config.inputs),
-            show(&config.model),
+            describe(inputs),
+            show(model_path),
             features.join(", ")
         );
     }

