@@ -76,6 +76,8 @@ impl Collective for SingleProcess {
 /// builds that round differently), which is an error rather than a hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stage {
+    /// A caller's own work before a fit ([`agree_outcome`]).
+    Prepare = 6,
     /// The number of features of every rank's data.
     Features = 1,
     /// The moment pass (count, mean, centred cross-products).
@@ -96,6 +98,7 @@ impl Stage {
             3 => "the pass of column sums",
             4 => "a pass of the iterative solver",
             5 => "the end of the fit",
+            6 => "the end of its own preparation",
             _ => "an unknown stage",
         }
     }
@@ -124,6 +127,21 @@ pub(crate) fn agree(
         Err(_) => FAILED,
     };
     exchange(collective, stage, status, local)
+}
+
+/// Every rank's outcome of its own work before a distributed fit (opening its files, say): `Ok`
+/// on every rank when all succeeded, otherwise an error on every rank — the failing rank's
+/// own, and on the others its message ([`PcaError::OtherRank`]). Every rank must call it, at
+/// the same point; a rank that failed must call it rather than return, or the others wait.
+///
+/// ```
+/// use principal::{agree_outcome, PcaError, SingleProcess};
+/// assert!(agree_outcome(&SingleProcess, Ok(())).is_ok());
+/// let failed = Err(PcaError::Source("cannot open part-7.npy".into()));
+/// assert_eq!(agree_outcome(&SingleProcess, failed).unwrap_err().to_string(), "cannot open part-7.npy");
+/// ```
+pub fn agree_outcome(collective: &dyn Collective, local: Result<()>) -> Result<()> {
+    agree(collective, Stage::Prepare, local.map(|()| 0)).map(drop)
 }
 
 /// The agreement that ends a distributed fit: every rank has finished (a rank still in a pass,

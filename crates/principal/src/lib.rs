@@ -66,7 +66,7 @@ mod probabilistic;
 mod real;
 pub mod solver;
 
-pub use collective::{Collective, SingleProcess};
+pub use collective::{agree_outcome, Collective, SingleProcess};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
