@@ -5,6 +5,8 @@ pub mod fit;
 pub mod impute;
 pub mod inspect;
 pub mod inverse;
+pub mod merge;
 pub mod sample;
 pub mod score;
+pub mod stats;
 pub mod transform;

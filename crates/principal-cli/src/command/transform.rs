@@ -2,15 +2,16 @@
 //! `--posterior`, the posterior means of the latent points of probabilistic PCA. With
 //! `--missing em`, rows with missing values are completed from what they show first.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use principal::faer::{Mat, MatRef};
-use principal::{ChunkRef, MissingValues, PcaModel, Real};
+use principal::{ChunkRef, Collective, MissingValues, PcaError, PcaModel, Real};
 use principal_io::{
-    load_model, ChunkReader, ColumnSelector, MatrixWriter, Missing, ReadOptions, SavedModel,
+    load_model, write_matrix, ChunkReader, ColumnSelector, MatrixWriter, Missing, Part,
+    ReadOptions, SavedModel,
 };
 
 use crate::cli::{one_of, MemoryArgs, SelectArgs};
@@ -101,19 +102,112 @@ pub fn missing_reading(missing: Option<MissingValues>) -> Missing {
 }
 
 /// Streams the input a chunk at a time: the codes of each chunk are appended to the output.
-pub fn run(config: &TransformConfig) -> Result<()> {
+///
+/// Over the ranks of an MPI job each rank transforms its part of the inputs (the parts in rank
+/// order are the rows in order) into its own output file, named by rank ([`part_path`]): the
+/// codes are as large as the data's M columns, so funnelling them through rank 0 would make
+/// one process and one disk do all the writing. The parts appear together or not at all: a
+/// rank whose part was written removes it when another rank failed.
+pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
     let options = ReadOptions {
         missing: config.missing,
         ..model_columns(&config.inputs, &config.selection, &config.model, &saved)?
     };
-    let input = RowStream::open(
-        &config.inputs,
-        &options,
-        saved.model.n_components(),
-        config.memory_limit,
-    )?;
+    let (size, rank) = (collective.size(), collective.rank());
+    let output = if size > 1 {
+        part_path(&config.output, rank, size)
+    } else {
+        config.output.clone()
+    };
+    let input = if size > 1 {
+        let part = Part { rank, size };
+        let opened = ChunkReader::open_part(&config.inputs, &options, part);
+        let outcome = opened
+            .as_ref()
+            .map(drop)
+            .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
+        principal::agree_outcome(collective, outcome)
+            .with_context(|| format!("cannot transform {}", describe(&config.inputs)))?;
+        RowStream::from_reader(opened?, saved.model.n_components(), config.memory_limit)
+    } else {
+        RowStream::open(
+            &config.inputs,
+            &options,
+            saved.model.n_components(),
+            config.memory_limit,
+        )?
+    };
+    let written = write_codes(config, &saved, input, &output, collective);
+    if size == 1 {
+        let rows = written?;
+        text::stderr(&summary(
+            rows,
+            saved.model.n_components(),
+            "components",
+            &show(&output),
+            started,
+        ));
+        return Ok(());
+    }
+    let outcome = written
+        .as_ref()
+        .map(drop)
+        .map_err(|e| PcaError::Source(anyhow::Error::msg(format!("{e:#}")).into()));
+    if let Err(e) = principal::agree_outcome(collective, outcome) {
+        if written.is_ok() {
+            let _ = std::fs::remove_file(&output);
+        }
+        return match written {
+            Err(own) => Err(own),
+            // The failing rank's message already says what it could not transform.
+            Ok(_) => Err(e.into()),
+        };
+    }
+    let mut rows = [written? as f64];
+    collective.sum(&mut rows);
+    if rank == 0 {
+        if let Some(path) = &config.posterior_cov {
+            let k = saved.model.n_components();
+            let names: Vec<String> = (1..=k).map(|i| format!("z{i}")).collect();
+            let covariance = saved.model.probabilistic().posterior_covariance()?;
+            write_matrix(path, covariance.as_ref(), Some(&names))?;
+        }
+        let k = saved.model.n_components();
+        let last = part_path(&config.output, size - 1, size);
+        let place = format!("{size} parts, {} … {}", show(&output), show(&last));
+        text::stderr(&summary(rows[0] as u64, k, "components", &place, started));
+    }
+    Ok(())
+}
+
+/// The output of rank `rank` of `size`: `codes.npy` → `codes.part-0-of-3.npy`, the rank padded
+/// so that the parts sort in rank order.
+pub fn part_path(output: &Path, rank: usize, size: usize) -> PathBuf {
+    let width = (size - 1).to_string().len();
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let label = format!("part-{rank:0width$}-of-{size}");
+    let renamed = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}.{label}.{ext}"),
+        _ => format!("{name}.{label}"),
+    };
+    output.with_file_name(renamed)
+}
+
+/// The codes (or posterior means) of every row of `input`, written to `output`; the number of
+/// rows. On one process, `--posterior-cov` is written beside them, completed only with them, so
+/// a failure leaves neither file.
+fn write_codes(
+    config: &TransformConfig,
+    saved: &SavedModel,
+    input: RowStream,
+    output: &Path,
+    collective: &dyn Collective,
+) -> Result<u64> {
     let model = &saved.model;
     check_width(
         input.n_features(),
@@ -129,10 +223,8 @@ pub fn run(config: &TransformConfig) -> Result<()> {
     };
     let names: Vec<String> = (1..=k).map(|i| format!("{prefix}{i}")).collect();
     let cannot = || format!("cannot transform {}", describe(&config.inputs));
-    // The shared covariance first, into its temporary file: completed only with the codes, so
-    // a failure leaves neither file.
     let covariance = match &config.posterior_cov {
-        Some(path) => {
+        Some(path) if collective.size() == 1 => {
             let covariance = model
                 .probabilistic()
                 .posterior_covariance()
@@ -141,9 +233,9 @@ pub fn run(config: &TransformConfig) -> Result<()> {
             out.write_rows(covariance.as_ref())?;
             Some(out)
         }
-        None => None,
+        _ => None,
     };
-    let out = MatrixWriter::create(&config.output, k, Some(&names))?;
+    let out = MatrixWriter::create(output, k, Some(&names))?;
     let (what, missing) = (config.what, config.missing);
     let rows = input
         .map_into(out, |chunk| match chunk {
@@ -154,14 +246,7 @@ pub fn run(config: &TransformConfig) -> Result<()> {
     if let Some(out) = covariance {
         out.finish()?;
     }
-    text::stderr(&summary(
-        rows,
-        k,
-        "components",
-        &show(&config.output),
-        started,
-    ));
-    Ok(())
+    Ok(rows)
 }
 
 /// One chunk's codes or posterior means; with missing values read, each row given what it
@@ -187,7 +272,7 @@ pub fn check_width(
     model: &PcaModel,
     inputs: &[PathBuf],
     selection: &Selection,
-    model_path: &std::path::Path,
+    model_path: &Path,
 ) -> Result<()> {
     let expected = model.n_features();
     if found != expected {
@@ -210,7 +295,7 @@ pub fn check_width(
 pub fn model_columns(
     inputs: &[PathBuf],
     selection: &Selection,
-    model_path: &std::path::Path,
+    model_path: &Path,
     saved: &SavedModel,
 ) -> Result<ReadOptions> {
     let options = selection.read_options();
