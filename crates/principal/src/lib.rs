@@ -54,6 +54,7 @@ mod fit;
 mod kernel;
 mod model;
 mod moments;
+pub mod neighbours;
 mod options;
 mod params;
 mod plan;

@@ -43,8 +43,8 @@ const LAYERS: &[&[&str]] = &[
         "solver::svd",
     ],
     &["solver::randomized", "solver::power", "solver::em"],
-    // The model; auto's plan.
-    &["model", "plan"],
+    // The model; auto's plan; nearest neighbours among codes (recognition).
+    &["model", "plan", "neighbours"],
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
