@@ -85,13 +85,7 @@ pub(crate) fn index(page: &Page<'_>) -> String {
     summary(&mut html, page);
     components(&mut html, page.model);
     if let Some(results) = page.classification {
-        let _ = write!(
-            html,
-            "<h2>Classification</h2>\n<p>Accuracy of nearest-code recognition: <b>{}</b> \
-             ({} classes).</p>\n",
-            percent(results.accuracy()),
-            results.classes().len()
-        );
+        classification(&mut html, results);
     }
     html.push_str("<h2>Figures</h2>\n");
     if page.figures.is_empty() {
@@ -206,6 +200,34 @@ fn summary(html: &mut String, page: &Page<'_>) {
             shape.height(),
             shape.width()
         );
+    }
+}
+
+fn classification(html: &mut String, results: &Classification) {
+    let method = results
+        .setting()
+        .map_or_else(|| "the nearest training code".to_owned(), |s| s.describe());
+    let _ = write!(
+        html,
+        "<h2>Classification</h2>\n<p>Test samples labelled by {}: accuracy <b>{}</b> ({} \
+         classes; the confusion matrix below).</p>\n",
+        escape(&method),
+        percent(results.accuracy()),
+        results.classes().len()
+    );
+    if !results.accuracy_by_components().is_empty() {
+        html.push_str(
+            "<table>\n<tr><th class=\"number\">components K</th>\
+             <th class=\"number\">accuracy</th></tr>\n",
+        );
+        for &(k, accuracy) in results.accuracy_by_components() {
+            let _ = writeln!(
+                html,
+                "<tr><td class=\"number\">{k}</td><td class=\"number\">{}</td></tr>",
+                percent(accuracy)
+            );
+        }
+        html.push_str("</table>\n");
     }
 }
 

@@ -118,6 +118,6 @@ pub use figures::{
     reconstruction_counts, ClassCount, ColourScale, Figure, FigureKind, ImagePanel,
     LatentGridOptions, Plotted, PointCounts, PointOptions, Series,
 };
-pub use input::{Classification, ImageShape, Labels, ModelView, Scaling};
+pub use input::{Classification, ImageShape, Labels, ModelView, Recognition, Scaling};
 pub use progress::{NoProgress, Progress};
 pub use report::{Omission, Report, ReportOptions, WrittenReport};

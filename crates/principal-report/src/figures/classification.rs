@@ -17,10 +17,13 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
     let classes = results.classes();
     let k = classes.len();
     let total: u64 = results.confusion().iter().flatten().sum();
+    let method = results
+        .setting()
+        .map_or_else(|| "the nearest training code".to_owned(), |s| s.describe());
     let caption = format!(
-        "Test samples by true label (rows) and predicted label (columns) with the codes' nearest \
-         training sample: {} of {total} on the diagonal, an accuracy of {}. Colour: white at 0, \
-         dark blue at the largest count.",
+        "Test samples by true label (rows) and the label predicted (columns) by {method}: {} of \
+         {total} on the diagonal, an accuracy of {}. Colour: white at 0, dark blue at the largest \
+         count.",
         (0..k).map(|i| results.confusion()[i][i]).sum::<u64>(),
         percent(results.accuracy()),
     );
@@ -36,10 +39,21 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
         classes: classes.to_vec(),
         counts: results.confusion().to_vec(),
     };
+    let title = match results.setting() {
+        Some(s) => format!(
+            "Confusion matrix, K = {} (accuracy {})",
+            s.components,
+            percent(results.accuracy())
+        ),
+        None => format!(
+            "Confusion matrix (accuracy {})",
+            percent(results.accuracy())
+        ),
+    };
     let mut drawing = ConfusionDrawing {
         names,
         counts: results.confusion(),
-        accuracy: results.accuracy(),
+        title,
         cell,
         left,
         top,
@@ -56,7 +70,7 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
 struct ConfusionDrawing<'a> {
     names: Vec<String>,
     counts: &'a [Vec<u64>],
-    accuracy: f64,
+    title: String,
     cell: i32,
     left: i32,
     top: i32,
@@ -71,12 +85,7 @@ impl Draw for ConfusionDrawing<'_> {
         let (width, _) = root.dim_in_pixel();
         let k = self.names.len() as i32;
         let (cell, left, top) = (self.cell, self.left, self.top);
-        centred_text(
-            root,
-            &format!("Confusion matrix (accuracy {})", percent(self.accuracy)),
-            (width as i32 / 2, 14),
-            &title_font(),
-        )?;
+        centred_text(root, &self.title, (width as i32 / 2, 14), &title_font())?;
         centred_text(
             root,
             "predicted label",
@@ -161,9 +170,13 @@ pub fn accuracy_by_components(results: &Classification) -> Result<Figure> {
         .iter()
         .copied()
         .fold(points[0], |b, p| if p.1 > b.1 { p } else { b });
+    let voters = match results.setting().map_or(1, |s| s.neighbours) {
+        1 => "the nearest training code".to_owned(),
+        n => format!("a majority of the {n} nearest training codes"),
+    };
     let caption = format!(
-        "Accuracy of nearest-code recognition with the first K components, for each K tried; \
-         the best is {} at K = {}.",
+        "Accuracy of recognition by {voters} on the first K components, for each K tried; the \
+         best is {} at K = {}.",
         percent(best.1),
         best.0
     );
