@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::command::{fit, inspect, inverse, transform};
+use crate::command::{classify, fit, inspect, inverse, report, transform};
 
 fn main() -> ExitCode {
     // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.
@@ -53,6 +53,8 @@ fn run() -> anyhow::Result<()> {
         Command::Transform(args) => transform::run(&transform::TransformConfig::new(args)),
         Command::Inverse(args) => inverse::run(&inverse::InverseConfig::new(args)),
         Command::Inspect(args) => inspect::run(&inspect::InspectConfig::new(args)),
+        Command::Report(args) => report::run(&report::ReportConfig::new(args)),
+        Command::Classify(args) => classify::run(&classify::ClassifyConfig::new(args)?),
     }
 }
 

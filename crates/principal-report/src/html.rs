@@ -16,6 +16,8 @@ pub(crate) struct FigureEntry {
     pub(crate) kind: FigureKind,
     pub(crate) caption: String,
     pub(crate) size: (u32, u32),
+    /// Whether `<stem>.csv` holds the numbers drawn.
+    pub(crate) numbers: bool,
 }
 
 /// Everything the page shows.
@@ -95,12 +97,17 @@ pub(crate) fn index(page: &Page<'_>) -> String {
         let stem = entry.kind.file_stem();
         let heading = escape(entry.kind.title());
         let (width, height) = entry.size;
+        let numbers = if entry.numbers {
+            format!(", <a href=\"{stem}.csv\">numbers (CSV)</a>")
+        } else {
+            String::new()
+        };
         let _ = write!(
             html,
             "<figure id=\"{stem}\">\n<a href=\"{stem}.svg\"><img src=\"{stem}.png\" \
              width=\"{width}\" height=\"{height}\" alt=\"{heading}\"></a>\n\
              <figcaption><b>{heading}.</b> {} (<a href=\"{stem}.svg\">SVG</a>, \
-             <a href=\"{stem}.png\">PNG</a>)</figcaption>\n</figure>\n",
+             <a href=\"{stem}.png\">PNG</a>{numbers})</figcaption>\n</figure>\n",
             escape(&entry.caption),
         );
     }

@@ -91,7 +91,7 @@ pub struct IterativeArgs {
     pub power_method: PowerMethod,
 }
 
-fn parse_components(s: &str) -> Result<usize, String> {
+pub fn parse_components(s: &str) -> Result<usize, String> {
     let k: usize = s
         .parse()
         .map_err(|_| format!("--components {s} is not a whole number"))?;

@@ -3,15 +3,13 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use principal::ChunkRef;
-use principal_io::{
-    load_model, ChunkReader, ColumnSelector, MatrixWriter, ReadOptions, SavedModel,
-};
+use principal_io::{load_model, MatrixWriter};
 
 use crate::cli::{MemoryArgs, SelectArgs};
-use crate::select::{describe, show, Selection};
+use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
 
@@ -58,7 +56,12 @@ impl TransformConfig {
 pub fn run(config: &TransformConfig) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let options = read_options(config, &saved)?;
+    let options = model_read_options(
+        &config.inputs,
+        &config.selection,
+        saved.feature_names.as_deref(),
+        &show(&config.model),
+    )?;
     let input = RowStream::open(
         &config.inputs,
         &options,
@@ -66,19 +69,13 @@ pub fn run(config: &TransformConfig) -> Result<()> {
         config.memory_limit,
     )?;
     let model = &saved.model;
-    let (found, expected) = (input.n_features(), model.n_features());
-    if found != expected {
-        bail!(
-            "{} has {found} feature column(s) but the model {} was fitted on {expected}{}",
-            describe(&config.inputs),
-            show(&config.model),
-            if config.selection.is_explicit() {
-                ""
-            } else {
-                "; choose columns with --columns or --exclude"
-            }
-        );
-    }
+    check_features(
+        input.n_features(),
+        model.n_features(),
+        &config.inputs,
+        &config.selection,
+        &show(&config.model),
+    )?;
     let k = model.n_components();
     let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
     let out = MatrixWriter::create(&config.output, k, Some(&names))?;
@@ -96,38 +93,4 @@ pub fn run(config: &TransformConfig) -> Result<()> {
         started,
     ));
     Ok(())
-}
-
-/// The user's selection; or, when they gave none, the model knows its feature names and the
-/// input has a header, the model's features picked by name.
-fn read_options(config: &TransformConfig, saved: &SavedModel) -> Result<ReadOptions> {
-    let options = config.selection.read_options();
-    let Some(features) = saved.feature_names.as_deref() else {
-        return Ok(options);
-    };
-    if config.selection.is_explicit() {
-        return Ok(options);
-    }
-    let probe = ChunkReader::open(&config.inputs, &options)?;
-    let Some(header) = probe.column_names() else {
-        return Ok(options);
-    };
-    if let Some(missing) = features.iter().find(|name| !header.contains(name)) {
-        bail!(
-            "{} has no column named {missing:?}, a feature of the model {} (its features: {}); \
-             use --columns or --exclude to choose the columns yourself",
-            describe(&config.inputs),
-            show(&config.model),
-            features.join(", ")
-        );
-    }
-    Ok(ReadOptions {
-        columns: Some(
-            features
-                .iter()
-                .map(|name| ColumnSelector::Name(name.clone()))
-                .collect(),
-        ),
-        ..options
-    })
 }
