@@ -264,6 +264,13 @@ fn summarise_data(
             .map(|l| format!("the labels ({})", l.describe(inputs)))
             .unwrap_or_default()
     };
+    let summarising = || {
+        if config.labels.is_some() {
+            format!("{} do not fit {}", label_note(), describe(inputs))
+        } else {
+            format!("cannot summarise {}", describe(inputs))
+        }
+    };
     if let (Some(labels), Some(rows)) = (&labels, stream.n_rows_hint()) {
         if labels.len() != rows {
             bail!(
@@ -280,22 +287,21 @@ fn summarise_data(
         labels.as_deref().map(Labels::new),
         config.samples.clone(),
     )?;
-    stream
-        .for_each(|_, chunk| {
-            match chunk {
-                ChunkRef::F32(x) => builder.push(x, model.transform(x)?.as_ref())?,
-                ChunkRef::F64(x) => builder.push(x, model.transform(x)?.as_ref())?,
+    let projecting = || format!("cannot project {}", describe(inputs));
+    stream.for_each(|_, chunk| {
+        match chunk {
+            ChunkRef::F32(x) => {
+                let codes = model.transform(x).with_context(projecting)?;
+                builder.push(x, codes.as_ref()).with_context(summarising)?
             }
-            Ok(())
-        })
-        .with_context(|| format!("cannot project {}", describe(inputs)))?;
-    builder.finish().with_context(|| {
-        if config.labels.is_some() {
-            format!("{} do not fit {}", label_note(), describe(inputs))
-        } else {
-            format!("cannot summarise {}", describe(inputs))
+            ChunkRef::F64(x) => {
+                let codes = model.transform(x).with_context(projecting)?;
+                builder.push(x, codes.as_ref()).with_context(summarising)?
+            }
         }
-    })
+        Ok(())
+    })?;
+    builder.finish().with_context(summarising)
 }
 
 /// Draws and writes `report` into `dir` under a progress bar.
