@@ -27,11 +27,14 @@ fn split(env: &Env, rows: usize) {
     };
     // The file is sorted by digit: take rows from across it.
     let picked: Vec<usize> = (0..rows).map(|i| i * x.nrows() / rows).collect();
-    let (test, train): (Vec<(usize, &usize)>, Vec<(usize, &usize)>) =
-        picked.iter().enumerate().partition(|(n, _)| n % 5 == 4);
-    let text = |rows: &[(usize, &usize)]| rows.iter().map(|(_, &i)| line(i)).collect::<String>();
-    env.write("train.csv", text(&train));
-    env.write("test.csv", text(&test));
+    let text = |test: bool| -> String {
+        (0..rows)
+            .filter(|n| (n % 5 == 4) == test)
+            .map(|n| line(picked[n]))
+            .collect()
+    };
+    env.write("train.csv", text(false));
+    env.write("test.csv", text(true));
 }
 
 /// A split file as the CLI reads it (the same reader: f32 or f64, row by row) and its labels

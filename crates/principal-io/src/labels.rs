@@ -327,7 +327,7 @@ mod tests {
             ["7", "3"]
         );
         let e = read_label_column(
-            &[a.clone()],
+            std::slice::from_ref(&a),
             &ColumnSelector::Name("kind".into()),
             HeaderMode::Auto,
         )
@@ -369,8 +369,12 @@ mod tests {
             ),
         );
         assert_eq!(
-            read_label_column(&[path.clone()], &ColumnSelector::Index(1), HeaderMode::Auto)
-                .unwrap(),
+            read_label_column(
+                std::slice::from_ref(&path),
+                &ColumnSelector::Index(1),
+                HeaderMode::Auto
+            )
+            .unwrap(),
             ["1", "2", "3.5"]
         );
         let one = write_file(
