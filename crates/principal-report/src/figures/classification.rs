@@ -32,7 +32,15 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
     let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(1) as i32;
     let label_width = (longest * 11 + 30).max(60);
     let left = label_width + 40;
-    let top = 110;
+    // Column headings side by side when they fit their cells (about 11 px a character at
+    // 18 px, 9 at 15 px), otherwise turned to read upwards, with room above for the longest.
+    let char_width = if cell >= 28 { 11 } else { 9 };
+    let upright = longest * char_width <= cell - 6;
+    let top = if upright {
+        110
+    } else {
+        70 + longest * char_width + 10
+    };
     let width = (left + k as i32 * cell + 40).max(560);
     let height = top + k as i32 * cell + 40;
     let plotted = Plotted::Counts {
@@ -57,6 +65,7 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
         cell,
         left,
         top,
+        upright,
     };
     render(
         FigureKind::ConfusionMatrix,
@@ -74,6 +83,8 @@ struct ConfusionDrawing<'a> {
     cell: i32,
     left: i32,
     top: i32,
+    /// Column headings horizontal (else turned 90°, reading upwards).
+    upright: bool,
 }
 
 impl Draw for ConfusionDrawing<'_> {
@@ -89,7 +100,10 @@ impl Draw for ConfusionDrawing<'_> {
         centred_text(
             root,
             "predicted label",
-            (left + k * cell / 2, top - 50),
+            (
+                left + k * cell / 2,
+                if self.upright { top - 50 } else { 50 },
+            ),
             &label_font(),
         )?;
         let largest = self.counts.iter().flatten().copied().max().unwrap_or(1) as f64;
@@ -132,8 +146,16 @@ impl Draw for ConfusionDrawing<'_> {
         // Predicted labels across the top, true labels down the left.
         for (i, name) in self.names.iter().enumerate() {
             let centre = i as i32 * cell + cell / 2;
-            let above = names_font.pos(Pos::new(HPos::Center, VPos::Bottom));
-            root.draw(&Text::new(name.clone(), (left + centre, top - 6), above))?;
+            if self.upright {
+                let above = names_font.pos(Pos::new(HPos::Center, VPos::Bottom));
+                root.draw(&Text::new(name.clone(), (left + centre, top - 6), above))?;
+            } else {
+                // Turned 270°: the text's start is at its bottom, just above its column.
+                let upwards = names_font
+                    .transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Left, VPos::Center));
+                root.draw(&Text::new(name.clone(), (left + centre, top - 8), upwards))?;
+            }
             let beside = names_font.pos(Pos::new(HPos::Right, VPos::Center));
             root.draw(&Text::new(name.clone(), (left - 10, top + centre), beside))?;
         }

@@ -161,7 +161,7 @@ pub fn reconstructions(
     let mut row_labels = Vec::new();
     for (i, sample) in samples.iter().enumerate() {
         let name = match (sample.class, data.labels()) {
-            (Some(c), Some(labels)) => format!("label {}", shorten(&labels.classes()[c], 10)),
+            (Some(c), Some(labels)) => shorten(&labels.classes()[c], 14),
             _ => format!("row {}", sample.row),
         };
         panels.push(ImagePanel {
@@ -403,11 +403,18 @@ impl GridLayout {
         )
     }
 
+    /// Room for the row labels: about 11 px a character of the 18 px tick font (DejaVu Sans
+    /// averages 0.55–0.6 em), and the 12 px gap before the images.
     fn left(&self) -> i32 {
-        if self.row_labels.is_empty() {
-            20
-        } else {
-            130
+        let longest = self
+            .row_labels
+            .iter()
+            .chain(&self.row_axis)
+            .map(|l| l.chars().count())
+            .max();
+        match longest {
+            None => 20,
+            Some(chars) => (11 * chars as i32 + 30).max(80),
         }
     }
 
