@@ -7,12 +7,14 @@
 # cumulative curve); the projection on components 1 and 2 coloured by species.
 # Figures: examples/output/iris/scree.png, projection.png (and the rest of the report).
 #
-# It printed (commit of the examples):
+# It printed (2026-11-24):
+#   (principal inspect: pc1 4.22824171 92.46%, pc2 0.242670748 5.31%, pc3 0.0782095000 1.71%,
+#    pc4 0.0238350930 0.52%)
 #   eigenvalues (explained_variance), from spectrum.csv:
-#     1: 4.228241706034863
-#     2: 0.24267074792863363
-#     3: 0.07820950004291927
-#     4: 0.023835092973449445
+#     1: 4.228241706034859
+#     2: 0.24267074792863358
+#     3: 0.07820950004291932
+#     4: 0.023835092973449393
 #   proportion of variance (scree.csv): 92.46%, 5.31%, 1.71%, 0.52%
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 

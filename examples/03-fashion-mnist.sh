@@ -7,8 +7,19 @@
 # Figures: examples/output/fashion/projection.png (docs/fashion-map.png is a copy), pairs.png,
 # components.png; examples/output/fashion-recognition/accuracy.png and confusion-matrix.png.
 #
-# It printed:
-#   (filled in below from the last run)
+# It printed (2026-11-24):
+#   variance explained: 86.26% in total (pc1 29.06%, pc2 17.74%, pc3 6.02%, pc4 4.96%, pc5 3.84%, …)
+#   solver: covariance (chosen by auto: exact; the 784×784 covariance matrix is the cheapest …)
+#   wrote …/fashion/index.html with 8 figure(s) (…) as PNG and SVG in 2.2 s
+#   10000 test samples labelled with the label of the nearest training code among 60000 (10
+#   classes), on the first K components of a model fitted by covariance:
+#        K  accuracy  correct
+#       10    78.26%  7826 of 10000
+#       20    82.08%  8208 of 10000
+#       50    84.21%  8421 of 10000
+#      100    84.85%  8485 of 10000
+#      200    85.29%  8529 of 10000
+#   (then the confusion matrix at K = 200; the whole script took 29 s at load average 10)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 DATA=/usr/share/datasets/fashion-mnist
 if [[ ! -f $DATA/train-images-idx3-ubyte.gz ]]; then

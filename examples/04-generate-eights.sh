@@ -7,8 +7,12 @@
 # Figures: examples/output/eights-2d/latent-grid.png (docs/eights-latent-grid.png is a copy),
 # projection.png.
 #
-# It printed:
-#   (filled in below from the last run)
+# It printed (2026-11-24):
+#   pc1                  417957.317     14.25%      14.25%         14441.6308
+#   pc2                  229627.075      7.83%      22.08%         10704.3874
+#   generated 25 images of 784 pixels from a 5×5 grid of codes
+#   largest |pixel of z = 0 - mean pixel|: 0
+#   generated pixels range from -138.8 to 353.1
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 gzip -dc "$ROOT/data/mnist-5k.csv.gz" | awk -F, '$785 == 8' > "$OUT/eights.csv"

@@ -11,6 +11,7 @@ use crate::error::{Column, IoError, Result};
 use crate::format::csv::{is_header, line_of, parse_number, read_record, text_reader};
 use crate::format::idx;
 use crate::read::columns::{column_label, resolve_columns};
+use crate::read::matrix::Matrix;
 use crate::read::open::{open, Format};
 use crate::read::options::{ColumnSelector, HeaderMode, ReadOptions};
 use crate::reader::chunk_reader::read_table;
@@ -75,14 +76,7 @@ pub fn read_label_files(paths: &[PathBuf]) -> Result<Vec<String>> {
                         ),
                     });
                 }
-                labels.extend(
-                    table
-                        .data
-                        .into_f64()
-                        .into_vec()
-                        .into_iter()
-                        .map(number_label),
-                );
+                labels.extend(number_labels(table.data));
             }
         }
     }
@@ -155,14 +149,7 @@ pub fn read_label_column(
         let opened = open(path)?;
         let Format::Text(delimiter) = opened.format else {
             let table = read_table(std::slice::from_ref(path), &options)?;
-            labels.extend(
-                table
-                    .data
-                    .into_f64()
-                    .into_vec()
-                    .into_iter()
-                    .map(number_label),
-            );
+            labels.extend(number_labels(table.data));
             continue;
         };
         let mut reader = text_reader(opened.reader, delimiter);
@@ -222,6 +209,11 @@ pub fn read_label_column(
         }
     }
     Ok(labels)
+}
+
+/// The numbers of a one-column matrix as labels.
+fn number_labels(data: Matrix) -> impl Iterator<Item = String> {
+    data.into_f64().into_vec().into_iter().map(number_label)
 }
 
 /// A number as a label: integers without a decimal point (`7`, not `7.0`).

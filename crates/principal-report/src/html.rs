@@ -190,7 +190,16 @@ fn summary(html: &mut String, page: &Page<'_>) {
                 row(
                     html,
                     "labels",
-                    &format!("{} classes: {}", classes.len(), names.join(", ")),
+                    &format!(
+                        "{} {}: {}",
+                        classes.len(),
+                        if classes.len() == 1 {
+                            "class"
+                        } else {
+                            "classes"
+                        },
+                        names.join(", ")
+                    ),
                 );
             }
             html.push_str("</table>\n");

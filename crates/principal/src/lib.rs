@@ -13,6 +13,10 @@
 //! file read chunk by chunk ([`PcaParams::fit_source`]), or to [`Moments`] accumulated
 //! elsewhere and merged ([`MomentAccumulator`], [`PcaParams::fit_moments`]).
 //!
+//! Recognition by nearest codes (eigenfaces): [`neighbours::nearest_neighbours`] finds the
+//! nearest training codes of every query by blocked matrix products, exactly as a brute-force
+//! search would, and [`neighbours::Neighbours::vote`] labels the queries.
+//!
 //! ## Conventions
 //!
 //! - Data is N×D, one sample per row. The mean μ is always subtracted; the covariance is
