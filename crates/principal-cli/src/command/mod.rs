@@ -5,5 +5,7 @@ pub mod classify;
 pub mod fit;
 pub mod inspect;
 pub mod inverse;
+pub mod merge;
 pub mod report;
+pub mod stats;
 pub mod transform;
