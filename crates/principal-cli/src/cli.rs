@@ -10,7 +10,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use principal_io::ColumnSelector;
 
-use crate::command::{fit, impute, inspect, inverse, merge, sample, score, stats, transform};
+use crate::command::{
+    classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+};
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
 /// reconstruct data from codes, and inspect a model file.
@@ -59,6 +61,13 @@ pub enum Command {
     /// Fill the missing values (NaN, empty CSV cells) of data with their conditional means
     /// given each row's observed values.
     Impute(impute::ImputeArgs),
+    /// Draw a model's figures (PNG and SVG) and an index.html showing them with its summary:
+    /// scree plot, spectrum; with --data, the 2-D map, pairs grid and reconstruction error;
+    /// with --image-shape, components as images, reconstructions and generated images.
+    Report(report::ReportArgs),
+    /// Recognise test samples by their nearest training codes (eigenfaces): fit on the training
+    /// set, project both sets, and report the accuracy for each K and a confusion matrix.
+    Classify(classify::ClassifyArgs),
 }
 
 /// Which columns of a table to use.

@@ -27,7 +27,9 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::command::{fit, impute, inspect, inverse, merge, sample, score, stats, transform};
+use crate::command::{
+    classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+};
 use crate::processes::Processes;
 
 fn main() -> ExitCode {
@@ -97,6 +99,14 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Impute(args) => {
             processes.one_only("impute")?;
             impute::run(&impute::ImputeConfig::new(args))
+        }
+        Command::Report(args) => {
+            processes.one_only("report")?;
+            report::run(&report::ReportConfig::new(args))
+        }
+        Command::Classify(args) => {
+            processes.one_only("classify")?;
+            classify::run(&classify::ClassifyConfig::new(args)?)
         }
     }
 }

@@ -10,8 +10,7 @@ use principal::ChunkRef;
 use principal_io::{load_model, MatrixWriter, Missing, ReadOptions};
 
 use crate::cli::{MemoryArgs, SelectArgs};
-use crate::command::transform::{check_width, model_columns};
-use crate::select::{describe, show, Selection};
+use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
 
@@ -63,17 +62,22 @@ pub fn run(config: &ImputeConfig) -> Result<()> {
     let saved = load_model(&config.model)?;
     let options = ReadOptions {
         missing: Missing::AsNan,
-        ..model_columns(&config.inputs, &config.selection, &config.model, &saved)?
+        ..model_read_options(
+            &config.inputs,
+            &config.selection,
+            saved.feature_names.as_deref(),
+            &show(&config.model),
+        )?
     };
     let model = &saved.model;
     let d = model.n_features();
     let input = RowStream::open(&config.inputs, &options, d, config.memory_limit)?;
-    check_width(
+    check_features(
         input.n_features(),
-        model,
+        model.n_features(),
         &config.inputs,
         &config.selection,
-        &config.model,
+        &show(&config.model),
     )?;
     let ppca = model.probabilistic();
     let out = MatrixWriter::create(&config.output, d, saved.feature_names.as_deref())?;

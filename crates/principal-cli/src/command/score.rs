@@ -11,8 +11,8 @@ use principal::{ChunkRef, MissingValues, Units};
 use principal_io::{load_model, MatrixWriter, Missing, ReadOptions};
 
 use crate::cli::{one_of, MemoryArgs, SelectArgs};
-use crate::command::transform::{check_width, missing_reading, model_columns};
-use crate::select::{describe, show, Selection};
+use crate::command::transform::missing_reading;
+use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
 
@@ -106,16 +106,21 @@ pub fn run(config: &ScoreConfig) -> Result<()> {
     let saved = load_model(&config.model)?;
     let options = ReadOptions {
         missing: config.missing,
-        ..model_columns(&config.inputs, &config.selection, &config.model, &saved)?
+        ..model_read_options(
+            &config.inputs,
+            &config.selection,
+            saved.feature_names.as_deref(),
+            &show(&config.model),
+        )?
     };
     let input = RowStream::open(&config.inputs, &options, 1, config.memory_limit)?;
     let model = &saved.model;
-    check_width(
+    check_features(
         input.n_features(),
-        model,
+        model.n_features(),
         &config.inputs,
         &config.selection,
-        &config.model,
+        &show(&config.model),
     )?;
     let ppca = model.probabilistic();
     let cannot = || {

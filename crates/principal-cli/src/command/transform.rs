@@ -5,17 +5,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use principal::faer::{Mat, MatRef};
 use principal::{ChunkRef, Collective, MissingValues, PcaError, PcaModel, Real};
 use principal_io::{
-    load_model, write_matrix, ChunkReader, ColumnSelector, MatrixWriter, Missing, Part,
-    ReadOptions, SavedModel,
+    load_model, write_matrix, ChunkReader, MatrixWriter, Missing, Part, ReadOptions, SavedModel,
 };
 
 use crate::cli::{one_of, MemoryArgs, SelectArgs};
-use crate::select::{describe, show, Selection};
+use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
 
@@ -113,7 +112,7 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
     let saved = load_model(&config.model)?;
     let options = ReadOptions {
         missing: config.missing,
-        ..model_columns(&config.inputs, &config.selection, &config.model, &saved)?
+        ..read_options(config, &saved)?
     };
     let (size, rank) = (collective.size(), collective.rank());
     let output = if size > 1 {
@@ -209,12 +208,12 @@ fn write_codes(
     collective: &dyn Collective,
 ) -> Result<u64> {
     let model = &saved.model;
-    check_width(
+    check_features(
         input.n_features(),
-        model,
+        model.n_features(),
         &config.inputs,
         &config.selection,
-        &config.model,
+        &show(&config.model),
     )?;
     let k = model.n_components();
     let prefix = match config.what {
@@ -266,65 +265,13 @@ fn project<T: Real>(
     }
 }
 
-/// The input must have the model's number of features (after selection).
-pub fn check_width(
-    found: usize,
-    model: &PcaModel,
-    inputs: &[PathBuf],
-    selection: &Selection,
-    model_path: &Path,
-) -> Result<()> {
-    let expected = model.n_features();
-    if found != expected {
-        bail!(
-            "{} has {found} feature column(s) but the model {} was fitted on {expected}{}",
-            describe(inputs),
-            show(model_path),
-            if selection.is_explicit() {
-                ""
-            } else {
-                "; choose columns with --columns or --exclude"
-            }
-        );
-    }
-    Ok(())
-}
-
 /// The user's selection; or, when they gave none, the model knows its feature names and the
 /// input has a header, the model's features picked by name.
-pub fn model_columns(
-    inputs: &[PathBuf],
-    selection: &Selection,
-    model_path: &Path,
-    saved: &SavedModel,
-) -> Result<ReadOptions> {
-    let options = selection.read_options();
-    let Some(features) = saved.feature_names.as_deref() else {
-        return Ok(options);
-    };
-    if selection.is_explicit() {
-        return Ok(options);
-    }
-    let probe = ChunkReader::open(inputs, &options)?;
-    let Some(header) = probe.column_names() else {
-        return Ok(options);
-    };
-    if let Some(missing) = features.iter().find(|name| !header.contains(name)) {
-        bail!(
-            "{} has no column named {missing:?}, a feature of the model {} (its features: {}); \
-             use --columns or --exclude to choose the columns yourself",
-            describe(inputs),
-            show(model_path),
-            features.join(", ")
-        );
-    }
-    Ok(ReadOptions {
-        columns: Some(
-            features
-                .iter()
-                .map(|name| ColumnSelector::Name(name.clone()))
-                .collect(),
-        ),
-        ..options
-    })
+fn read_options(config: &TransformConfig, saved: &SavedModel) -> Result<ReadOptions> {
+    model_read_options(
+        &config.inputs,
+        &config.selection,
+        saved.feature_names.as_deref(),
+        &show(&config.model),
+    )
 }
