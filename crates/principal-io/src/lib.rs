@@ -42,6 +42,7 @@ pub use faer::Mat;
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
+pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};
 pub use read::options::{ColumnSelector, HeaderMode, ParseColumnSelectorError, ReadOptions};

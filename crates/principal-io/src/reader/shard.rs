@@ -54,7 +54,7 @@ impl Shard {
                 Shard::Columnar(Box::new(arrow::open_file(path, options)?))
             }
             Format::ArrowStream => {
-                Shard::Columnar(Box::new(arrow::open_stream(path, opened.reader, options)?))
+                Shard::Columnar(Box::new(arrow::open_stream(path, opened, options)?))
             }
         })
     }

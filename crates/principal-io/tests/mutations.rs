@@ -1,0 +1,474 @@
+//! Thousands of damaged files of every format, made from small good files by seeded mutations
+//! (byte flips, truncations, inserted and duplicated bytes, headers overwritten with huge
+//! sizes) and read through the real readers: each read must end in an error naming the file or
+//! in a correct read, never a panic, an abort or a hang, and no damaged file may be accepted
+//! where the damage is detectable.
+//!
+//! What is detectable: everything in a gzip file (its CRC-32 and length cover every byte of
+//! the content; a change in the gzip header's own fields such as the time stamp changes
+//! nothing read, so the read must then give the original data exactly); and any change of
+//! length in NPY, IDX, Arrow IPC files and streams, and model files, whose headers, framing and
+//! footers fix their length exactly. What is not: a changed byte inside the values of a format
+//! without checksums (NPY, IDX, CSV, Arrow, Parquet without page checksums) is another valid
+//! value; a changed header field can describe another valid file of the same size (`<f8` to
+//! `>f8`, shape (20, 4) to (40, 2)); CSV has no end marker, so a file cut at a line end, or a
+//! digit inserted, reads as other valid data; Parquet pages carry no checksum here, so a
+//! byte inserted inside a page's values can shift them. Those reads are counted and printed.
+//!
+//! Reproduce one case: the seed is `SEED`, and every failure prints its format, case number
+//! and mutation.
+//!
+//! `cargo test --release -p principal-io --test mutations -- --nocapture`
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use principal_io::{
+    load_model, panic_is_contained, read_table, save_model, Matrix, ReadOptions, Table,
+};
+use tempfile::TempDir;
+
+const SEED: u64 = 0x5eed_0019;
+/// Mutations per format.
+const CASES: usize = 320;
+
+/// splitmix64: a small, seeded, reproducible generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation, described for messages.
+#[derive(Debug, Clone)]
+enum Mutation {
+    Flip {
+        at: usize,
+        xor: u8,
+    },
+    Truncate {
+        len: usize,
+    },
+    Insert {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+    Duplicate {
+        at: usize,
+        len: usize,
+    },
+    /// A huge or negative size written over bytes of a header or footer.
+    Lie {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+}
+
+impl Mutation {
+    fn random(rng: &mut Rng, len: usize) -> Mutation {
+        let lies: [&[u8]; 6] = [
+            &[0xff; 4],
+            &[0xff, 0xff, 0xff, 0x7f],
+            &[0x7f, 0xff, 0xff, 0xff],
+            &[0xff; 8],
+            &[0x00, 0x00, 0x00, 0x40],
+            &[0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39],
+        ];
+        match rng.below(5) {
+            0 => Mutation::Flip {
+                at: rng.below(len),
+                xor: 1 + rng.below(255) as u8,
+            },
+            1 => Mutation::Truncate {
+                len: rng.below(len),
+            },
+            2 => Mutation::Insert {
+                at: rng.below(len + 1),
+                bytes: (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect(),
+            },
+            3 => {
+                let at = rng.below(len);
+                Mutation::Duplicate {
+                    at,
+                    len: 1 + rng.below(64.min(len - at)),
+                }
+            }
+            _ => {
+                // Headers and footers: the first and the last 256 bytes.
+                let zone = 256.min(len);
+                let at = if rng.below(2) == 0 {
+                    rng.below(zone)
+                } else {
+                    len - 1 - rng.below(zone)
+                };
+                Mutation::Lie {
+                    at,
+                    bytes: lies[rng.below(lies.len())].to_vec(),
+                }
+            }
+        }
+    }
+
+    fn changes_length(&self) -> bool {
+        matches!(
+            self,
+            Mutation::Truncate { .. } | Mutation::Insert { .. } | Mutation::Duplicate { .. }
+        )
+    }
+
+    fn apply(&self, good: &[u8]) -> Vec<u8> {
+        let mut out = good.to_vec();
+        match self {
+            Mutation::Flip { at, xor } => out[*at] ^= xor,
+            Mutation::Truncate { len } => out.truncate(*len),
+            Mutation::Insert { at, bytes } => {
+                out.splice(*at..*at, bytes.iter().copied());
+            }
+            Mutation::Duplicate { at, len } => {
+                let copy = good[*at..*at + len].to_vec();
+                out.splice(*at..*at, copy);
+            }
+            Mutation::Lie { at, bytes } => {
+                for (k, b) in bytes.iter().enumerate() {
+                    if let Some(x) = out.get_mut(at + k) {
+                        *x = *b;
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How damage to a format can go unseen.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Detects {
+    /// Gzip: every change of the content is refused.
+    Everything,
+    /// Every change of length is refused; a changed byte may be another valid file.
+    LengthChanges,
+    /// A change may always read as other valid data (CSV, Parquet without page checksums).
+    Structure,
+}
+
+struct Format {
+    name: &'static str,
+    file: &'static str,
+    bytes: Vec<u8>,
+    detects: Detects,
+    /// Mutate the gzip content rather than the compressed bytes (for half the cases).
+    gz_of: Option<Vec<u8>>,
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    refused: usize,
+    same: usize,
+    /// Accepted with other data: undetectable damage (a value changed).
+    other: usize,
+    panics: Vec<String>,
+    wrong: Vec<String>,
+}
+
+fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn npy(data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
+    let mut dict =
+        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend(data.iter().flat_map(|v| v.to_le_bytes()));
+    out
+}
+
+fn idx(rows: u32) -> Vec<u8> {
+    let mut out = vec![0, 0, 0x08, 3];
+    for d in [rows, 3, 3] {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    out.extend((0..rows * 9).map(|k| (k * 7 % 256) as u8));
+    out
+}
+
+fn record_batch(rows: usize, offset: f64) -> arrow_array::RecordBatch {
+    use arrow_array::{ArrayRef, Float32Array, Float64Array, Int32Array};
+    let a: ArrayRef = Arc::new(Float64Array::from(
+        (0..rows)
+            .map(|i| offset + i as f64 * 0.5)
+            .collect::<Vec<_>>(),
+    ));
+    let b: ArrayRef = Arc::new(Float32Array::from(
+        (0..rows).map(|i| (i * i) as f32).collect::<Vec<_>>(),
+    ));
+    let c: ArrayRef = Arc::new(Int32Array::from(
+        (0..rows).map(|i| 1000 - i as i32).collect::<Vec<_>>(),
+    ));
+    arrow_array::RecordBatch::try_from_iter([("a", a), ("b", b), ("c", c)]).unwrap()
+}
+
+fn parquet_bytes() -> Vec<u8> {
+    let batch = record_batch(40, 1.0);
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(16)
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .build();
+    let mut out = Vec::new();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    out
+}
+
+fn arrow_bytes(stream: bool, compressed: bool) -> Vec<u8> {
+    use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
+    let batches = [record_batch(12, 0.0), record_batch(9, 100.0)];
+    let schema = batches[0].schema();
+    let options = if compressed {
+        IpcWriteOptions::default()
+            .try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))
+            .unwrap()
+    } else {
+        IpcWriteOptions::default()
+    };
+    let mut out = Vec::new();
+    if stream {
+        let mut w = StreamWriter::try_new_with_options(&mut out, &schema, options).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    } else {
+        let mut w = FileWriter::try_new_with_options(&mut out, &schema, options).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    out
+}
+
+fn csv_bytes() -> Vec<u8> {
+    let mut text = String::from("x,y,z\n");
+    for i in 0..25 {
+        text.push_str(&format!(
+            "{},{},{}\n",
+            i,
+            f64::from(i) * 0.25 - 3.0,
+            7 * i % 11
+        ));
+    }
+    text.into_bytes()
+}
+
+fn model_bytes(dir: &Path) -> Vec<u8> {
+    let x = principal::faer::Mat::<f64>::from_fn(30, 4, |i, j| {
+        ((i * 7 + j * 3) % 11) as f64 + (i as f64 * 0.3).sin() * j as f64
+    });
+    let model = principal::PcaBuilder::new()
+        .build()
+        .unwrap()
+        .fit(x.as_ref())
+        .unwrap();
+    let path = dir.join("good.safetensors");
+    let names: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+    save_model(&path, &model, Some(&names)).unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+fn formats(dir: &Path) -> Vec<Format> {
+    let data: Vec<f64> = (0..80).map(|k| f64::from(k) * 0.125 - 4.0).collect();
+    let plain = |name, file, bytes, detects| Format {
+        name,
+        file,
+        bytes,
+        detects,
+        gz_of: None,
+    };
+    let zipped = |name, file, content: Vec<u8>| Format {
+        name,
+        file,
+        bytes: gz(&content),
+        detects: Detects::Everything,
+        gz_of: Some(content),
+    };
+    vec![
+        plain("CSV", "d.csv", csv_bytes(), Detects::Structure),
+        zipped("CSV.gz", "d.csv.gz", csv_bytes()),
+        plain("NPY", "d.npy", npy(&data, 20, 4), Detects::LengthChanges),
+        zipped("NPY.gz", "d.npy.gz", npy(&data, 20, 4)),
+        plain("IDX", "d-idx3-ubyte", idx(12), Detects::LengthChanges),
+        zipped("IDX.gz", "d-idx3-ubyte.gz", idx(12)),
+        plain("Parquet", "d.parquet", parquet_bytes(), Detects::Structure),
+        plain(
+            "Arrow IPC file",
+            "d.arrow",
+            arrow_bytes(false, false),
+            Detects::LengthChanges,
+        ),
+        plain(
+            "Arrow IPC file (LZ4)",
+            "z.arrow",
+            arrow_bytes(false, true),
+            Detects::LengthChanges,
+        ),
+        plain(
+            "Arrow IPC stream",
+            "d.arrows",
+            arrow_bytes(true, false),
+            Detects::LengthChanges,
+        ),
+        zipped(
+            "Arrow IPC stream.gz",
+            "d.arrows.gz",
+            arrow_bytes(true, false),
+        ),
+        plain(
+            "model file",
+            "m.safetensors",
+            model_bytes(dir),
+            Detects::LengthChanges,
+        ),
+    ]
+}
+
+/// What a read gives: the table, or a model's bytes written again, to compare.
+#[derive(PartialEq, Debug)]
+enum Read {
+    Table(Matrix, Option<Vec<String>>),
+    Model(String),
+}
+
+fn read(path: &Path, model: bool) -> Result<Read, String> {
+    if model {
+        load_model(path)
+            .map(|m| Read::Model(format!("{:?}", m)))
+            .map_err(|e| e.to_string())
+    } else {
+        read_table(&[path.to_owned()], &ReadOptions::default())
+            .map(|Table { data, column_names }| Read::Table(data, column_names))
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn damaged_files_of_every_format_are_refused_or_read_correctly() {
+    // Contained panics (inside the Arrow and Parquet decoders) are errors, not failures: keep
+    // them quiet; any other panic is reported by the harness below.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !panic_is_contained() {
+            default_hook(info);
+        }
+    }));
+    let dir = TempDir::new().unwrap();
+    let mut rng = Rng(SEED);
+    let mut failures = Vec::new();
+    let mut total = 0;
+    println!(
+        "{:<22} {:>6} {:>8} {:>10} {:>14}",
+        "format", "files", "refused", "read same", "read other*"
+    );
+    for format in formats(dir.path()) {
+        let model = format.file.ends_with(".safetensors");
+        let good_path = dir.path().join(format!("good-{}", format.file));
+        std::fs::write(&good_path, &format.bytes).unwrap();
+        let good = read(&good_path, model)
+            .unwrap_or_else(|e| panic!("the good {} file does not read: {e}", format.name));
+        let mut tally = Tally::default();
+        let started = std::time::Instant::now();
+        let mut slowest = (std::time::Duration::ZERO, 0);
+        for case in 0..CASES {
+            // Half the gzip cases damage the content (a lying header inside a good gzip).
+            let inner = format.gz_of.as_ref().filter(|_| case % 2 == 1);
+            let base = inner.unwrap_or(&format.bytes);
+            let mutation = Mutation::random(&mut rng, base.len());
+            let mutated = mutation.apply(base);
+            let bytes = if inner.is_some() {
+                gz(&mutated)
+            } else {
+                mutated
+            };
+            let path: PathBuf = dir.path().join(format.file);
+            std::fs::write(&path, &bytes).unwrap();
+            let label = format!("{} case {case}: {mutation:?}", format.name);
+            let one = std::time::Instant::now();
+            let outcome = std::panic::catch_unwind(|| read(&path, model));
+            slowest = slowest.max((one.elapsed(), case));
+            match outcome {
+                Err(_) => tally.panics.push(label),
+                Ok(Err(message)) => {
+                    tally.refused += 1;
+                    if !message.contains(&path.display().to_string()) {
+                        tally.wrong.push(format!(
+                            "{label}: the error does not name the file: {message}"
+                        ));
+                    }
+                }
+                Ok(Ok(got)) if got == good => tally.same += 1,
+                Ok(Ok(_)) => {
+                    tally.other += 1;
+                    let detectable = match format.detects {
+                        Detects::Everything => inner.is_none() || mutation.changes_length(),
+                        Detects::LengthChanges => mutation.changes_length(),
+                        Detects::Structure => false,
+                    };
+                    // Inside a good gzip, damage to the content is judged by the content's
+                    // own format (the gzip itself is intact).
+                    let detectable =
+                        detectable && !(inner.is_some() && format.name.starts_with("CSV"));
+                    if detectable {
+                        tally
+                            .wrong
+                            .push(format!("{label}: a damaged file was accepted"));
+                    }
+                }
+            }
+            total += 1;
+        }
+        println!(
+            "{:<22} {:>6} {:>8} {:>10} {:>14}   panics {}, {:.2} s, slowest case {} {:.3} s",
+            format.name,
+            CASES,
+            tally.refused,
+            tally.same,
+            tally.other,
+            tally.panics.len(),
+            started.elapsed().as_secs_f64(),
+            slowest.1,
+            slowest.0.as_secs_f64()
+        );
+        failures.extend(tally.panics.iter().map(|p| format!("panic: {p}")));
+        failures.extend(tally.wrong);
+    }
+    println!(
+        "{total} damaged files; * read as other valid data, where the damage cannot be seen \
+         (see the module's documentation)"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
