@@ -27,7 +27,7 @@ fn gz(bytes: &[u8]) -> Vec<u8> {
 /// An NPY version 1.0 file with this header dict and raw data.
 fn npy_with(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut dict = dict.to_owned();
-    while (10 + dict.len() + 1) % 64 != 0 {
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
         dict.push(' ');
     }
     dict.push('\n');
@@ -272,11 +272,11 @@ fn damaged_gzip_trailers_are_refused_in_every_format() {
     for (name, content) in &contents {
         // The intact file reads.
         let p = write(dir.path(), name, &gz(content));
-        let t = read_table(&[p.clone()], &ReadOptions::default()).unwrap();
+        let t = read_table(std::slice::from_ref(&p), &ReadOptions::default()).unwrap();
         assert_eq!(t.data.nrows(), 10, "{name}");
         for (damage, bytes) in damaged_gzips(content) {
             let p = write(dir.path(), name, &bytes);
-            let e = read_table(&[p.clone()], &ReadOptions::default())
+            let e = read_table(std::slice::from_ref(&p), &ReadOptions::default())
                 .map(|t| t.data.nrows())
                 .expect_err(&format!("{name} with {damage} was accepted"));
             assert!(

@@ -190,7 +190,7 @@ fn gz(bytes: &[u8]) -> Vec<u8> {
 fn npy(data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
     let mut dict =
         format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
         dict.push(' ');
     }
     dict.push('\n');

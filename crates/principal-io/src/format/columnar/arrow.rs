@@ -177,6 +177,10 @@ fn finish_open(
     )
 }
 
+/// A record batch's place in a file, as its footer gives it: offset, metadata length (with
+/// its prefix), body length.
+type Block = (u64, u64, u64);
+
 /// One encapsulated message: its flatbuffer metadata and its body.
 struct RawMessage {
     /// Where it starts in the content, and the lengths a file's footer gives for it.
@@ -291,7 +295,7 @@ pub(crate) struct IpcBatches {
     /// The file's columns to decode, sorted.
     projection: Vec<usize>,
     /// A file's footer blocks (offset, metadata length, body length), to be matched.
-    blocks: Option<Vec<(u64, u64, u64)>>,
+    blocks: Option<Vec<Block>>,
     /// Record batches read so far.
     batch: usize,
     done: bool,
@@ -302,7 +306,7 @@ impl IpcBatches {
     /// the footer's).
     fn start(
         mut framing: Framing,
-        footer: Option<(Schema, Vec<(u64, u64, u64)>)>,
+        footer: Option<(Schema, Vec<Block>)>,
     ) -> Result<(IpcBatches, SchemaRef)> {
         let Some(first) = framing.next()? else {
             return Err(framing.error("it ends before its schema".into()));
@@ -493,7 +497,7 @@ fn check_batch(batch: ipc::RecordBatch<'_>, body: &[u8]) -> std::result::Result<
             .ok()
             .zip(u64::try_from(len).ok())
             .and_then(|(o, l)| o.checked_add(l));
-        if !end.is_some_and(|end| end <= body_len) {
+        if end.is_none_or(|end| end > body_len) {
             return Err(format!(
                 "buffer {k} (offset {offset}, {len} bytes) lies outside the body of {body_len} \
                  bytes"

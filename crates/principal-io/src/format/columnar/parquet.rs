@@ -156,7 +156,7 @@ fn check_row_groups(path: &Path, meta: &ParquetMetaData, data_end: u64) -> Resul
                 .ok()
                 .zip(u64::try_from(size).ok())
                 .and_then(|(s, n)| s.checked_add(n));
-            if start < 4 || !end.is_some_and(|end| end <= data_end) || column.num_values() < 0 {
+            if start < 4 || end.is_none_or(|end| end > data_end) || column.num_values() < 0 {
                 return Err(bad(format!(
                     "row group {k}, column {j} ({}): its {size} bytes at offset {start} do not \
                      lie within the data (bytes 4 to {data_end}), or it has {} values",
@@ -259,7 +259,7 @@ fn check_pages(path: &Path, meta: &ParquetMetaData, roots: &[usize]) -> Result<(
                 let data_end_of_page = u64::try_from(compressed)
                     .ok()
                     .and_then(|c| data.checked_add(c));
-                if uncompressed < 0 || !data_end_of_page.is_some_and(|e| e <= end) {
+                if uncompressed < 0 || data_end_of_page.is_none_or(|e| e > end) {
                     return Err(bad(
                         page,
                         format!(
