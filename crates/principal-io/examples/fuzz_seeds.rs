@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use common::{arrow_bytes, csv_bytes, gz, idx, model_bytes, npy, parquet_bytes};
 
 fn main() -> std::io::Result<()> {
-    let root = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "fuzz/corpus".into()));
+    let root = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| "fuzz/corpus".into()),
+    );
     let data: Vec<f64> = (0..24).map(|k| f64::from(k) * 0.125 - 1.0).collect();
     let scratch = tempfile::TempDir::new()?;
     let seeds: Vec<(&str, &str, Vec<u8>)> = vec![
@@ -28,7 +32,11 @@ fn main() -> std::io::Result<()> {
         ("gzip", "npy.gz", gz(&npy(&data, 6, 4))),
         ("gzip", "idx.gz", gz(&idx(4))),
         ("gzip", "arrows.gz", gz(&arrow_bytes(true, false))),
-        ("model_file", "model.safetensors", model_bytes(scratch.path())),
+        (
+            "model_file",
+            "model.safetensors",
+            model_bytes(scratch.path()),
+        ),
     ];
     for (target, name, bytes) in seeds {
         let dir = root.join(target);

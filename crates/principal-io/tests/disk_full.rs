@@ -16,7 +16,12 @@ use principal_io::{save_model, write_matrix};
 use tempfile::TempDir;
 
 const CHILD: &str = "PRINCIPAL_IO_FSIZE_CHILD";
-const OUTPUTS: [&str; 4] = ["codes.npy", "codes.csv", "codes.parquet", "model.safetensors"];
+const OUTPUTS: [&str; 4] = [
+    "codes.npy",
+    "codes.csv",
+    "codes.parquet",
+    "model.safetensors",
+];
 
 fn leftovers(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)

@@ -1,5 +1,7 @@
-//! Small good files of every format, built in memory: the base of the damaged files the tests
-//! make, and of the fuzzers' seed corpus (`examples/fuzz_seeds.rs` includes this file).
+//! Small good files of every format, built in memory, and the seeded mutations that damage
+//! them: the base of the damaged files the tests make (here and in the command-line tool's
+//! tests, which include this file), and of the fuzzers' seed corpus
+//! (`examples/fuzz_seeds.rs` includes it too).
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -131,3 +133,120 @@ pub fn model_bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// splitmix64: a small, seeded, reproducible generator.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation, described for messages.
+#[derive(Debug, Clone)]
+pub enum Mutation {
+    Flip {
+        at: usize,
+        xor: u8,
+    },
+    Truncate {
+        len: usize,
+    },
+    Insert {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+    Duplicate {
+        at: usize,
+        len: usize,
+    },
+    /// A huge or negative size written over bytes of a header or footer.
+    Lie {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+}
+
+impl Mutation {
+    pub fn random(rng: &mut Rng, len: usize) -> Mutation {
+        let lies: [&[u8]; 6] = [
+            &[0xff; 4],
+            &[0xff, 0xff, 0xff, 0x7f],
+            &[0x7f, 0xff, 0xff, 0xff],
+            &[0xff; 8],
+            &[0x00, 0x00, 0x00, 0x40],
+            &[0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39],
+        ];
+        match rng.below(5) {
+            0 => Mutation::Flip {
+                at: rng.below(len),
+                xor: 1 + rng.below(255) as u8,
+            },
+            1 => Mutation::Truncate {
+                len: rng.below(len),
+            },
+            2 => Mutation::Insert {
+                at: rng.below(len + 1),
+                bytes: (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect(),
+            },
+            3 => {
+                let at = rng.below(len);
+                Mutation::Duplicate {
+                    at,
+                    len: 1 + rng.below(64.min(len - at)),
+                }
+            }
+            _ => {
+                // Headers and footers: the first and the last 256 bytes.
+                let zone = 256.min(len);
+                let at = if rng.below(2) == 0 {
+                    rng.below(zone)
+                } else {
+                    len - 1 - rng.below(zone)
+                };
+                Mutation::Lie {
+                    at,
+                    bytes: lies[rng.below(lies.len())].to_vec(),
+                }
+            }
+        }
+    }
+
+    pub fn changes_length(&self) -> bool {
+        matches!(
+            self,
+            Mutation::Truncate { .. } | Mutation::Insert { .. } | Mutation::Duplicate { .. }
+        )
+    }
+
+    pub fn apply(&self, good: &[u8]) -> Vec<u8> {
+        let mut out = good.to_vec();
+        match self {
+            Mutation::Flip { at, xor } => out[*at] ^= xor,
+            Mutation::Truncate { len } => out.truncate(*len),
+            Mutation::Insert { at, bytes } => {
+                out.splice(*at..*at, bytes.iter().copied());
+            }
+            Mutation::Duplicate { at, len } => {
+                let copy = good[*at..*at + len].to_vec();
+                out.splice(*at..*at, copy);
+            }
+            Mutation::Lie { at, bytes } => {
+                for (k, b) in bytes.iter().enumerate() {
+                    if let Some(x) = out.get_mut(at + k) {
+                        *x = *b;
+                    }
+                }
+            }
+        }
+        out
+    }
+}

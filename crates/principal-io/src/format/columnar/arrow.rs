@@ -78,7 +78,7 @@ pub(crate) fn open_file(path: &Path, options: &ReadOptions) -> Result<ColumnarSo
         return Err(bad("the footer is cut short".into()));
     }
     let footer = ipc::root_as_footer(&footer_bytes)
-        .map_err(|e| bad(format!("its footer is damaged ({e})")))?;
+        .map_err(|e| bad(format!("its footer is damaged ({})", first_line(&e))))?;
     let schema = footer
         .schema()
         .ok_or_else(|| bad("its footer has no schema".into()))?;
@@ -177,6 +177,11 @@ fn finish_open(
     )
 }
 
+/// The first line of a flatbuffer verifier's error (the rest is a trace through the tables).
+fn first_line(e: &impl std::fmt::Display) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_owned()
+}
+
 /// A record batch's place in a file, as its footer gives it: offset, metadata length (with
 /// its prefix), body length.
 type Block = (u64, u64, u64);
@@ -273,8 +278,12 @@ impl Framing {
         let meta_len =
             u64::try_from(len).map_err(|_| self.error(format!("a message length of {len}")))?;
         let meta = self.take(meta_len, "a message's metadata")?;
-        let message = ipc::root_as_message(&meta)
-            .map_err(|e| self.error(format!("a message's metadata is damaged ({e})")))?;
+        let message = ipc::root_as_message(&meta).map_err(|e| {
+            self.error(format!(
+                "a message's metadata is damaged ({})",
+                first_line(&e)
+            ))
+        })?;
         let body_len = message.bodyLength();
         let body_len = u64::try_from(body_len)
             .map_err(|_| self.error(format!("a message declares a body of {body_len} bytes")))?;
@@ -311,8 +320,12 @@ impl IpcBatches {
         let Some(first) = framing.next()? else {
             return Err(framing.error("it ends before its schema".into()));
         };
-        let message = ipc::root_as_message(&first.meta)
-            .map_err(|e| framing.error(format!("its schema message is damaged ({e})")))?;
+        let message = ipc::root_as_message(&first.meta).map_err(|e| {
+            framing.error(format!(
+                "its schema message is damaged ({})",
+                first_line(&e)
+            ))
+        })?;
         let Some(fb_schema) = message.header_as_schema() else {
             return Err(framing
                 .error("it does not start with a schema message: not an Arrow IPC stream".into()));
@@ -356,8 +369,10 @@ impl IpcBatches {
             let Some(raw) = self.framing.next()? else {
                 return self.end().map(|()| None);
             };
-            let message = ipc::root_as_message(&raw.meta)
-                .map_err(|e| self.framing.error(format!("a message is damaged ({e})")))?;
+            let message = ipc::root_as_message(&raw.meta).map_err(|e| {
+                self.framing
+                    .error(format!("a message is damaged ({})", first_line(&e)))
+            })?;
             match message.header_type() {
                 ipc::MessageHeader::RecordBatch => {}
                 ipc::MessageHeader::DictionaryBatch => {
