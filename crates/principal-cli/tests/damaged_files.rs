@@ -139,6 +139,10 @@ fn a_damaged_arrow_stream_is_an_error_about_the_file() {
     assert!(found, "no buffer length was overwritten");
 }
 
+/// A format of the seeded run: its name, the file's name, a good file, the gzip's content to
+/// damage instead (half the cases), and whether every change of length is detectable.
+type Format = (&'static str, &'static str, Vec<u8>, Option<Vec<u8>>, bool);
+
 /// The run over damaged files of every format: prints, per format, the files, how many were
 /// refused, read as the good file, or read as other valid data (undetectable damage), and
 /// asserts no crash, no hang, no detectable damage accepted, no output left or clobbered.
@@ -153,8 +157,7 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
     let data: Vec<f64> = (0..80)
         .map(|k| f64::from(k) * 0.125 - 4.0 + (k % 7) as f64)
         .collect();
-    // (name, file, good bytes, gzip content to damage instead, length changes detectable)
-    let formats: Vec<(&str, &str, Vec<u8>, Option<Vec<u8>>, bool)> = vec![
+    let formats: Vec<Format> = vec![
         ("CSV", "d.csv", csv_bytes(), None, false),
         (
             "CSV.gz",
