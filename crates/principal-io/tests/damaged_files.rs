@@ -293,3 +293,73 @@ fn damaged_gzip_trailers_are_refused_in_every_format() {
         );
     }
 }
+
+// Class 2: damaged Arrow IPC and Parquet metadata.
+
+/// Every byte of the metadata of a small file set to values that make sizes and offsets lie
+/// (0xff: huge or negative; 0x7f: huge; 0x00: zero): each read is an error naming the file or
+/// a read of valid data, never a panic or an abort; the panics of the decoders that are still
+/// contained are counted.
+fn damage_every_byte(dir: &Path, name: &str, good: &[u8], range: std::ops::Range<usize>) -> usize {
+    let mut contained = 0;
+    for at in range {
+        for value in [0xff, 0x7f, 0x00, good[at] ^ 0x08] {
+            if good[at] == value {
+                continue;
+            }
+            let mut bytes = good.to_vec();
+            bytes[at] = value;
+            let p = write(dir, name, &bytes);
+            if let Err(e) = read_table(std::slice::from_ref(&p), &ReadOptions::default()) {
+                let e = e.to_string();
+                assert!(
+                    e.contains(&p.display().to_string()),
+                    "byte {at} = {value}: {e}"
+                );
+                contained += usize::from(e.contains("its decoder failed"));
+            }
+        }
+    }
+    contained
+}
+
+#[test]
+fn damaged_arrow_metadata_at_every_byte_is_an_error_or_a_valid_read() {
+    let dir = TempDir::new().unwrap();
+    principal_io_quiet();
+    // A stream: the schema message and the first record batch's metadata (lengths, offsets,
+    // the LZ4 buffers' declared sizes).
+    let stream = arrow_bytes(true, true);
+    damage_every_byte(dir.path(), "s.arrows", &stream, 0..stream.len().min(700));
+    // A file: its footer (blocks, schema) and trailer.
+    let file = arrow_bytes(false, false);
+    let n = file.len();
+    damage_every_byte(dir.path(), "f.arrow", &file, n.saturating_sub(400)..n);
+}
+
+#[test]
+fn damaged_parquet_footer_at_every_byte_is_an_error_or_a_valid_read() {
+    let dir = TempDir::new().unwrap();
+    principal_io_quiet();
+    let file = common::parquet_bytes();
+    let n = file.len();
+    let footer = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
+    // The footer holds the column chunks' offsets and sizes, the row counts and the Arrow
+    // schema stored by the writer (base64 in its key-value metadata).
+    damage_every_byte(dir.path(), "f.parquet", &file, n - 8 - footer..n);
+    // The first pages' headers (sizes the decoder allocates).
+    damage_every_byte(dir.path(), "p.parquet", &file, 4..200);
+}
+
+/// The panics the readers contain are errors; keep the test output free of their messages.
+fn principal_io_quiet() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !principal_io::panic_is_contained() {
+                hook(info);
+            }
+        }));
+    });
+}

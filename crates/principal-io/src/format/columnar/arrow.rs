@@ -298,7 +298,7 @@ impl Framing {
 }
 
 /// The record batches of an IPC stream, decoded with only the projected columns.
-pub(crate) struct IpcBatches {
+struct IpcBatches {
     framing: Framing,
     schema: SchemaRef,
     /// The file's columns to decode, sorted.

@@ -37,7 +37,8 @@ pub(crate) enum Batches {
         reader: Box<ParquetRecordBatchReader>,
         group_ends: Vec<u64>,
     },
-    Arrow(Box<arrow::IpcBatches>),
+    /// Arrow IPC's batches, framed and checked by `arrow`.
+    Arrow(Box<dyn Iterator<Item = Result<RecordBatch>> + Send>),
     /// After an error or a contained panic: the decoder's state is not to be trusted.
     Failed,
 }
