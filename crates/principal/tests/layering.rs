@@ -45,6 +45,9 @@ const LAYERS: &[&[&str]] = &[
     &["solver::randomized", "solver::power", "solver::em"],
     // The model; auto's plan.
     &["model", "plan"],
+    // Probabilistic PCA on the model: the Gaussian model, then the door.
+    &["probabilistic::gaussian"],
+    &["probabilistic"],
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
