@@ -13,36 +13,24 @@ mod common;
 #[path = "../../principal-io/tests/common/mod.rs"]
 mod io_files;
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::Env;
-use io_files::{arrow_bytes, csv_bytes, gz, idx, model_bytes, npy, parquet_bytes, Mutation, Rng};
+use io_files::{
+    arrow_bytes, csv_bytes, gz, idx, leftovers, model_bytes, npy, npy_with, parquet_bytes,
+    Mutation, Rng,
+};
 
 const SEED: u64 = 0x5eed_c119;
 /// A command that runs longer than this on a file of a few kilobytes is hung.
 const HANG: Duration = Duration::from_secs(20);
 
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-"))
-        .collect()
-}
-
 /// An NPY file whose header claims `shape` over `data_bytes` zero bytes.
 fn lying_npy(shape: &str, data_bytes: usize) -> Vec<u8> {
-    let mut dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
-    while !(10 + dict.len() + 1).is_multiple_of(64) {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out.resize(out.len() + data_bytes, 0);
-    out
+    npy_with(
+        &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}"),
+        &vec![0; data_bytes],
+    )
 }
 
 fn lying_idx(dims: &[u32]) -> Vec<u8> {

@@ -11,7 +11,7 @@ mod common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::{arrow_bytes, gz};
+use common::{arrow_bytes, gz, npy_with};
 
 use principal_io::{read_labels, read_table, ReadOptions};
 use tempfile::TempDir;
@@ -20,20 +20,6 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
-}
-
-/// An NPY version 1.0 file with this header dict and raw data.
-fn npy_with(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut dict = dict.to_owned();
-    while !(10 + dict.len() + 1).is_multiple_of(64) {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out.extend_from_slice(data);
-    out
 }
 
 fn npy_f8(shape: &str, data: &[u8]) -> Vec<u8> {

@@ -8,8 +8,12 @@
 //! EFBIG instead of the signal ending the process; the command-line tool ignores the signal
 //! itself.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::leftovers;
 
 use principal::faer::Mat;
 use principal_io::{save_model, write_matrix};
@@ -22,14 +26,6 @@ const OUTPUTS: [&str; 4] = [
     "codes.parquet",
     "model.safetensors",
 ];
-
-fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-"))
-        .collect()
-}
 
 fn write_output(path: &Path, rows: usize, cols: usize) -> principal_io::Result<()> {
     let x = Mat::from_fn(rows, cols, |i, j| (i * cols + j) as f64 / 7.0 + 0.1);

@@ -17,10 +17,9 @@ pub fn gz(bytes: &[u8]) -> Vec<u8> {
     enc.finish().unwrap()
 }
 
-/// An NPY file of `rows` × `cols` little-endian f64 in C order.
-pub fn npy(data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
-    let mut dict =
-        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+/// An NPY version 1.0 file with this header dict (padded as numpy pads it) and raw data.
+pub fn npy_with(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut dict = dict.to_owned();
     while !(10 + dict.len() + 1).is_multiple_of(64) {
         dict.push(' ');
     }
@@ -28,8 +27,26 @@ pub fn npy(data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
     let mut out = b"\x93NUMPY\x01\x00".to_vec();
     out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
     out.extend_from_slice(dict.as_bytes());
-    out.extend(data.iter().flat_map(|v| v.to_le_bytes()));
+    out.extend_from_slice(data);
     out
+}
+
+/// An NPY file of `rows` × `cols` little-endian f64 in C order.
+pub fn npy(data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    npy_with(
+        &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}"),
+        &bytes,
+    )
+}
+
+/// The temporary files (`.NAME.tmp-…`) left in `dir`.
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect()
 }
 
 /// An IDX file of `rows` 3×3 images of bytes.
