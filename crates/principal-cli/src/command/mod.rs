@@ -4,4 +4,6 @@
 pub mod fit;
 pub mod inspect;
 pub mod inverse;
+pub mod merge;
+pub mod stats;
 pub mod transform;
