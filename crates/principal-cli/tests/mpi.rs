@@ -259,3 +259,49 @@ fn a_failing_rank_ends_the_job_promptly_with_its_message() {
     );
     eprintln!("start-up {start_up:?}, healthy run {healthy:?}, failing run {failed:?}");
 }
+
+#[test]
+fn a_failing_rank_leaves_no_transform_part_behind() {
+    let env = Env::new();
+    env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "iris.pca",
+    ]);
+    // Three shards of 50 rows, one per rank; the middle one has a bad value on its last line.
+    let (names, rows) = iris_rows();
+    for (k, name) in ["a.csv", "b.csv", "c.csv"].iter().enumerate() {
+        let mut text = to_csv(Some(&names), &rows[50 * k..50 * (k + 1)]);
+        if k == 1 {
+            let at = text.trim_end().rfind('\n').unwrap() + 1;
+            text.replace_range(at..at + 1, "?");
+        }
+        env.write(name, text);
+    }
+    let args = [
+        "transform",
+        "iris.pca",
+        "a.csv",
+        "b.csv",
+        "c.csv",
+        "-o",
+        "codes.csv",
+    ];
+    let out = mpirun(&env, 3, &args);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.matches("error:").count(), 1, "{said}");
+    assert!(
+        said.contains("rank 1: cannot transform a.csv and 2 more file(s): b.csv, line 51"),
+        "{said}"
+    );
+    for rank in 0..3 {
+        let part = env.path(&format!("codes.part-{rank}-of-3.csv"));
+        assert!(!part.exists(), "{} was left behind", part.display());
+    }
+}
