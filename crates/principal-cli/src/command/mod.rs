@@ -1,9 +1,11 @@
 //! One module per command: its clap arguments (`<Name>Args`), the validated request built from
 //! them before any file is read (`<Name>Config`), and `run`.
 
+pub mod classify;
 pub mod fit;
 pub mod inspect;
 pub mod inverse;
 pub mod merge;
+pub mod report;
 pub mod stats;
 pub mod transform;
