@@ -33,13 +33,25 @@ use crate::command::{
 use crate::processes::Processes;
 
 fn main() -> ExitCode {
-    // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.
+    // A panic is a bug; say so in one line instead of Rust's message and backtrace hint. Not
+    // the panics of the Arrow and Parquet decoders on a damaged file: principal-io contains
+    // them and reports an error naming the file.
     std::panic::set_hook(Box::new(|info| {
+        if principal_io::panic_is_contained() {
+            return;
+        }
         let _ = writeln!(
             io::stderr(),
             "error: internal error (a bug in principal; please report it): {info}"
         );
     }));
+    // A file size limit (`ulimit -f`) hit while writing: an error (EFBIG) that removes the
+    // temporary file and keeps the old output, rather than SIGXFSZ ending the process. Caught
+    // (the flag is not read), as ignoring a signal is not possible without unsafe code here.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     // Under mpirun (feature `mpi`) every rank runs this; only rank 0 prints an error (every
     // rank has the failing rank's message) and every rank exits 1. Before the exit status is
     // known the processes are dropped, which finalizes MPI.

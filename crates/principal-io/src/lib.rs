@@ -51,6 +51,7 @@ pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
+pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};
 pub use read::options::{

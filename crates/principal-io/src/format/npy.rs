@@ -13,7 +13,6 @@ use faer::MatRef;
 
 use crate::error::{IoError, Result};
 use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
-use crate::read::columns::resolve_columns;
 use crate::read::open::{read_full, Opened, NPY_MAGIC};
 use crate::read::options::ReadOptions;
 
@@ -22,26 +21,16 @@ const MAX_HEADER: usize = 1 << 20;
 const SUPPORTED: &str = "f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1";
 
 /// Reads the header of an opened NPY file and prepares to stream its rows.
-pub(crate) fn open_rows(path: &Path, opened: Opened, options: &ReadOptions) -> Result<BinaryRows> {
-    let Opened {
-        mut reader,
-        file_len,
-        compressed,
-        ..
-    } = opened;
-    let header = read_header(path, &mut reader)?;
-    let kept = resolve_columns(path, header.ncols, None, options)?;
-    if header.nrows == 0 {
-        return Err(IoError::NoData {
-            path: path.to_owned(),
-            detail: " (the array has 0 rows)",
-        });
-    }
-    BinaryRows::new(path, reader, header, file_len, compressed, kept)
-        .map(|rows| rows.with_missing(options.missing))
+pub(crate) fn open_rows(
+    path: &Path,
+    mut opened: Opened,
+    options: &ReadOptions,
+) -> Result<BinaryRows> {
+    let header = read_header(path, &mut opened.reader, opened.compressed)?;
+    BinaryRows::new(path, opened, header, options)
 }
 
-fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
+fn read_header(path: &Path, reader: &mut dyn Read, compressed: bool) -> Result<ArrayHeader> {
     let bad = |detail: String| IoError::Format {
         path: path.to_owned(),
         detail: format!("bad NPY header: {detail}"),
@@ -55,9 +44,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
     if got < fixed.len() {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: String::new(),
             expected: 8,
             actual: got as u64,
-            compressed: false,
+            compressed,
         });
     }
     let major = fixed[6];
@@ -71,9 +61,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
     if got < len_bytes {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: String::new(),
             expected: (8 + len_bytes) as u64,
             actual: (8 + got) as u64,
-            compressed: false,
+            compressed,
         });
     }
     let header_len = u32::from_le_bytes(len_buf) as usize;
@@ -86,9 +77,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
     if got < header_len {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: format!("header length {header_len}"),
             expected: data_start,
             actual: (8 + len_bytes + got) as u64,
-            compressed: false,
+            compressed,
         });
     }
     let text = String::from_utf8_lossy(&text);
@@ -134,12 +126,18 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
             })
         }
     };
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let shape = match &dims[..] {
+        [n] => format!("({n},)"),
+        _ => format!("({})", dims.join(", ")),
+    };
     Ok(ArrayHeader {
         elem,
         nrows,
         ncols,
         fortran_order,
         data_start,
+        describe: format!("shape {shape}, descr {descr:?}"),
     })
 }
 
@@ -464,7 +462,10 @@ mod tests {
         let e = err_of(read_npy(cut));
         assert_eq!(
             e.split_once(" is truncated").map(|(_, r)| r),
-            Some(": its header promises 176 bytes but there are only 171")
+            Some(
+                ": its header (shape (2, 3), descr \"<f8\") promises 176 bytes but there are only \
+                 171"
+            )
         );
         let dir = TempDir::new().unwrap();
         let p = write_file(dir.path(), "a.npy.gz", &gz(cut));

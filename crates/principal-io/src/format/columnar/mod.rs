@@ -9,15 +9,18 @@
 pub(crate) mod arrow;
 mod copy;
 pub(crate) mod parquet;
+mod thrift;
 
 use std::path::{Path, PathBuf};
 
+use ::parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, DataType, Schema};
 
 use crate::error::{IoError, Result};
 use crate::format::columnar::copy::{copy_columns, copy_list, list_row_len, Rows};
+use crate::read::bounded::contain;
 use crate::read::columns::{resolve_columns, shell_word};
 use crate::read::options::{ColumnSelector, ReadOptions};
 use crate::read::rows::RowBuf;
@@ -26,7 +29,19 @@ use crate::read::rows::RowBuf;
 /// batch (8 MiB of f64) is nothing next to a chunk.
 const BATCH_VALUES: usize = 1 << 20;
 
-type Batches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
+/// Where record batches come from.
+pub(crate) enum Batches {
+    /// Parquet's reader, with the last row of every row group (counting from 0), to name the
+    /// row group of an error.
+    Parquet {
+        reader: Box<ParquetRecordBatchReader>,
+        group_ends: Vec<u64>,
+    },
+    /// Arrow IPC's batches, framed and checked by `arrow`.
+    Arrow(Box<dyn Iterator<Item = Result<RecordBatch>> + Send>),
+    /// After an error or a contained panic: the decoder's state is not to be trusted.
+    Failed,
+}
 
 /// Which columns become the features.
 #[derive(Clone, Debug)]
@@ -114,14 +129,15 @@ fn format_error(path: &Path, detail: String) -> IoError {
     }
 }
 
-/// An Arrow error while reading: I/O errors keep their kind, the rest are about the content.
-fn arrow_error(path: &Path, format: &str, e: ArrowError) -> IoError {
+/// An Arrow error while reading `what`: I/O errors keep their kind, the rest are about the
+/// content.
+fn arrow_error(path: &Path, what: &str, e: ArrowError) -> IoError {
     match e {
         ArrowError::IoError(_, source) => IoError::Read {
             path: path.to_owned(),
             source,
         },
-        e => format_error(path, format!("cannot decode the {format} data: {e}")),
+        e => format_error(path, format!("{what} cannot be decoded: {e}")),
     }
 }
 
@@ -340,17 +356,54 @@ impl ColumnarSource {
         }
     }
 
-    /// Moves to the next non-empty batch; `false` at the end.
+    /// What the next batch is part of, for messages: the row group of a Parquet file, the
+    /// batch of an Arrow file (which names itself).
+    fn next_label(&self) -> String {
+        match &self.batches {
+            Batches::Parquet { group_ends, .. } => {
+                match group_ends.iter().position(|&last| last >= self.row) {
+                    Some(k) => format!("row group {k} (from row {})", self.row),
+                    None => format!("the row group after row {}", self.row),
+                }
+            }
+            _ => format!("the record batch after row {}", self.row),
+        }
+    }
+
+    /// Moves to the next non-empty batch; `false` at the end. The decoders of other crates run
+    /// contained: a panic in them is an error naming the file and the row group or batch.
     fn next_batch(&mut self) -> Result<bool> {
         loop {
-            match self.batches.next() {
-                None => {
+            let label = self.next_label();
+            let path = &self.path;
+            let batches = &mut self.batches;
+            let next = contain(
+                path,
+                || label.clone(),
+                || {
+                    Ok(match batches {
+                        Batches::Parquet { reader, .. } => reader.next().map(|b| {
+                            b.map_err(|e| {
+                                arrow_error(path, &format!("the Parquet data of {label}"), e)
+                            })
+                        }),
+                        Batches::Arrow(reader) => reader.next(),
+                        Batches::Failed => None,
+                    })
+                },
+            );
+            match next {
+                Ok(None) => {
                     self.batch = None;
                     return Ok(false);
                 }
-                Some(Err(e)) => return Err(arrow_error(&self.path, self.format, e)),
-                Some(Ok(batch)) if batch.num_rows() == 0 => {}
-                Some(Ok(batch)) => {
+                Err(e) | Ok(Some(Err(e))) => {
+                    self.batches = Batches::Failed;
+                    self.batch = None;
+                    return Err(e);
+                }
+                Ok(Some(Ok(batch))) if batch.num_rows() == 0 => {}
+                Ok(Some(Ok(batch))) => {
                     self.batch = Some(batch);
                     self.offset = 0;
                     return Ok(true);
