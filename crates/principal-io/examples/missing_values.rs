@@ -7,7 +7,8 @@
 //! prints one Markdown table (the README's): for each data set and fraction missing, the
 //! median over REPEATS knock-out seeds of
 //! - the largest principal angle between each method's k-dimensional subspace and the
-//!   complete data's (degrees);
+//!   complete data's (degrees; the range over the seeds in brackets), and in how many runs
+//!   EM's angle is the smaller;
 //! - the root-mean-square error of the knocked-out values filled by each model's conditional
 //!   mean given the row's observed values (`ProbabilisticPca::impute`), and by the column
 //!   means alone;
@@ -60,9 +61,10 @@ fn main() -> Result<(), Error> {
     ];
     println!(
         "| data | k | missing | largest angle, EM | largest angle, mean imputation + PCA | \
-         RMSE of filled values, EM | RMSE, mean imputation + PCA | RMSE, column means | EM passes | EM seconds |"
+         EM closer | RMSE of filled values, EM | RMSE, mean imputation + PCA | RMSE, column means | \
+         EM passes | EM seconds |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for set in &sets {
         let exact = fit_exact(&set.x, set.k)?;
         for fraction in [0.0, 0.1, 0.3] {
@@ -73,9 +75,13 @@ fn main() -> Result<(), Error> {
                 eprintln!("{} {fraction} seed {seed}: {row:?}", set.name);
                 rows.push(row);
             }
-            let median = |f: fn(&Run) -> f64| {
+            let sorted = |f: fn(&Run) -> f64| {
                 let mut v: Vec<f64> = rows.iter().map(f).collect();
                 v.sort_by(f64::total_cmp);
+                v
+            };
+            let median = |f: fn(&Run) -> f64| {
+                let v = sorted(f);
                 let n = v.len();
                 if n % 2 == 1 {
                     v[n / 2]
@@ -83,11 +89,25 @@ fn main() -> Result<(), Error> {
                     0.5 * (v[n / 2 - 1] + v[n / 2])
                 }
             };
-            let angle = |a: f64| {
+            let degrees = |a: f64| {
                 if a < 1e-3 {
                     format!("{a:.1e}°")
                 } else {
                     format!("{a:.2}°")
+                }
+            };
+            // The median, and the range over the seeds when there are several.
+            let angle = |f: fn(&Run) -> f64| {
+                let v = sorted(f);
+                if v.len() == 1 {
+                    degrees(v[0])
+                } else {
+                    format!(
+                        "{} ({}–{})",
+                        degrees(median(f)),
+                        degrees(v[0]),
+                        degrees(v[v.len() - 1])
+                    )
                 }
             };
             let rmse = |r: f64| {
@@ -97,16 +117,25 @@ fn main() -> Result<(), Error> {
                     format!("{r:.3}")
                 }
             };
+            let wins = rows
+                .iter()
+                .filter(|r| r.em_angle < r.imputed_angle)
+                .count();
             println!(
-                "| {} | {} | {}% | {} | {} | {} | {} | {} | {} | {:.2} |",
+                "| {} | {} | {}% | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
                 set.name,
                 set.k,
                 (fraction * 100.0).round(),
-                angle(median(|r| r.em_angle)),
+                angle(|r| r.em_angle),
                 if fraction == 0.0 {
                     "—".to_string()
                 } else {
-                    angle(median(|r| r.imputed_angle))
+                    angle(|r| r.imputed_angle)
+                },
+                if fraction == 0.0 {
+                    "—".to_string()
+                } else {
+                    format!("{wins} of {}", rows.len())
                 },
                 rmse(median(|r| r.em_rmse)),
                 rmse(median(|r| r.imputed_rmse)),

@@ -74,8 +74,9 @@ pub enum Missing {
     #[default]
     Reject,
     /// Missing values are read as NaN: empty CSV/TSV cells, `nan` (any case) in text, NaN in
-    /// NPY and IDX floats. Infinities are still errors. (Parquet and Arrow nulls are not
-    /// read yet: they stay errors.)
+    /// NPY and IDX floats, nulls and NaN in Parquet and Arrow (a null list of a list column is
+    /// a row of NaN; the first row's list, which gives the width, must not be null).
+    /// Infinities are still errors.
     AsNan,
 }
 
