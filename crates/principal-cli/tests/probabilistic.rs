@@ -617,3 +617,116 @@ fn impute_transform_and_score_rows_with_holes() {
         }
     }
 }
+
+/// The Iris rows with holes as a Parquet file whose missing values are nulls.
+fn write_parquet_with_nulls(env: &Env, names: &[String], holed: &Holed) {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, RecordBatch};
+    let columns: Vec<(String, ArrayRef)> = names
+        .iter()
+        .enumerate()
+        .map(|(j, name)| {
+            let values: Vec<Option<f64>> = holed.iter().map(|r| r[j]).collect();
+            (
+                name.clone(),
+                Arc::new(Float64Array::from(values)) as ArrayRef,
+            )
+        })
+        .collect();
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(40)
+        .build();
+    let file = fs::File::create(env.path("holes.parquet")).unwrap();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+/// Parquet nulls are missing values under `--missing em` (and for `impute`): the fit and the
+/// filled values are those of the same holes in CSV; without the flag a null is an error
+/// naming the file, row and column, and nothing is written.
+#[test]
+fn parquet_nulls_are_missing_values() {
+    let env = Env::new();
+    let (names, _, holed) = iris_with_holes(&env);
+    write_parquet_with_nulls(&env, &names, &holed);
+    let stderr = env.fails(
+        1,
+        &["fit", "holes.parquet", "-k", "2", "-o", "plain.pca"],
+    );
+    assert!(
+        stderr.contains("holes.parquet") && stderr.contains("null"),
+        "{stderr}"
+    );
+    assert!(!env.path("plain.pca").exists());
+    for (input, model) in [("holes.csv", "c.pca"), ("holes.parquet", "p.pca")] {
+        env.ok(&[
+            "fit", input, "-k", "2", "--missing", "em", "-o", model,
+        ]);
+    }
+    let (mut a, mut b) = (env.inspect("c.pca"), env.inspect("p.pca"));
+    assert_eq!(a["missing_values"], b["missing_values"]);
+    for m in [&mut a, &mut b] {
+        m["missing_values"] = Value::Null;
+    }
+    assert_same_model(&a, &b, 1e-12);
+    env.ok(&["impute", "c.pca", "holes.csv", "-o", "from_csv.csv"]);
+    env.ok(&["impute", "c.pca", "holes.parquet", "-o", "from_parquet.csv"]);
+    let (_, x) = env.read_csv("from_csv.csv");
+    let (_, y) = env.read_csv("from_parquet.csv");
+    assert_eq!(x.len(), 150);
+    for (p, q) in x.iter().zip(&y) {
+        assert_close(p, q, 1e-12, "filled values");
+    }
+}
+
+/// Bad input around missing values: NaN without `--missing em` is an error for `score` too; an
+/// infinity is an error for `impute` even though NaN is read; a file of another width is an
+/// error naming both; a model with σ² = 0 cannot impute. Nothing is written.
+#[test]
+fn bad_input_with_missing_values_writes_nothing() {
+    let env = Env::new();
+    iris_with_holes(&env);
+    env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "m.pca",
+    ]);
+    let stderr = env.fails(1, &["score", "m.pca", "holes.csv", "-o", "ll.csv"]);
+    assert!(
+        stderr.contains("holes.csv") && stderr.contains("line"),
+        "{stderr}"
+    );
+    assert!(!env.path("ll.csv").exists());
+    env.write(
+        "inf.csv",
+        "sepal_length,sepal_width,petal_length,petal_width\n5.1,,1.4,0.2\n4.9,3,inf,0.2\n",
+    );
+    let stderr = env.fails(1, &["impute", "m.pca", "inf.csv", "-o", "f.csv"]);
+    assert!(
+        stderr.contains("inf.csv") && stderr.contains("line 3") && stderr.contains("inf"),
+        "{stderr}"
+    );
+    assert!(!env.path("f.csv").exists());
+    env.write("narrow.csv", "1,,3\n2,1,\n");
+    let stderr = env.fails(1, &["impute", "m.pca", "narrow.csv", "-o", "f.csv"]);
+    assert!(
+        stderr.contains("narrow.csv has 3 feature column(s)") && stderr.contains("fitted on 4"),
+        "{stderr}"
+    );
+    assert!(!env.path("f.csv").exists());
+    env.write("wide.csv", "a,b,c,d\n1,2,0,4\n3,1,1,0\n0,5,2,2\n");
+    env.ok(&["fit", "wide.csv", "-o", "w.pca"]);
+    env.write("wide_holes.csv", "a,b,c,d\n1,,0,4\n");
+    let stderr = env.fails(1, &["impute", "w.pca", "wide_holes.csv", "-o", "f.csv"]);
+    assert!(stderr.contains("the noise variance is 0"), "{stderr}");
+    assert!(!env.path("f.csv").exists());
+}
