@@ -61,9 +61,9 @@ pub struct FitArgs {
     /// multiply-adds and memory.
     #[arg(long)]
     pub explain: bool,
-    /// Missing values (NaN, empty CSV cells, nan): `em` fits probabilistic PCA by EM on the
-    /// observed values only (needs --components, below the number of features; the em
-    /// solver). Without it a missing value is an error.
+    /// Missing values (NaN, empty CSV cells, Parquet/Arrow nulls): `em` fits probabilistic PCA
+    /// by EM on the observed values only (needs --components, below the number of features;
+    /// the em solver). Without it a missing value is an error.
     #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]), requires = "components", conflicts_with = "variance")]
     pub missing: Option<MissingValues>,
     #[command(flatten)]

@@ -20,7 +20,7 @@ pub struct ImputeArgs {
     /// holes).
     #[arg(value_name = "MODEL")]
     pub model: PathBuf,
-    /// Data files with missing values (NaN, empty CSV cells), as for `fit`.
+    /// Data files with missing values (NaN, empty CSV cells, Parquet/Arrow nulls), as for `fit`.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Where to write the filled data: .csv, .tsv, .npy or .parquet (the model's feature

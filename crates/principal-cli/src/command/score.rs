@@ -33,8 +33,8 @@ pub struct ScoreArgs {
     /// the Jacobian of standardizing). The same for a model that only centres.
     #[arg(long, value_name = "UNITS", default_value = "standardized", value_parser = one_of::<UnitsArg>(UnitsArg::NAMES))]
     pub units: UnitsArg,
-    /// Missing values (NaN, empty CSV cells) are read, not errors: a row scores the density of
-    /// its observed values (a row with none scores 0).
+    /// Missing values (NaN, empty CSV cells, nulls) are read, not errors: a row scores the
+    /// density of its observed values (a row with none scores 0).
     #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]))]
     pub missing: Option<MissingValues>,
     #[command(flatten)]

@@ -41,8 +41,8 @@ pub struct TransformArgs {
         conflicts_with = "missing"
     )]
     pub posterior_cov: Option<PathBuf>,
-    /// Missing values (NaN, empty CSV cells) are read, not errors: a row's codes (or posterior
-    /// mean) are those given its observed values under the probabilistic model.
+    /// Missing values (NaN, empty CSV cells, nulls) are read, not errors: a row's codes (or
+    /// posterior mean) are those given its observed values under the probabilistic model.
     #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]))]
     pub missing: Option<MissingValues>,
     #[command(flatten)]
