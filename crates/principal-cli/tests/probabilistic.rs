@@ -653,19 +653,14 @@ fn parquet_nulls_are_missing_values() {
     let env = Env::new();
     let (names, _, holed) = iris_with_holes(&env);
     write_parquet_with_nulls(&env, &names, &holed);
-    let stderr = env.fails(
-        1,
-        &["fit", "holes.parquet", "-k", "2", "-o", "plain.pca"],
-    );
+    let stderr = env.fails(1, &["fit", "holes.parquet", "-k", "2", "-o", "plain.pca"]);
     assert!(
         stderr.contains("holes.parquet") && stderr.contains("null"),
         "{stderr}"
     );
     assert!(!env.path("plain.pca").exists());
     for (input, model) in [("holes.csv", "c.pca"), ("holes.parquet", "p.pca")] {
-        env.ok(&[
-            "fit", input, "-k", "2", "--missing", "em", "-o", model,
-        ]);
+        env.ok(&["fit", input, "-k", "2", "--missing", "em", "-o", model]);
     }
     let (mut a, mut b) = (env.inspect("c.pca"), env.inspect("p.pca"));
     assert_eq!(a["missing_values"], b["missing_values"]);

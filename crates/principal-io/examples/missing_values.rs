@@ -117,10 +117,7 @@ fn main() -> Result<(), Error> {
                     format!("{r:.3}")
                 }
             };
-            let wins = rows
-                .iter()
-                .filter(|r| r.em_angle < r.imputed_angle)
-                .count();
+            let wins = rows.iter().filter(|r| r.em_angle < r.imputed_angle).count();
             println!(
                 "| {} | {} | {}% | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
                 set.name,
@@ -220,13 +217,21 @@ fn largest_angle_degrees(a: &PcaModel, b: &PcaModel) -> Result<f64, Error> {
     let s = outside
         .singular_values()
         .map_err(|e| format!("SVD: {e:?}"))?;
-    Ok(s.iter().cloned().fold(0.0, f64::max).min(1.0).asin().to_degrees())
+    Ok(s.iter()
+        .cloned()
+        .fold(0.0, f64::max)
+        .min(1.0)
+        .asin()
+        .to_degrees())
 }
 
 /// A data file of the repository with `exclude`d columns left out, as f64.
 fn read(path: &str, exclude: &[&str]) -> Result<Mat<f64>, Error> {
     let options = ReadOptions {
-        exclude: exclude.iter().map(|c| c.parse()).collect::<Result<Vec<ColumnSelector>, _>>()?,
+        exclude: exclude
+            .iter()
+            .map(|c| c.parse())
+            .collect::<Result<Vec<ColumnSelector>, _>>()?,
         ..Default::default()
     };
     let table = read_table(&[PathBuf::from(path)], &options)?;

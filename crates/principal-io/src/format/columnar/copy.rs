@@ -271,7 +271,7 @@ pub(super) fn copy_columns(
         .map(|i| (i, NULL.to_owned()));
         let non_finite =
             with_values!(&values[k], s => first_non_finite(&s[start..start + len], missing))
-            .map(|(i, v)| (i, format!("non-finite value {v}")));
+                .map(|(i, v)| (i, format!("non-finite value {v}")));
         // A null slot holds an arbitrary value: the null is the error.
         let first = match (null, non_finite) {
             (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),

@@ -321,7 +321,7 @@ impl ColumnarSource {
                                     .into()
                             }
                         },
-                    })
+                    });
                 }
             }
         }
@@ -861,8 +861,12 @@ mod tests {
         let b = batch(vec![
             (
                 "x",
-                Arc::new(Float64Array::from(vec![Some(1.0), None, Some(3.0), Some(4.0)]))
-                    as ArrayRef,
+                Arc::new(Float64Array::from(vec![
+                    Some(1.0),
+                    None,
+                    Some(3.0),
+                    Some(4.0),
+                ])) as ArrayRef,
             ),
             (
                 "u",
@@ -878,7 +882,12 @@ mod tests {
         ];
         let paths = [
             parquet_file(dir.path(), "m.parquet", &b, 3),
-            arrow_file(dir.path(), "m.arrow", &[b.slice(0, 1), b.slice(1, 3)], false),
+            arrow_file(
+                dir.path(),
+                "m.arrow",
+                &[b.slice(0, 1), b.slice(1, 3)],
+                false,
+            ),
         ];
         for p in &paths {
             let options = as_nan(ReadOptions::default());
@@ -891,10 +900,7 @@ mod tests {
             }
             assert_eq!(all, want, "{p:?} row by row");
             // Without the option the first null is the error it always was.
-            let e = err_of(read_table(
-                std::slice::from_ref(p),
-                &ReadOptions::default(),
-            ));
+            let e = err_of(read_table(std::slice::from_ref(p), &ReadOptions::default()));
             assert!(
                 e.ends_with("row 0 (counting from 0), column \"u\": null (missing values are not supported)"),
                 "{e}"
@@ -961,7 +967,9 @@ mod tests {
             &as_nan(list_options("v")),
         ));
         assert!(
-            e.ends_with("a null list in the first row, whose list must give the number of features"),
+            e.ends_with(
+                "a null list in the first row, whose list must give the number of features"
+            ),
             "{e}"
         );
     }
