@@ -199,7 +199,7 @@ impl Num for f64 {
 fn first_non_finite<T: Num>(s: &[T], missing: Missing) -> Option<(usize, f64)> {
     let nan_ok = missing == Missing::AsNan;
     s.iter()
-        .position(|x| !x.finite() && !(nan_ok && x.is_nan()))
+        .position(|x| !(x.finite() || nan_ok && x.is_nan()))
         .map(|i| (i, s[i].to_f64()))
 }
 

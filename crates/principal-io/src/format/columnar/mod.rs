@@ -946,7 +946,12 @@ mod tests {
             let b = batch(vec![("v", array)]);
             for p in [
                 parquet_file(dir.path(), &format!("{name}.parquet"), &b, 2),
-                arrow_file(dir.path(), &format!("{name}.arrow"), &[b.clone()], false),
+                arrow_file(
+                    dir.path(),
+                    &format!("{name}.arrow"),
+                    std::slice::from_ref(&b),
+                    false,
+                ),
             ] {
                 let options = as_nan(list_options("v"));
                 let t = read_table(std::slice::from_ref(&p), &options).unwrap();
