@@ -17,6 +17,14 @@ fn fixture(name: &str) -> Value {
     serde_json::from_str(&fs::read_to_string(path).expect("fixture")).expect("JSON")
 }
 
+/// Fits two components to Iris (without its species), with `extra` flags, into `model`.
+fn fit_iris(env: &Env, extra: &[&str], model: &str) {
+    let iris = iris();
+    let mut args = vec!["fit", &iris, "--exclude", "species", "-k", "2", "-o", model];
+    args.extend_from_slice(extra);
+    env.ok(&args);
+}
+
 /// The number after `prefix` in `text`.
 fn number_after(text: &str, prefix: &str) -> f64 {
     let rest = &text[text
@@ -32,16 +40,7 @@ fn number_after(text: &str, prefix: &str) -> f64 {
 fn score_writes_scikit_learns_log_likelihoods() {
     let env = Env::new();
     let case = fixture("ppca_iris_m2");
-    env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "-o",
-        "m.pca",
-    ]);
+    fit_iris(&env, &[], "m.pca");
     let stderr = env.ok(&["score", "m.pca", &iris(), "-o", "ll.csv"]);
     let (header, rows) = env.read_csv("ll.csv");
     assert_eq!(header, Some(vec!["log_likelihood".to_string()]));
@@ -55,17 +54,7 @@ fn score_writes_scikit_learns_log_likelihoods() {
     );
     assert!(stderr.contains("over 150 rows"), "{stderr}");
 
-    env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "--standardize",
-        "-o",
-        "s.pca",
-    ]);
+    fit_iris(&env, &["--standardize"], "s.pca");
     env.ok(&["score", "s.pca", &iris(), "-o", "std.csv"]);
     let stderr = env.ok(&[
         "score",
@@ -107,16 +96,7 @@ fn score_of_a_degenerate_model_is_a_clear_error() {
 #[test]
 fn sample_draws_reproducibly_from_the_model() {
     let env = Env::new();
-    env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "-o",
-        "m.pca",
-    ]);
+    fit_iris(&env, &[], "m.pca");
     env.ok(&[
         "sample", "m.pca", "--count", "20000", "--seed", "5", "-o", "a.npy",
     ]);
@@ -192,16 +172,7 @@ fn sample_draws_reproducibly_from_the_model() {
 #[test]
 fn transform_posterior_writes_the_latent_posterior() {
     let env = Env::new();
-    env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "-o",
-        "m.pca",
-    ]);
+    fit_iris(&env, &[], "m.pca");
     env.ok(&["transform", "m.pca", &iris(), "-o", "codes.csv"]);
     env.ok(&[
         "transform",
@@ -318,17 +289,7 @@ fn fit_with_missing_values_by_em() {
     assert_eq!(report["converged"], true);
     assert_eq!(model["solver"], "em");
     // Close to the complete data's model: Iris's first component within 2 degrees.
-    let complete = &env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "-o",
-        "c.pca",
-    ]);
-    let _ = complete;
+    fit_iris(&env, &[], "c.pca");
     let a = matrix(&model["components"]);
     let b = matrix(&env.inspect("c.pca")["components"]);
     let cos: f64 = (0..4).map(|j| a[0][j] * b[0][j]).sum();
@@ -508,16 +469,7 @@ fn a_streamed_fit_with_missing_values_equals_the_fit_in_memory() {
 fn impute_transform_and_score_rows_with_holes() {
     let env = Env::new();
     let (names, rows, holed) = iris_with_holes(&env);
-    env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "-o",
-        "m.pca",
-    ]);
+    fit_iris(&env, &[], "m.pca");
     let stderr = env.ok(&["impute", "m.pca", "holes.csv", "-o", "filled.csv"]);
     let holes = holed.iter().flatten().filter(|v| v.is_none()).count();
     assert!(
@@ -685,16 +637,7 @@ fn parquet_nulls_are_missing_values() {
 fn bad_input_with_missing_values_writes_nothing() {
     let env = Env::new();
     iris_with_holes(&env);
-    env.ok(&[
-        "fit",
-        &iris(),
-        "--exclude",
-        "species",
-        "-k",
-        "2",
-        "-o",
-        "m.pca",
-    ]);
+    fit_iris(&env, &[], "m.pca");
     let stderr = env.fails(1, &["score", "m.pca", "holes.csv", "-o", "ll.csv"]);
     assert!(
         stderr.contains("holes.csv") && stderr.contains("line"),

@@ -7,11 +7,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::ChunkRef;
-use principal_io::{load_model, MatrixWriter, Missing, ReadOptions};
+use principal_io::{load_model, MatrixWriter, Missing};
 
 use crate::cli::{MemoryArgs, SelectArgs};
-use crate::select::{check_features, describe, model_read_options, show, Selection};
-use crate::stream::{summary, RowStream};
+use crate::select::{describe, open_for_model, show, Selection};
+use crate::stream::summary;
 use crate::text;
 
 #[derive(Debug, Args)]
@@ -60,24 +60,16 @@ impl ImputeConfig {
 pub fn run(config: &ImputeConfig) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let options = ReadOptions {
-        missing: Missing::AsNan,
-        ..model_read_options(
-            &config.inputs,
-            &config.selection,
-            saved.feature_names.as_deref(),
-            &show(&config.model),
-        )?
-    };
     let model = &saved.model;
     let d = model.n_features();
-    let input = RowStream::open(&config.inputs, &options, d, config.memory_limit)?;
-    check_features(
-        input.n_features(),
-        model.n_features(),
+    let input = open_for_model(
         &config.inputs,
         &config.selection,
-        &show(&config.model),
+        &saved,
+        &config.model,
+        Missing::AsNan,
+        d,
+        config.memory_limit,
     )?;
     let ppca = model.probabilistic();
     let out = MatrixWriter::create(&config.output, d, saved.feature_names.as_deref())?;

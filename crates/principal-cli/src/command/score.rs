@@ -8,12 +8,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{ChunkRef, MissingValues, Units};
-use principal_io::{load_model, MatrixWriter, Missing, ReadOptions};
+use principal_io::{load_model, MatrixWriter, Missing};
 
 use crate::cli::{one_of, MemoryArgs, SelectArgs};
 use crate::command::transform::missing_reading;
-use crate::select::{check_features, describe, model_read_options, show, Selection};
-use crate::stream::{summary, RowStream};
+use crate::select::{describe, open_for_model, show, Selection};
+use crate::stream::summary;
 use crate::text;
 
 #[derive(Debug, Args)]
@@ -104,24 +104,16 @@ impl ScoreConfig {
 pub fn run(config: &ScoreConfig) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let options = ReadOptions {
-        missing: config.missing,
-        ..model_read_options(
-            &config.inputs,
-            &config.selection,
-            saved.feature_names.as_deref(),
-            &show(&config.model),
-        )?
-    };
-    let input = RowStream::open(&config.inputs, &options, 1, config.memory_limit)?;
-    let model = &saved.model;
-    check_features(
-        input.n_features(),
-        model.n_features(),
+    let input = open_for_model(
         &config.inputs,
         &config.selection,
-        &show(&config.model),
+        &saved,
+        &config.model,
+        config.missing,
+        1,
+        config.memory_limit,
     )?;
+    let model = &saved.model;
     let ppca = model.probabilistic();
     let cannot = || {
         format!(
