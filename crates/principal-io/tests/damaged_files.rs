@@ -146,6 +146,28 @@ fn idx_dimensions_the_file_cannot_hold_are_named() {
 }
 
 #[test]
+fn zero_rows_of_a_huge_width_are_refused_before_the_width_is_used() {
+    // With no rows the file has no data to bound the width by: found by the gzip fuzz target
+    // (a 75-byte IDX.gz of 0 × 403,000,000 had the column list take 3.2 GB). The width here is
+    // beyond any machine's memory, so a check on it would speak of memory: the error must be
+    // the empty array's, found before anything is sized by the width.
+    let dir = TempDir::new().unwrap();
+    let huge_idx = idx(0x08, &[0, 1 << 20, 1 << 20], &[]);
+    let huge_npy = npy_f8("(0, 1099511627776)", &[]);
+    for (name, bytes) in [
+        ("zero-idx3-ubyte", huge_idx.clone()),
+        ("zero-idx3-ubyte.gz", gz(&huge_idx)),
+        ("zero.npy", huge_npy.clone()),
+        ("zero.npy.gz", gz(&huge_npy)),
+    ] {
+        let p = write(dir.path(), name, &bytes);
+        let e = error_of(&p);
+        assert_names(&e, &p, &["0 rows"]);
+        assert!(!e.contains("memory") && !e.contains("machine"), "{e}");
+    }
+}
+
+#[test]
 fn a_header_beyond_memory_is_refused_before_allocating_even_from_a_pipe() {
     // A pipe has no length to check the header against: only the machine's memory bounds it.
     let dir = TempDir::new().unwrap();

@@ -243,6 +243,15 @@ impl BinaryRows {
             }
             _ => {}
         }
+        // Before anything sized by the width: with no rows the file holds no data to bound it
+        // (a 75-byte gzip claimed 0 × 403,000,000 and had the column list take 3.2 GB; found by
+        // the gzip fuzz target).
+        if header.nrows == 0 {
+            return Err(IoError::NoData {
+                path: path.to_owned(),
+                detail: " (the array has 0 rows)",
+            });
+        }
         // One row's bytes and the list of kept columns are held whatever the reading; a
         // Fortran-order array is held whole.
         let fortran = header.fortran_order && header.ncols > 1;
@@ -260,12 +269,6 @@ impl BinaryRows {
         )?;
         let row_bytes = usize::try_from(row_bytes).map_err(|_| too_big())?;
         let kept = resolve_columns(path, header.ncols, None, options)?;
-        if header.nrows == 0 {
-            return Err(IoError::NoData {
-                path: path.to_owned(),
-                detail: " (the array has 0 rows)",
-            });
-        }
         let layout = if fortran {
             Layout::Columns(None)
         } else {
