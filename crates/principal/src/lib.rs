@@ -48,6 +48,7 @@
 //! # Ok::<(), principal::PcaError>(())
 //! ```
 
+mod choose;
 mod data;
 mod error;
 mod fit;
@@ -61,6 +62,12 @@ mod preprocess;
 mod real;
 pub mod solver;
 
+pub use choose::choice::{
+    ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel,
+};
+pub use choose::{
+    ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, VARIANCE_FRACTIONS,
+};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;

@@ -1,0 +1,404 @@
+//! Cross-validation of the probabilistic-PCA likelihood: the rows dealt into k folds (seeded),
+//! a model fitted to each fold's training rows, and its held-out rows scored for every number
+//! of components at once.
+//!
+//! A fold's model with all its components has eigenvalues λ₁ ≥ … ≥ λ_p (p = min(N_train, D))
+//! and eigenvectors u_i. Probabilistic PCA with M of them (Tipping & Bishop's maximum
+//! likelihood) has `σ²_M` = the mean of λ_{M+1..p} and covariance
+//! `C_M = Σ_{i≤M} λ_i u_i u_iᵀ + σ²_M (I − Σ_{i≤M} u_i u_iᵀ)`, so with `z_i = u_iᵀ x` for a
+//! centred (scaled) held-out row x:
+//!
+//! ```text
+//! log p(x) = −½ [ D log 2π + Σ_{i≤M} log λ_i + (D − M) log σ²_M
+//!                + Σ_{i≤M} z_i²/λ_i + (‖x‖² − Σ_{i≤M} z_i²) / σ²_M ]
+//! ```
+//!
+//! — the same likelihood as the model's `score_samples`, in closed form for every M. Summed
+//! over the held-out rows it needs only `Σ z_i²` per component and `Σ ‖x‖²`: one projection
+//! of each row onto its fold's components gives every M. An M is a candidate when every
+//! fold's model is proper there: λ_M and σ²_M above rounding (M = D needs no σ²).
+
+use faer::{Mat, MatRef};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::data::ChunkSource;
+use crate::error::{PcaError, Result};
+use crate::model::PcaModel;
+use crate::real::{ChunkRef, Real};
+
+/// The fold of each of `n` rows: a seeded random permutation dealt round-robin, so fold sizes
+/// differ by at most one.
+pub(crate) fn assign_folds(n: usize, folds: usize, seed: u64) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    let mut fold_of = vec![0u32; n];
+    for (position, &row) in order.iter().enumerate() {
+        fold_of[row] = (position % folds) as u32;
+    }
+    fold_of
+}
+
+/// An error unless `folds` folds of `n` rows leave every training set at least 2 rows, more
+/// than `ddof`, and every fold a held-out row.
+pub(crate) fn check_folds(n: usize, folds: usize, ddof: usize) -> Result<()> {
+    let largest = n.div_ceil(folds.max(1));
+    let training = n.saturating_sub(largest);
+    if folds > n || training < 2 || training <= ddof {
+        return Err(PcaError::CannotChoose {
+            criterion: "cv",
+            reason: format!(
+                "{folds} folds of {n} sample(s) leave {training} training sample(s) in a fold; \
+                 each fold needs a held-out sample and at least 2 training samples"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Which rows of a fold a [`FoldRows`] hands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FoldSide {
+    /// Every row not in the fold: what the fold's model is fitted to.
+    Training,
+    /// The fold's own rows: what its model is scored on.
+    HeldOut,
+}
+
+/// The rows of a source on one side of one fold, as a source of their own (same order on every
+/// pass): each chunk's selected rows, gathered in their stored type.
+pub(crate) struct FoldRows<'a> {
+    source: &'a mut dyn ChunkSource,
+    fold_of: &'a [u32],
+    fold: u32,
+    side: FoldSide,
+}
+
+impl<'a> FoldRows<'a> {
+    pub(crate) fn new(
+        source: &'a mut dyn ChunkSource,
+        fold_of: &'a [u32],
+        fold: usize,
+        side: FoldSide,
+    ) -> Self {
+        FoldRows {
+            source,
+            fold_of,
+            fold: fold as u32,
+            side,
+        }
+    }
+}
+
+impl ChunkSource for FoldRows<'_> {
+    fn n_features(&self) -> usize {
+        self.source.n_features()
+    }
+
+    fn pass(&mut self, visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()> {
+        let mut first = 0;
+        let (fold_of, fold, held_out) = (self.fold_of, self.fold, self.side == FoldSide::HeldOut);
+        // A row beyond the first pass's count is in no fold: the check below reports it.
+        let wanted = |row: usize| (fold_of.get(row) == Some(&fold)) == held_out;
+        self.source.pass(&mut |chunk| {
+            let rows: Vec<usize> = (0..chunk.nrows()).filter(|&i| wanted(first + i)).collect();
+            first += chunk.nrows();
+            if first > fold_of.len() {
+                return Err(PcaError::Source(
+                    "the source gave more rows on a later pass than on the first".into(),
+                ));
+            }
+            match chunk {
+                ChunkRef::F32(m) => visit_rows(m, &rows, visit),
+                ChunkRef::F64(m) => visit_rows(m, &rows, visit),
+            }
+        })
+    }
+}
+
+/// Hands `rows` of `m` to `visit`: the chunk itself when it is all of them.
+fn visit_rows<T: Real>(
+    m: MatRef<'_, T>,
+    rows: &[usize],
+    visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>,
+) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    if rows.len() == m.nrows() {
+        return visit(ChunkRef::from(m));
+    }
+    let gathered = Mat::from_fn(rows.len(), m.ncols(), |i, j| m[(rows[i], j)]);
+    visit(ChunkRef::from(gathered.as_ref()))
+}
+
+/// One fold's held-out rows, summed: `Σ z_i²` per component of the fold's model and `Σ ‖x‖²`,
+/// x centred and scaled by the fold's training mean and scale.
+pub(crate) struct HeldOutSums {
+    rows: usize,
+    squared_codes: Vec<f64>,
+    squared_norms: f64,
+}
+
+impl HeldOutSums {
+    pub(crate) fn new(n_components: usize) -> Self {
+        HeldOutSums {
+            rows: 0,
+            squared_codes: vec![0.0; n_components],
+            squared_norms: 0.0,
+        }
+    }
+
+    /// Adds a chunk of held-out rows.
+    pub(crate) fn add(&mut self, model: &PcaModel, chunk: ChunkRef<'_>) -> Result<()> {
+        let codes = match chunk {
+            ChunkRef::F32(m) => model.transform(m)?,
+            ChunkRef::F64(m) => model.transform(m)?,
+        };
+        for (i, sum) in self.squared_codes.iter_mut().enumerate() {
+            *sum += codes.col(i).squared_norm_l2();
+        }
+        self.squared_norms += match chunk {
+            ChunkRef::F32(m) => squared_norms(m, model),
+            ChunkRef::F64(m) => squared_norms(m, model),
+        };
+        self.rows += chunk.nrows();
+        Ok(())
+    }
+}
+
+/// `Σ_rows ‖(x − μ)/σ‖²` under the model's mean and scale.
+fn squared_norms<T: Real>(m: MatRef<'_, T>, model: &PcaModel) -> f64 {
+    let (mean, scale) = (model.mean(), model.scale());
+    let mut total = 0.0;
+    for j in 0..m.ncols() {
+        let s = scale.map_or(1.0, |s| s[j]);
+        for i in 0..m.nrows() {
+            let v = (m[(i, j)].to_f64() - mean[j]) / s;
+            total += v * v;
+        }
+    }
+    total
+}
+
+/// The held-out log-likelihood, summed over a fold's held-out rows, for M = 1..=`up_to` under
+/// the fold's model (all its components); `None` where the model with M components is not
+/// proper (λ_M or σ²_M a rounded zero).
+pub(crate) fn fold_log_likelihoods(
+    model: &PcaModel,
+    sums: &HeldOutSums,
+    up_to: usize,
+) -> Vec<Option<f64>> {
+    let values = model.explained_variance();
+    let d = model.n_features();
+    let p = values.len();
+    let rows = sums.rows as f64;
+    let rounding = SampleSpectrum {
+        eigenvalues: values,
+        n_samples: model.n_samples(),
+        n_features: d,
+        ddof: model.ddof(),
+        total_variance: model.total_variance(),
+    }
+    .rounding();
+    let q = &sums.squared_codes;
+    // What no component sees, then the tails Σ_{i ≥ M} λ_i and Σ_{i ≥ M} z_i², from the small end.
+    let outside = (sums.squared_norms - q.iter().sum::<f64>()).max(0.0);
+    let mut value_tail = vec![0.0; p + 1];
+    let mut code_tail = vec![0.0; p + 1];
+    for i in (0..p).rev() {
+        value_tail[i] = value_tail[i + 1] + values[i];
+        code_tail[i] = code_tail[i + 1] + q[i];
+    }
+    let log_2pi = (2.0 * std::f64::consts::PI).ln();
+    let mut log_det = 0.0;
+    let mut mahalanobis = 0.0;
+    let mut out = Vec::with_capacity(up_to);
+    for m in 1..=up_to {
+        if m > p || values[m - 1] <= rounding {
+            out.resize(up_to, None);
+            break;
+        }
+        log_det += values[m - 1].ln();
+        mahalanobis += q[m - 1] / values[m - 1];
+        let noise_dims = (d - m) as f64;
+        let total = if m == d {
+            -0.5 * (rows * (d as f64 * log_2pi + log_det) + mahalanobis)
+        } else {
+            let sigma2 = if m < p { value_tail[m] / (p - m) as f64 } else { 0.0 };
+            if sigma2 <= rounding {
+                out.push(None);
+                continue;
+            }
+            let residual = outside + code_tail[m];
+            -0.5 * (rows * (d as f64 * log_2pi + log_det + noise_dims * sigma2.ln())
+                + mahalanobis
+                + residual / sigma2)
+        };
+        out.push(Some(total));
+    }
+    out
+}
+
+/// The M of largest mean held-out log-likelihood per sample over `n` rows, from every fold's
+/// totals; candidates are the M proper in every fold. The curve is the mean per sample.
+pub(crate) fn choose_by_likelihood(
+    per_fold: &[Vec<Option<f64>>],
+    n: usize,
+    criterion: Criterion,
+    max: usize,
+) -> Result<(ComponentChoice, Curve)> {
+    let len = per_fold.iter().map(Vec::len).min().unwrap_or(0);
+    let mean: Vec<Option<f64>> = (0..len)
+        .map(|i| {
+            per_fold
+                .iter()
+                .map(|fold| fold[i])
+                .sum::<Option<f64>>()
+                .map(|total| total / n as f64)
+        })
+        .collect();
+    let best = mean
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (i + 1, v)))
+        .fold(None, |best: Option<(usize, f64)>, (m, v)| match best {
+            Some((_, b)) if b >= v => best,
+            _ => Some((m, v)),
+        });
+    let Some((m, value)) = best else {
+        return Err(PcaError::CannotChoose {
+            criterion: "cv",
+            reason: "no number of components gives every fold a proper model (the training \
+                     folds are too small, or their variance is in one direction)"
+                .into(),
+        });
+    };
+    let (n_components, outcome) = if m > max {
+        (max, ChoiceOutcome::Capped)
+    } else {
+        (m, ChoiceOutcome::Chosen)
+    };
+    let value = if m > max {
+        mean[max - 1].unwrap_or(f64::NAN)
+    } else {
+        value
+    };
+    let choice = ComponentChoice {
+        criterion,
+        n_components,
+        value,
+        outcome,
+    };
+    Ok((choice, Curve::maximized(mean).resized(max)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::InMemory;
+
+    fn fixture(name: &str) -> serde_json::Value {
+        let path = format!(
+            "{}/../../fixtures/choose/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn matrix(v: &serde_json::Value) -> Mat<f64> {
+        let rows = v.as_array().unwrap();
+        let cols = rows[0].as_array().unwrap().len();
+        Mat::from_fn(rows.len(), cols, |i, j| rows[i][j].as_f64().unwrap())
+    }
+
+    /// The held-out log-likelihood of every M equals scikit-learn's
+    /// `PCA(n_components=M).fit(train).score(test)` (relative 1e-9), tall and wide (N < D), by
+    /// every exact solver: `fixtures/choose/heldout_*.json` (`fixtures/generate_choose.py`).
+    #[test]
+    fn held_out_likelihoods_equal_scikit_learns_score() {
+        use crate::options::{ComponentCount, Solver};
+        use crate::params::PcaBuilder;
+        for name in ["heldout_tall", "heldout_wide"] {
+            let case = fixture(name);
+            let (train, test) = (matrix(&case["train"]), matrix(&case["test"]));
+            let reference = case["sklearn_score"].as_array().unwrap();
+            for solver in [Solver::Covariance, Solver::Gram, Solver::Svd] {
+                let model = PcaBuilder::new()
+                    .components(ComponentCount::All)
+                    .solver(solver)
+                    .build()
+                    .unwrap()
+                    .fit(train.as_ref())
+                    .unwrap();
+                let mut sums = HeldOutSums::new(model.n_components());
+                sums.add(&model, ChunkRef::from(test.as_ref())).unwrap();
+                let ours = fold_log_likelihoods(&model, &sums, reference.len());
+                let mut compared = 0;
+                for (i, r) in reference.iter().enumerate() {
+                    let Some(r) = r.as_f64() else { continue };
+                    let o = ours[i].unwrap_or_else(|| panic!("{name}, {solver}: M {}", i + 1))
+                        / test.nrows() as f64;
+                    assert!(
+                        (o - r).abs() <= 1e-9 * r.abs(),
+                        "{name}, {solver}: M {}: {o} vs scikit-learn's {r}",
+                        i + 1
+                    );
+                    compared += 1;
+                }
+                assert!(compared >= 5, "{name}: {compared} compared");
+            }
+        }
+    }
+
+    #[test]
+    fn folds_are_balanced_seeded_and_cover_every_row() {
+        let folds = assign_folds(23, 5, 9);
+        for f in 0..5 {
+            let size = folds.iter().filter(|&&g| g == f).count();
+            assert!(size == 4 || size == 5, "fold {f}: {size}");
+        }
+        assert_eq!(folds, assign_folds(23, 5, 9));
+        assert_ne!(folds, assign_folds(23, 5, 10));
+    }
+
+    #[test]
+    fn too_many_folds_are_an_error() {
+        assert!(check_folds(10, 5, 1).is_ok());
+        assert!(check_folds(4, 5, 1).is_err());
+        // Two rows in two folds leave one training row.
+        assert!(check_folds(2, 2, 0).is_err());
+        // Three rows in two folds leave one training row in the larger fold.
+        assert!(check_folds(3, 2, 1).is_err());
+        assert!(check_folds(3, 3, 1).is_ok());
+        assert!(check_folds(6, 3, 1).is_ok());
+    }
+
+    /// The two sides of a fold split the rows between them, in order, whatever the chunks.
+    #[test]
+    fn the_sides_of_a_fold_partition_the_rows() {
+        let x = Mat::from_fn(11, 2, |i, j| (i * 10 + j) as f64);
+        let folds = assign_folds(11, 3, 1);
+        for chunk in [1, 4, 11] {
+            let mut seen = Vec::new();
+            for side in [FoldSide::Training, FoldSide::HeldOut] {
+                let mut source = InMemory::new(x.as_ref(), chunk);
+                let mut rows = FoldRows::new(&mut source, &folds, 2, side);
+                rows.pass(&mut |c| {
+                    let ChunkRef::F64(m) = c else { panic!("f64") };
+                    for i in 0..m.nrows() {
+                        let row = (m[(i, 0)] / 10.0) as usize;
+                        assert_eq!(folds[row] == 2, side == FoldSide::HeldOut);
+                        seen.push(row);
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            }
+            seen.sort();
+            assert_eq!(seen, (0..11).collect::<Vec<_>>());
+        }
+    }
+}
