@@ -15,9 +15,13 @@
 //! the same terms as scikit-learn's `_assess_dimension`, so that the two agree wherever
 //! scikit-learn's answer is defined. Where it is not, this one stays finite and sane:
 //!
-//! - **N ≤ D**: the centred data spans at most N − 1 dimensions (scikit-learn refuses
-//!   N < D). The evidence is evaluated in that span: d = min(N − 1, D), the eigenvalues the data
-//!   can have, not the zeros that are there only because N is small.
+//! - **N ≤ D** (scikit-learn refuses N < D): the centred rows span N − 1 dimensions, and the
+//!   zero eigenvalues beyond are there because N is small, not because the data is noise-free.
+//!   With noise independent per entry, the transposed data is the same model with the roles
+//!   swapped: D samples in the N − 1 dimensions the centred rows span. The evidence is
+//!   evaluated there, d = N − 1 and n = D (the nonzero eigenvalues are the same; the evidence
+//!   does not depend on their scale). Evaluated with n = N instead, it keeps nearly every
+//!   component of very wide data (36 of 39 on 40×400 data of rank 2).
 //! - **Exact rank** (the centred data has rank r < d, noise-free beyond r; the log(0) of
 //!   scikit-learn's early versions, and its `n_components_ = 0` for data of small scale, whose
 //!   eigenvalues fall under its absolute 1e-15): v → 0 at k = r and the evidence is unbounded
@@ -47,12 +51,18 @@ pub(crate) fn mle(spectrum: &SampleSpectrum<'_>, max: usize) -> Result<(Componen
     let rank = spectrum.rank();
     let values = &spectrum.eigenvalues[..span];
     let tie = spectrum.rounding() / values[0];
+    // Tall data: N samples in D dimensions; wide: D samples in the N − 1 the rows span.
+    let samples = if spectrum.n_samples > spectrum.n_features {
+        spectrum.n_samples
+    } else {
+        spectrum.n_features
+    };
     if let Some(choice) = spectrum.exact_rank(Criterion::Mle, max) {
         // Finite below the rank; unbounded at it.
-        let evidence = log_evidence(values, spectrum.n_samples, rank - 1, tie);
+        let evidence = log_evidence(values, samples, rank - 1, tie);
         return Ok((choice, Curve::maximized(evidence).resized(max)));
     }
-    let evidence = log_evidence(values, spectrum.n_samples, span - 1, tie);
+    let evidence = log_evidence(values, samples, span - 1, tie);
     let best = evidence
         .iter()
         .enumerate()

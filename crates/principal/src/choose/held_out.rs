@@ -2,21 +2,28 @@
 //! a model fitted to each fold's training rows, and its held-out rows scored for every number
 //! of components at once.
 //!
-//! A fold's model with all its components has eigenvalues λ₁ ≥ … ≥ λ_p (p = min(N_train, D))
-//! and eigenvectors u_i. Probabilistic PCA with M of them (Tipping & Bishop's maximum
-//! likelihood) has `σ²_M` = the mean of λ_{M+1..p} and covariance
-//! `C_M = Σ_{i≤M} λ_i u_i u_iᵀ + σ²_M (I − Σ_{i≤M} u_i u_iᵀ)`, so with `z_i = u_iᵀ x` for a
-//! centred (scaled) held-out row x:
+//! A fold's model with all its components has eigenvalues λ₁ ≥ … ≥ λ_p (p = min(N_train, D),
+//! the rest zero) and eigenvectors u_i. Probabilistic PCA with M of them (Tipping & Bishop's
+//! maximum likelihood) has `σ²_M = Σ_{i>M} λ_i / (D − M)`, the mean over all D − M remaining
+//! directions, and covariance `C_M = Σ_{i≤M} λ_i u_i u_iᵀ + σ²_M (I − Σ_{i≤M} u_i u_iᵀ)`, so
+//! with `z_i = u_iᵀ x` for a centred (scaled) held-out row x:
 //!
 //! ```text
 //! log p(x) = −½ [ D log 2π + Σ_{i≤M} log λ_i + (D − M) log σ²_M
 //!                + Σ_{i≤M} z_i²/λ_i + (‖x‖² − Σ_{i≤M} z_i²) / σ²_M ]
 //! ```
 //!
-//! — the same likelihood as the model's `score_samples`, in closed form for every M. Summed
-//! over the held-out rows it needs only `Σ z_i²` per component and `Σ ‖x‖²`: one projection
-//! of each row onto its fold's components gives every M. An M is a candidate when every
-//! fold's model is proper there: λ_M and σ²_M above rounding (M = D needs no σ²).
+//! in closed form for every M. Summed over the held-out rows it needs only `Σ z_i²` per
+//! component and `Σ ‖x‖²`: one projection of each row onto its fold's components gives every M.
+//! An M is a candidate when every fold's model is proper there: λ_M and σ²_M above rounding
+//! (M = D needs no σ²).
+//!
+//! With N_train > D this is scikit-learn's `score` and the model's own likelihood. With
+//! N_train ≤ D they average the noise over the N_train − M directions the training rows span
+//! (the model's `noise_variance`), which overstates the noise in the D − N_train directions
+//! they do not span by about D / N_train: held-out rows then look best explained by many
+//! components (on 40×400 data of rank 2, 30 of them). The maximum-likelihood σ² recovers the
+//! rank (tests/choosing.rs).
 
 use faer::{Mat, MatRef};
 use rand::seq::SliceRandom;
@@ -227,7 +234,8 @@ pub(crate) fn fold_log_likelihoods(
         let total = if m == d {
             -0.5 * (rows * (d as f64 * log_2pi + log_det) + mahalanobis)
         } else {
-            let sigma2 = if m < p { value_tail[m] / (p - m) as f64 } else { 0.0 };
+            // Beyond p the eigenvalues are zero: value_tail[m] is 0 for m ≥ p.
+            let sigma2 = value_tail[m.min(p)] / noise_dims;
             if sigma2 <= rounding {
                 out.push(None);
                 continue;
@@ -314,9 +322,10 @@ mod tests {
         Mat::from_fn(rows.len(), cols, |i, j| rows[i][j].as_f64().unwrap())
     }
 
-    /// The held-out log-likelihood of every M equals scikit-learn's
-    /// `PCA(n_components=M).fit(train).score(test)` (relative 1e-9), tall and wide (N < D), by
-    /// every exact solver: `fixtures/choose/heldout_*.json` (`fixtures/generate_choose.py`).
+    /// The held-out log-likelihood of every M equals the reference's dense Gaussian (relative
+    /// 1e-9), tall (where it is scikit-learn's `PCA(n_components=M).fit(train).score(test)`)
+    /// and wide (N < D), by every exact solver: `fixtures/choose/heldout_*.json`
+    /// (`fixtures/generate_choose.py`).
     #[test]
     fn held_out_likelihoods_equal_scikit_learns_score() {
         use crate::options::{ComponentCount, Solver};
@@ -324,7 +333,7 @@ mod tests {
         for name in ["heldout_tall", "heldout_wide"] {
             let case = fixture(name);
             let (train, test) = (matrix(&case["train"]), matrix(&case["test"]));
-            let reference = case["sklearn_score"].as_array().unwrap();
+            let reference = case["score"].as_array().unwrap();
             for solver in [Solver::Covariance, Solver::Gram, Solver::Svd] {
                 let model = PcaBuilder::new()
                     .components(ComponentCount::All)
@@ -343,7 +352,7 @@ mod tests {
                         / test.nrows() as f64;
                     assert!(
                         (o - r).abs() <= 1e-9 * r.abs(),
-                        "{name}, {solver}: M {}: {o} vs scikit-learn's {r}",
+                        "{name}, {solver}: M {}: {o} vs the reference's {r}",
                         i + 1
                     );
                     compared += 1;
