@@ -1,23 +1,21 @@
 //! `principal`: the command-line front end of the principal PCA library.
 //!
-//! Glue only, as in ripgrep: `main` → [`run`] → one function per command. The raw arguments
-//! ([`args`]) are turned into a validated configuration before any file is read; the math is in
-//! `principal`, files in `principal-io`.
+//! Glue only, as in ripgrep: `main` → [`run`] → one module per command ([`command`]), each
+//! turning its raw arguments into a validated configuration before any file is read, then
+//! running it. [`cli`] holds the command enum and the argument groups commands share; the math
+//! is in `principal`, files in `principal-io`.
 //!
 //! Exit codes: 0 success, 1 runtime or data error, 2 usage error. Errors are printed once, as
 //! `error: <cause chain joined by ": ">`. A closed stdout pipe ends the program quietly.
 
-mod args;
 mod budget;
-mod fit;
+mod cli;
+mod command;
 mod flags;
-mod inspect;
-mod inverse;
 mod progress;
-mod report;
 mod select;
 mod stream;
-mod transform;
+mod text;
 mod units;
 
 use std::io::{self, Write};
@@ -25,7 +23,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::cli::{Cli, Command};
+use crate::command::{fit, inspect, inverse, transform};
 
 fn main() -> ExitCode {
     // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.

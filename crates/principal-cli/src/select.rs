@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use principal_io::{ColumnSelector, HeaderMode, ReadOptions};
 
-use crate::args::SelectArgs;
+use crate::cli::SelectArgs;
 
 /// Validated column selection: what `--columns`, `--exclude`, `--no-header` and `--column`
 /// asked for.

@@ -13,7 +13,7 @@ use principal_io::{ChunkReader, FileSource, IoError, MatrixWriter, ReadOptions};
 
 use crate::budget;
 use crate::progress::Progress;
-use crate::report;
+use crate::text;
 
 /// Input files opened for one pass.
 pub struct RowStream {
@@ -90,7 +90,7 @@ impl RowStream {
 pub fn summary(rows: u64, columns: usize, what: &str, path: &str, started: Instant) -> String {
     format!(
         "wrote {rows} samples × {columns} {what} to {path} in {}{}\n",
-        report::duration(started.elapsed()),
+        text::duration(started.elapsed()),
         budget::peak_memory_note()
     )
 }

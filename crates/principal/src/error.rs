@@ -160,6 +160,10 @@ pub enum PcaError {
     /// own error is kept: its message is this error's message, and its causes follow it.
     #[error(transparent)]
     Source(Box<dyn std::error::Error + Send + Sync>),
+    /// The probabilistic model asked for has no density (its covariance is singular), or its
+    /// posterior is undefined; the message says which and why.
+    #[error("the probabilistic model is degenerate: {0}")]
+    DegenerateModel(String),
     /// Parts given to [`crate::PcaModel::from_parts`] do not make a consistent model.
     #[error("inconsistent model: {0}")]
     InvalidModel(String),

@@ -59,6 +59,7 @@ mod options;
 mod params;
 mod plan;
 mod preprocess;
+mod probabilistic;
 mod real;
 pub mod solver;
 
@@ -78,5 +79,6 @@ pub use options::{
 };
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};
+pub use probabilistic::gaussian::{Posterior, ProbabilisticPca, Units};
 pub use real::{ChunkRef, Real};
 pub use solver::{IterationReport, Spectrum};

@@ -257,7 +257,7 @@ impl PcaModel {
     /// buffer: a copy of the whole of a large `x` in f64 would cost more memory than the data
     /// (8 bytes a value, 32 for bytes read as f32) and, fresh, as much time in page faults as
     /// the products.
-    fn for_prepared_blocks<T: Real>(
+    pub(crate) fn for_prepared_blocks<T: Real>(
         &self,
         x: MatRef<'_, T>,
         mut f: impl FnMut(usize, MatRef<'_, f64>),
@@ -362,6 +362,44 @@ impl PcaModel {
         Ok(total / n)
     }
 
+    /// The model cut to its first `n_components` components, as a fit keeping that many would
+    /// give: the same mean, scale and eigenvalues, and the noise variance re-estimated as the
+    /// mean of the eigenvalues now discarded among the min(N, D) (those the model never kept
+    /// enter through its own noise variance).
+    ///
+    /// ```
+    /// use principal::{faer::mat, ComponentCount, PcaBuilder};
+    /// let x = mat![[2.0, 1.0, 0.5], [1.0, 3.0, 1.5], [4.0, 2.0, 2.5], [0.0, 1.0, 0.0]];
+    /// let all = PcaBuilder::new().build()?.fit(x.as_ref())?;
+    /// let one = PcaBuilder::new().components(ComponentCount::Fixed(1)).build()?.fit(x.as_ref())?;
+    /// let cut = all.truncated(1)?;
+    /// assert_eq!(cut.n_components(), 1);
+    /// assert!((cut.noise_variance() - one.noise_variance()).abs() < 1e-12);
+    /// # Ok::<(), principal::PcaError>(())
+    /// ```
+    pub fn truncated(&self, n_components: usize) -> Result<PcaModel> {
+        let k = self.n_components();
+        if n_components == 0 {
+            return Err(PcaError::ZeroComponents);
+        }
+        if n_components > k {
+            return Err(PcaError::TooManyComponents {
+                requested: n_components,
+                max: k,
+            });
+        }
+        let rank = self.n_samples.min(self.n_features());
+        let m = n_components;
+        Ok(PcaModel {
+            components: self.components.as_ref().subrows(0, m).to_owned(),
+            explained_variance: self.explained_variance[..m].to_vec(),
+            explained_variance_ratio: self.explained_variance_ratio[..m].to_vec(),
+            singular_values: self.singular_values[..m].to_vec(),
+            noise_variance: truncated_noise(&self.explained_variance, self.noise_variance, rank, m),
+            ..self.clone()
+        })
+    }
+
     /// Principal axes, M×D: orthonormal rows sorted by decreasing explained variance.
     pub fn components(&self) -> MatRef<'_, f64> {
         self.components.as_ref()
@@ -437,6 +475,17 @@ impl PcaModel {
     pub fn component_choice(&self) -> Option<&ComponentChoice> {
         self.component_choice.as_ref()
     }
+}
+
+/// σ² of a model cut to `m` of its `lambda.len()` components: the mean of the eigenvalues it
+/// discards among the `rank` = min(N, D), the `rank − K` the model never kept entering through
+/// its own σ². 0 when nothing is discarded.
+pub(crate) fn truncated_noise(lambda: &[f64], noise: f64, rank: usize, m: usize) -> f64 {
+    if m >= rank {
+        return 0.0;
+    }
+    let beyond = rank.saturating_sub(lambda.len()) as f64 * noise;
+    (lambda[m..].iter().sum::<f64>() + beyond) / (rank - m) as f64
 }
 
 /// SPEC's sign rule: the entry of largest magnitude is positive; among entries tied to within

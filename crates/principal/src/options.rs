@@ -117,6 +117,9 @@ pub enum Precision {
 pub(crate) const MIXED_BLOCK_ROWS: usize = 256;
 
 impl Precision {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["full", "mixed"];
+
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
@@ -142,7 +145,8 @@ impl FromStr for Precision {
             "full" => Ok(Precision::Full),
             "mixed" => Ok(Precision::Mixed),
             other => Err(format!(
-                "unknown precision {other:?}: expected full or mixed"
+                "unknown precision {other:?}; expected one of {}",
+                Precision::NAMES.join(", ")
             )),
         }
     }
@@ -236,6 +240,33 @@ pub enum PowerMethod {
     Deflation,
 }
 
+impl PowerMethod {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["block", "deflation"];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PowerMethod::Block => "block",
+            PowerMethod::Deflation => "deflation",
+        }
+    }
+}
+
+impl FromStr for PowerMethod {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "block" => Ok(PowerMethod::Block),
+            "deflation" => Ok(PowerMethod::Deflation),
+            other => Err(format!(
+                "unknown power method {other:?}; expected one of {}",
+                PowerMethod::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
 /// How the randomized solver iterates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RandomizedMethod {
@@ -244,6 +275,33 @@ pub enum RandomizedMethod {
     BlockKrylov,
     /// Rayleigh–Ritz on the last block only (classic power iterations, as scikit-learn).
     Subspace,
+}
+
+impl RandomizedMethod {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["krylov", "subspace"];
+
+    /// The name used on the command line: `krylov` for block Krylov.
+    pub fn name(self) -> &'static str {
+        match self {
+            RandomizedMethod::BlockKrylov => "krylov",
+            RandomizedMethod::Subspace => "subspace",
+        }
+    }
+}
+
+impl FromStr for RandomizedMethod {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "krylov" => Ok(RandomizedMethod::BlockKrylov),
+            "subspace" => Ok(RandomizedMethod::Subspace),
+            other => Err(format!(
+                "unknown randomized method {other:?}; expected one of {}",
+                RandomizedMethod::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 /// Settings of the iterative solvers (`randomized`, `power`, `em`).
@@ -280,5 +338,36 @@ impl Default for IterativeOptions {
             power_method: PowerMethod::Block,
             randomized_method: RandomizedMethod::BlockKrylov,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every listed name parses to the option whose `name()` it is, and nothing else parses.
+    fn names_round_trip<T: FromStr<Err = String> + Copy>(
+        names: &[&str],
+        name: impl Fn(T) -> &'static str,
+    ) {
+        for &n in names {
+            let parsed: T = n.parse().unwrap_or_else(|e| panic!("{n}: {e}"));
+            assert_eq!(name(parsed), n);
+        }
+        let err = "nonsense"
+            .parse::<T>()
+            .err()
+            .expect("an unknown name is refused");
+        for &n in names {
+            assert!(err.contains(n), "the error lists {n}: {err}");
+        }
+    }
+
+    #[test]
+    fn every_option_name_parses_back_to_itself() {
+        names_round_trip(Solver::NAMES, Solver::name);
+        names_round_trip(Precision::NAMES, Precision::name);
+        names_round_trip(PowerMethod::NAMES, PowerMethod::name);
+        names_round_trip(RandomizedMethod::NAMES, RandomizedMethod::name);
     }
 }

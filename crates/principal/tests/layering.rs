@@ -51,6 +51,9 @@ const LAYERS: &[&[&str]] = &[
     &["solver::randomized", "solver::power", "solver::em"],
     // The model; auto's plan.
     &["model", "plan"],
+    // Probabilistic PCA on the model: the Gaussian model, then the door.
+    &["probabilistic::gaussian"],
+    &["probabilistic"],
     // Cross-validation's folds and their held-out likelihoods, under a fold's model.
     &["choose::held_out"],
     // Parameters, then fitting them.

@@ -1,4 +1,4 @@
-//! Small formatting helpers for the human-readable reports.
+//! Writing to the terminal and formatting numbers for the human-readable summaries.
 
 use std::io::{self, Write};
 use std::time::Duration;

@@ -4,14 +4,29 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use clap::Args;
 use principal::{ChunkRef, PcaError};
 use principal_io::{load_model, MatrixWriter, ReadOptions};
 
-use crate::args::InverseArgs;
-use crate::budget;
-use crate::report;
+use crate::cli::MemoryArgs;
 use crate::select::show;
 use crate::stream::{summary, RowStream};
+use crate::text;
+
+#[derive(Debug, Args)]
+pub struct InverseArgs {
+    /// A model written by `principal fit`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Codes: CSV/TSV (with or without a header) or NPY, one column per component.
+    #[arg(value_name = "CODES")]
+    pub codes: PathBuf,
+    /// Where to write the reconstruction: .csv, .tsv, .npy or .parquet.
+    #[arg(short, long, value_name = "RECONSTRUCTED")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
 
 /// A validated `inverse` request.
 #[derive(Debug)]
@@ -28,9 +43,7 @@ impl InverseConfig {
             model: args.model,
             codes: args.codes,
             output: args.output,
-            memory_limit: args
-                .memory_limit
-                .unwrap_or_else(budget::default_memory_limit),
+            memory_limit: args.memory.bytes(),
         }
     }
 }
@@ -67,7 +80,7 @@ pub fn run(config: &InverseConfig) -> Result<()> {
             ChunkRef::F64(z) => model.inverse_transform(z),
         })
         .with_context(cannot)?;
-    report::stderr(&summary(
+    text::stderr(&summary(
         rows,
         d,
         "features",

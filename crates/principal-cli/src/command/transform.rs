@@ -4,16 +4,33 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use clap::Args;
 use principal::ChunkRef;
 use principal_io::{
     load_model, ChunkReader, ColumnSelector, MatrixWriter, ReadOptions, SavedModel,
 };
 
-use crate::args::TransformArgs;
-use crate::budget;
-use crate::report;
+use crate::cli::{MemoryArgs, SelectArgs};
 use crate::select::{describe, show, Selection};
 use crate::stream::{summary, RowStream};
+use crate::text;
+
+#[derive(Debug, Args)]
+pub struct TransformArgs {
+    /// A model written by `principal fit`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Data files, as for `fit`.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the codes: .csv, .tsv, .npy or .parquet (columns named pc1..pcM).
+    #[arg(short, long, value_name = "CODES")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
 
 /// A validated `transform` request.
 #[derive(Debug)]
@@ -32,9 +49,7 @@ impl TransformConfig {
             inputs: args.inputs,
             selection: Selection::new(args.select),
             output: args.output,
-            memory_limit: args
-                .memory_limit
-                .unwrap_or_else(budget::default_memory_limit),
+            memory_limit: args.memory.bytes(),
         }
     }
 }
@@ -73,7 +88,7 @@ pub fn run(config: &TransformConfig) -> Result<()> {
             ChunkRef::F64(x) => model.transform(x),
         })
         .with_context(|| format!("cannot transform {}", describe(&config.inputs)))?;
-    report::stderr(&summary(
+    text::stderr(&summary(
         rows,
         k,
         "components",

@@ -5,20 +5,135 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use clap::Args;
 use principal::{
-    ComponentCount, IterativeOptions, PcaBuilder, PcaModel, PcaParams, PowerMethod,
+    ComponentCount, IterativeOptions, PcaBuilder, PcaModel, PcaParams, PowerMethod, Precision,
     RandomizedMethod, Scaling, Solver,
 };
 use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, ReadOptions};
 
-use crate::args::FitArgs;
 use crate::budget;
+use crate::cli::{one_of, MemoryArgs, SelectArgs};
 use crate::progress::Progress;
-use crate::report::{self, percent};
 use crate::select::{describe, show, Selection};
+use crate::text::{self, percent};
 
 /// How many per-component percentages the summary lists.
 const SHOWN_COMPONENTS: usize = 5;
+
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Data files: CSV or TSV (optionally .gz), NPY, IDX (optionally .gz), Parquet or Arrow IPC;
+    /// a directory (its data files, sorted) or a quoted glob pattern such as 'parts/*.parquet'.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Keep K components (1 ≤ K ≤ min(n_samples, n_features)).
+    #[arg(short = 'k', long, value_name = "K", value_parser = parse_components, conflicts_with = "variance", allow_negative_numbers = true)]
+    pub components: Option<usize>,
+    /// Keep the fewest components that explain at least this fraction F of the variance (0 < F ≤ 1).
+    #[arg(long, value_name = "F", value_parser = parse_variance, allow_negative_numbers = true)]
+    pub variance: Option<f64>,
+    /// Divide each centred feature by its standard deviation (PCA of the correlation matrix).
+    #[arg(long)]
+    pub standardize: bool,
+    /// Delta degrees of freedom: covariance = Xcᵀ Xc / (N − ddof).
+    #[arg(long, value_name = "0|1", default_value = "1", value_parser = parse_ddof, allow_negative_numbers = true)]
+    pub ddof: usize,
+    /// The algorithm; auto picks by shape and reports why.
+    #[arg(long, value_name = "SOLVER", default_value = "auto", value_parser = one_of::<Solver>(Solver::NAMES))]
+    pub solver: Solver,
+    /// Where to write the model (safetensors; any extension).
+    #[arg(short, long, value_name = "MODEL")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    #[command(flatten)]
+    pub iterative: IterativeArgs,
+    /// Products of the covariance solver for f32 input that is not small integers: full (f64,
+    /// exact to rounding) or mixed (f32 products summed in f64, about twice as fast; every
+    /// eigenvalue within 1.6e-5 of the total variance, in practice about 1e-6). Pixels and
+    /// other small integers are always exact; f64 input always uses full.
+    #[arg(long, value_name = "full|mixed", default_value = "full", value_parser = one_of::<Precision>(Precision::NAMES))]
+    pub precision: Precision,
+    /// Print how the solver and the reading mode were chosen: every solver's estimated
+    /// multiply-adds and memory.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
+
+/// Settings of the randomized, power and em solvers.
+#[derive(Debug, Args)]
+pub struct IterativeArgs {
+    /// Seed of the random start (randomized, power, em): the same seed gives the same model.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1).
+    #[arg(long, value_name = "T", value_parser = parse_tolerance)]
+    pub tolerance: Option<f64>,
+    /// Passes beyond the first of the randomized solver (default: krylov 3 when K < 0.1·min(N, D),
+    /// else 2; subspace 7, else 4).
+    #[arg(long, value_name = "Q")]
+    pub power_iterations: Option<usize>,
+    /// Extra random columns of the randomized solver.
+    #[arg(long, value_name = "P", default_value_t = 10)]
+    pub oversampling: usize,
+    /// Upper bound on passes when iterating to a tolerance.
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_iterations: u64,
+    /// How the randomized solver iterates: block Krylov (Rayleigh–Ritz on every pass's block
+    /// together; more accurate per pass) or subspace (on the last block, as scikit-learn).
+    #[arg(long, value_name = "METHOD", default_value = "krylov", value_parser = one_of::<RandomizedMethod>(RandomizedMethod::NAMES))]
+    pub randomized_method: RandomizedMethod,
+    /// How the power solver finds several components.
+    #[arg(long, value_name = "METHOD", default_value = "block", value_parser = one_of::<PowerMethod>(PowerMethod::NAMES))]
+    pub power_method: PowerMethod,
+}
+
+fn parse_components(s: &str) -> Result<usize, String> {
+    let k: usize = s
+        .parse()
+        .map_err(|_| format!("--components {s} is not a whole number"))?;
+    check(PcaBuilder::new().components(ComponentCount::Fixed(k)))?;
+    Ok(k)
+}
+
+fn parse_variance(s: &str) -> Result<f64, String> {
+    let f: f64 = s
+        .parse()
+        .map_err(|_| format!("--variance {s} is not a number"))?;
+    check(PcaBuilder::new().components(ComponentCount::VarianceFraction(f)))?;
+    Ok(f)
+}
+
+fn parse_ddof(s: &str) -> Result<usize, String> {
+    let ddof: usize = s
+        .parse()
+        .map_err(|_| format!("--ddof {s} is not allowed: use 0 or 1"))?;
+    check(PcaBuilder::new().ddof(ddof))?;
+    Ok(ddof)
+}
+
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let t: f64 = s
+        .parse()
+        .map_err(|_| format!("--tolerance {s} is not a number"))?;
+    let options = IterativeOptions {
+        tolerance: Some(t),
+        ..Default::default()
+    };
+    check(PcaBuilder::new().iterative(options))?;
+    Ok(t)
+}
+
+/// The library's own check of one parameter, its message naming the flag.
+fn check(builder: PcaBuilder) -> Result<(), String> {
+    builder
+        .build()
+        .map(drop)
+        .map_err(|e| crate::flags::message(&e))
+}
 
 /// A validated `fit` request.
 #[derive(Debug)]
@@ -50,20 +165,10 @@ impl FitConfig {
             power_iterations: it.power_iterations,
             oversampling: it.oversampling,
             max_iterations: usize::try_from(it.max_iterations).unwrap_or(usize::MAX),
-            power_method: if it.power_method == "deflation" {
-                PowerMethod::Deflation
-            } else {
-                PowerMethod::Block
-            },
-            randomized_method: if it.randomized_method == "subspace" {
-                RandomizedMethod::Subspace
-            } else {
-                RandomizedMethod::BlockKrylov
-            },
+            power_method: it.power_method,
+            randomized_method: it.randomized_method,
         };
-        let memory_limit = args
-            .memory_limit
-            .unwrap_or_else(budget::default_memory_limit);
+        let memory_limit = args.memory.bytes();
         let params = PcaBuilder::new()
             .components(components)
             .scaling(scaling)
@@ -71,7 +176,7 @@ impl FitConfig {
             .solver(args.solver)
             .iterative(iterative)
             .memory_limit(Some(memory_limit))
-            .precision(args.precision.parse().map_err(anyhow::Error::msg)?)
+            .precision(args.precision)
             .build()?;
         Ok(FitConfig {
             inputs: args.inputs,
@@ -218,13 +323,13 @@ pub fn run(config: &FitConfig) -> Result<()> {
     save_model(&config.output, &model, names.as_deref())?;
 
     if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
-        report::stderr(&zero_variance_warning(&model, names.as_deref()));
+        text::stderr(&zero_variance_warning(&model, names.as_deref()));
     }
     let solver_plan = config.params.plan(model.n_samples(), model.n_features());
     if config.explain {
-        report::stderr(&explanation(&solver_plan, &plan, config.memory_limit));
+        text::stderr(&explanation(&solver_plan, &plan, config.memory_limit));
     }
-    report::stderr(&summary(&model, config, &solver_plan.reason, &timing));
+    text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
     Ok(())
 }
 
@@ -285,10 +390,7 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
 
 fn zero_variance_warning(model: &PcaModel, names: Option<&[String]>) -> String {
     let zero = model.zero_variance_features();
-    let listed: Vec<String> = zero
-        .iter()
-        .map(|&j| report::feature_name(names, j))
-        .collect();
+    let listed: Vec<String> = zero.iter().map(|&j| text::feature_name(names, j)).collect();
     let place = if names.is_some() {
         ""
     } else {
@@ -297,7 +399,7 @@ fn zero_variance_warning(model: &PcaModel, names: Option<&[String]>) -> String {
     format!(
         "warning: {} feature(s) have zero variance and keep scale 1 when standardizing{place}: {}\n",
         zero.len(),
-        report::abbreviate(&listed, 20)
+        text::abbreviate(&listed, 20)
     )
 }
 
@@ -363,18 +465,75 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
             let _ = writeln!(
                 s,
                 "time: {} reading, {} fitting{peak}",
-                report::duration(*read),
-                report::duration(*fit)
+                text::duration(*read),
+                text::duration(*fit)
             );
         }
         Timing::Streamed { total, passes } => {
             let _ = writeln!(
                 s,
                 "time: {} reading and fitting, streamed in {passes} pass(es){peak}",
-                report::duration(*total)
+                text::duration(*total)
             );
         }
     }
     let _ = writeln!(s, "model written to {}", show(&config.output));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    fn fit_args(extra: &[&str]) -> super::FitArgs {
+        let mut words = vec!["principal", "fit", "x.csv", "-o", "m"];
+        words.extend_from_slice(extra);
+        match Cli::try_parse_from(words).unwrap().command {
+            Command::Fit(fit) => fit,
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_solver_name_parses() {
+        for name in principal::Solver::NAMES {
+            assert_eq!(fit_args(&["--solver", name]).solver.name(), *name);
+        }
+    }
+
+    #[test]
+    fn method_and_precision_flags_parse_to_the_library_enums() {
+        let args = fit_args(&[
+            "--precision",
+            "mixed",
+            "--randomized-method",
+            "subspace",
+            "--power-method",
+            "deflation",
+        ]);
+        assert_eq!(args.precision, principal::Precision::Mixed);
+        assert_eq!(
+            args.iterative.randomized_method,
+            principal::RandomizedMethod::Subspace
+        );
+        assert_eq!(
+            args.iterative.power_method,
+            principal::PowerMethod::Deflation
+        );
+        for (flag, bad) in [
+            ("--precision", "half"),
+            ("--randomized-method", "lanczos"),
+            ("--power-method", "inverse"),
+        ] {
+            let words = ["principal", "fit", "x.csv", "-o", "m", flag, bad];
+            let err = Cli::try_parse_from(words).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::InvalidValue,
+                "{flag} {bad}"
+            );
+        }
+    }
 }

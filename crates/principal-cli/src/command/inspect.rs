@@ -4,13 +4,23 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use clap::Args;
 use principal::{PcaModel, Scaling};
 use principal_io::{load_model, SavedModel};
 use serde_json::{json, Value};
 
-use crate::args::InspectArgs;
-use crate::report::{self, percent, sig};
 use crate::select::show;
+use crate::text::{self, percent, sig};
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A model written by `principal fit`.
+    #[arg(value_name = "MODEL")]
+    pub model: PathBuf,
+    /// Print one JSON object with every field of the model instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// A validated `inspect` request.
 #[derive(Debug)]
@@ -37,7 +47,7 @@ pub fn run(config: &InspectConfig) -> Result<()> {
     } else {
         table(&saved, &show(&config.model))
     };
-    report::stdout(&text)
+    text::stdout(&text)
 }
 
 /// Every field of the model; floats are written so that they parse back to the same `f64`.
@@ -113,25 +123,15 @@ fn table(saved: &SavedModel, path: &str) -> String {
         let _ = writeln!(s, "{:<16}{passes}", "iterations");
     }
     if let Some(names) = &saved.feature_names {
-        let _ = writeln!(
-            s,
-            "{:<16}{}",
-            "feature_names",
-            report::abbreviate(names, 12)
-        );
+        let _ = writeln!(s, "{:<16}{}", "feature_names", text::abbreviate(names, 12));
     }
     if !model.zero_variance_features().is_empty() {
         let zero: Vec<String> = model
             .zero_variance_features()
             .iter()
-            .map(|&j| report::feature_name(saved.feature_names.as_deref(), j))
+            .map(|&j| text::feature_name(saved.feature_names.as_deref(), j))
             .collect();
-        let _ = writeln!(
-            s,
-            "{:<16}{}",
-            "zero_variance",
-            report::abbreviate(&zero, 12)
-        );
+        let _ = writeln!(s, "{:<16}{}", "zero_variance", text::abbreviate(&zero, 12));
     }
     let _ = writeln!(s);
     let _ = writeln!(
@@ -139,7 +139,7 @@ fn table(saved: &SavedModel, path: &str) -> String {
         "{:<10} {:>20} {:>10} {:>11} {:>18}",
         "component", "explained_variance", "ratio", "cumulative", "singular_value"
     );
-    let cumulative = report::cumulative(model);
+    let cumulative = text::cumulative(model);
     for i in 0..model.n_components() {
         let _ = writeln!(
             s,

@@ -1,0 +1,439 @@
+//! The iterative solvers, `--explain`, and data larger than the memory limit: streamed fits,
+//! transforms and reconstructions.
+
+use std::fs;
+
+use serde_json::Value;
+
+mod common;
+
+use common::*;
+
+fn mnist() -> String {
+    data("mnist-5k.csv.gz").display().to_string()
+}
+
+fn eigenvalues(model: &Value) -> Vec<f64> {
+    numbers(&model["explained_variance"])
+}
+
+#[test]
+fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
+    let env = Env::new();
+    let stderr = env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "m.pca",
+        "--explain",
+    ]);
+    for solver in ["covariance", "gram", "svd", "randomized", "power", "em"] {
+        assert!(
+            stderr.contains(&format!("  {solver} ")),
+            "{solver} missing:\n{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains("← chosen") && stderr.contains("multiply-adds"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("data read into memory"), "{stderr}");
+    // Sizes in units a person reads: the Gram matrix of Iris is 150² f64 and more.
+    let stderr = env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-o",
+        "m.pca",
+        "--explain",
+        "--memory-limit",
+        "2.5G",
+    ]);
+    assert!(
+        stderr.contains("solver choice (memory limit 2.50 GB)"),
+        "{stderr}"
+    );
+    let gram = stderr.lines().find(|l| l.contains("  gram ")).unwrap();
+    assert!(gram.contains(" kB"), "{gram}");
+}
+
+#[test]
+fn randomized_fit_reports_its_error_estimate_and_a_seed_makes_it_repeatable() {
+    let env = Env::new();
+    let args = |out: &'static str, seed: &'static str| {
+        vec![
+            "fit",
+            "MNIST",
+            "--exclude",
+            "784",
+            "-k",
+            "10",
+            "--solver",
+            "randomized",
+            "--seed",
+            seed,
+            "-o",
+            out,
+        ]
+    };
+    let m = mnist();
+    let run = |out, seed| {
+        let a: Vec<&str> = args(out, seed)
+            .into_iter()
+            .map(|s| if s == "MNIST" { m.as_str() } else { s })
+            .collect();
+        env.ok(&a)
+    };
+    let stderr = run("a.pca", "3");
+    assert!(stderr.contains("error estimate"), "{stderr}");
+    run("b.pca", "3");
+    run("c.pca", "4");
+    let (a, b, c) = (
+        fs::read(env.path("a.pca")).unwrap(),
+        fs::read(env.path("b.pca")).unwrap(),
+        fs::read(env.path("c.pca")).unwrap(),
+    );
+    assert_eq!(
+        a, b,
+        "the same seed must give the same model file, byte for byte"
+    );
+    assert_ne!(
+        a, c,
+        "another seed gives another (slightly different) model"
+    );
+    let report = &env.inspect("a.pca")["iteration_report"];
+    assert!(report["passes"].as_u64().unwrap() >= 2, "{report}");
+    assert!(
+        report["error_estimate"].as_f64().unwrap() < 1e-2,
+        "{report}"
+    );
+}
+
+#[test]
+fn streamed_fits_equal_in_memory_fits() {
+    let env = Env::new();
+    let m = mnist();
+    let base = ["fit", m.as_str(), "--exclude", "784", "-k", "8"];
+    let fit = |out: &str, extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        a.extend_from_slice(&["-o", out]);
+        env.ok(&a)
+    };
+    // The exact reference, in memory.
+    let exact = fit("svd.pca", &["--solver", "svd"]);
+    assert!(exact.contains("reading,"), "{exact}");
+    // Covariance always streams; randomized streams when the data exceeds half the budget.
+    let cov = fit("cov.pca", &["--solver", "covariance"]);
+    assert!(cov.contains("streamed in 1 pass"), "{cov}");
+    let tol = [
+        "--solver",
+        "randomized",
+        "--tolerance",
+        "1e-9",
+        "--seed",
+        "1",
+    ];
+    fit("rand-memory.pca", &tol);
+    let mut streamed = tol.to_vec();
+    streamed.extend_from_slice(&["--memory-limit", "2M"]);
+    let out = fit("rand-streamed.pca", &streamed);
+    assert!(out.contains("streamed in"), "{out}");
+    let reference = eigenvalues(&env.inspect("svd.pca"));
+    for (name, tol) in [
+        ("cov.pca", 1e-9),
+        ("rand-memory.pca", 1e-7),
+        ("rand-streamed.pca", 1e-7),
+    ] {
+        let got = eigenvalues(&env.inspect(name));
+        assert_close(&got, &reference, tol * reference[0], name);
+    }
+    // Same seed, same passes: streaming changes nothing but where the rows come from.
+    let (a, b) = (
+        env.inspect("rand-memory.pca"),
+        env.inspect("rand-streamed.pca"),
+    );
+    assert_same_model(&a, &b, 1e-9);
+}
+
+#[test]
+fn gram_over_the_memory_limit_is_refused_before_reading() {
+    let env = Env::new();
+    let err = env.fails(
+        1,
+        &[
+            "fit",
+            &mnist(),
+            "--exclude",
+            "784",
+            "--solver",
+            "gram",
+            "--memory-limit",
+            "2M",
+            "-o",
+            "m.pca",
+        ],
+    );
+    assert!(
+        err.contains("--memory-limit") && err.contains("gram"),
+        "{err}"
+    );
+    assert!(!env.path("m.pca").exists());
+}
+
+#[test]
+fn power_iteration_converges_on_iris_and_says_how() {
+    let env = Env::new();
+    for method in ["block", "deflation"] {
+        let stderr = env.ok(&[
+            "fit",
+            &iris(),
+            "--exclude",
+            "species",
+            "-k",
+            "2",
+            "--solver",
+            "power",
+            "--power-method",
+            method,
+            "-o",
+            "p.pca",
+        ]);
+        assert!(
+            stderr.contains("passes") && !stderr.contains("NOT reached"),
+            "{stderr}"
+        );
+        let got = eigenvalues(&env.inspect("p.pca"));
+        assert_close(&got, &[4.22824171, 0.24267075], 1e-7, method);
+    }
+}
+
+#[test]
+fn em_converges_on_iris_and_says_how() {
+    let env = Env::new();
+    let args = ["fit", &iris(), "--exclude", "species", "-k", "2"];
+    let stderr = env.ok(&[&args[..], &["--solver", "em", "-o", "em.pca"]].concat());
+    assert!(
+        stderr.contains("solver: em") && stderr.contains("passes, error estimate"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("NOT reached"), "{stderr}");
+    let model = env.inspect("em.pca");
+    assert_eq!(model["solver"], "em");
+    assert_close(&eigenvalues(&model), &[4.22824171, 0.24267075], 1e-7, "em");
+}
+
+#[test]
+fn iterative_settings_are_checked_as_usage_errors() {
+    let env = Env::new();
+    for bad in [
+        ["--tolerance", "0"],
+        ["--tolerance", "2"],
+        ["--max-iterations", "0"],
+        ["--memory-limit", "12 parsecs"],
+        ["--power-method", "magic"],
+    ] {
+        let mut args = vec!["fit", "x.csv", "-o", "m.pca"];
+        args.extend_from_slice(&bad);
+        env.fails(2, &args);
+    }
+}
+
+/// Peak memory as `fit` reports it, in MB.
+fn reported_peak_mb(stderr: &str) -> u64 {
+    let at = stderr
+        .find("peak memory ")
+        .expect("fit reports its peak memory")
+        + "peak memory ".len();
+    stderr[at..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_file_far_larger_than_the_memory_limit_is_fitted_within_it() {
+    // 120,000 × 100 f64 = 96 MB of data; the budget is 16 MB.
+    let env = Env::new();
+    let (n, d) = (120_000usize, 100usize);
+    let mut rows = Vec::with_capacity(n);
+    let mut rng = Lcg(11);
+    for i in 0..n {
+        let t = i as f64 / n as f64;
+        rows.push(
+            (0..d)
+                .map(|j| (t * (1 + j % 7) as f64).sin() + 0.1 * rng.next())
+                .collect::<Vec<f64>>(),
+        );
+    }
+    env.write("big.npy", npy(&rows, false));
+    drop(rows);
+    let size_mb = fs::metadata(env.path("big.npy")).unwrap().len() / 1_000_000;
+    assert!(size_mb >= 90);
+    for solver in ["covariance", "randomized", "power", "em"] {
+        let out = format!("{solver}.pca");
+        let stderr = env.ok(&[
+            "fit",
+            "big.npy",
+            "-k",
+            "4",
+            "--solver",
+            solver,
+            "--tolerance",
+            "1e-8",
+            "--memory-limit",
+            "16M",
+            "-o",
+            &out,
+        ]);
+        assert!(stderr.contains("streamed in"), "{solver}: {stderr}");
+        let peak = reported_peak_mb(&stderr);
+        assert!(
+            peak < 60,
+            "{solver}: peak memory {peak} MB for a {size_mb} MB file under a 16 MB budget"
+        );
+    }
+    // The streamed answers are the exact one (eigenvalues from the covariance solver).
+    let exact = eigenvalues(&env.inspect("covariance.pca"));
+    for name in ["randomized.pca", "power.pca", "em.pca"] {
+        assert_close(
+            &eigenvalues(&env.inspect(name)),
+            &exact,
+            1e-7 * exact[0],
+            name,
+        );
+    }
+}
+
+/// Every value of `found` equals `expected`'s to within `tol` times the largest |value|.
+fn assert_matrix_close(
+    found: &principal_io::Matrix,
+    expected: &principal::faer::Mat<f64>,
+    tol: f64,
+    what: &str,
+) {
+    let found = found.to_f64();
+    assert_eq!(
+        (found.nrows(), found.ncols()),
+        (expected.nrows(), expected.ncols()),
+        "{what}: shape"
+    );
+    let scale = (0..expected.nrows())
+        .flat_map(|i| (0..expected.ncols()).map(move |j| (i, j)))
+        .fold(0.0f64, |m, (i, j)| m.max(expected[(i, j)].abs()));
+    for i in 0..expected.nrows() {
+        for j in 0..expected.ncols() {
+            let diff = (found[(i, j)] - expected[(i, j)]).abs();
+            assert!(diff <= tol * scale, "{what}: ({i}, {j}) off by {diff:e}");
+        }
+    }
+}
+
+#[test]
+fn transform_and_inverse_stream_files_larger_than_the_memory_limit() {
+    // 60,000 × 100 f64 = 48 MB in, and 48 MB out of inverse; the budget is 8 MB (chunks of
+    // 512 rows).
+    let env = Env::new();
+    let (n, d) = (60_000usize, 100usize);
+    let mut rng = Lcg(5);
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            let t = i as f64 / n as f64;
+            (0..d)
+                .map(|j| (t * (1 + j % 5) as f64).cos() * 3.0 + 0.1 * rng.next() + 1e3)
+                .collect()
+        })
+        .collect();
+    env.write("big.npy", npy(&rows, false));
+    drop(rows);
+    let streamed = |args: &[&str]| env.ok(&[args, &["--memory-limit", "8M"]].concat());
+    streamed(&["fit", "big.npy", "-k", "5", "-o", "m.pca"]);
+    let stderr = streamed(&["transform", "m.pca", "big.npy", "-o", "codes.npy"]);
+    let wrote = "wrote 60000 samples × 5 components to";
+    assert!(stderr.contains(wrote), "{stderr}");
+    let transform_peak = reported_peak_mb(&stderr);
+    let stderr = streamed(&["inverse", "m.pca", "codes.npy", "-o", "back.npy"]);
+    let wrote = "wrote 60000 samples × 100 features to";
+    assert!(stderr.contains(wrote), "{stderr}");
+    let inverse_peak = reported_peak_mb(&stderr);
+    // Neither the 48 MB input of transform nor the 48 MB output of inverse is held.
+    assert!(
+        transform_peak < 40,
+        "transform peaked at {transform_peak} MB"
+    );
+    assert!(inverse_peak < 40, "inverse peaked at {inverse_peak} MB");
+
+    // The same numbers as the library's transform and inverse of the whole matrix at once.
+    let model = principal_io::load_model(&env.path("m.pca")).unwrap().model;
+    let read = |name: &str| {
+        principal_io::read_table(&[env.path(name)], &principal_io::ReadOptions::default())
+            .unwrap()
+            .data
+    };
+    let data = read("big.npy").to_f64();
+    let codes = model.transform(data.as_ref()).unwrap();
+    assert_matrix_close(&read("codes.npy"), &codes, 1e-13, "codes");
+    let back = model.inverse_transform(codes.as_ref()).unwrap();
+    assert_matrix_close(&read("back.npy"), &back, 1e-13, "reconstruction");
+    // In CSV and Parquet too (written a chunk at a time).
+    for name in ["codes.csv", "codes.parquet"] {
+        streamed(&["transform", "m.pca", "big.npy", "-o", name]);
+        assert_matrix_close(&read(name), &codes, 1e-13, name);
+    }
+}
+
+#[test]
+fn a_bad_value_in_a_late_chunk_leaves_the_old_output_and_no_temporary() {
+    // 3,000 rows of 3 columns in chunks of 2,560 rows (1 MB budget); a NaN in row 2,900.
+    let env = Env::new();
+    let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+    let mut rng = Lcg(9);
+    let rows: Vec<Vec<f64>> = (0..3000)
+        .map(|_| (0..3).map(|_| rng.next()).collect())
+        .collect();
+    env.write("good.csv", to_csv(Some(&names), &rows));
+    let mut text = to_csv(Some(&names), &rows);
+    let line = text.lines().nth(2901).unwrap().to_owned();
+    text = text.replacen(
+        &line,
+        &format!("{},nan", line.rsplit_once(',').unwrap().0),
+        1,
+    );
+    env.write("bad.csv", text);
+    env.ok(&["fit", "good.csv", "-k", "2", "-o", "m.pca"]);
+    for output in ["codes.npy", "codes.csv", "codes.parquet"] {
+        env.write(output, "precious\n");
+        let stderr = env.fails(
+            1,
+            &[
+                "transform",
+                "m.pca",
+                "bad.csv",
+                "-o",
+                output,
+                "--memory-limit",
+                "1M",
+            ],
+        );
+        assert!(stderr.contains("bad.csv, line 2902"), "{stderr}");
+        assert!(stderr.contains("\"nan\""), "{stderr}");
+        assert_eq!(
+            fs::read(env.path(output)).unwrap(),
+            b"precious\n",
+            "{output}"
+        );
+    }
+    let leftovers: Vec<_> = fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

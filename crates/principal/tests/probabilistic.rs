@@ -1,0 +1,215 @@
+//! Probabilistic PCA's relations over random shapes (tall, wide, offsets of 1e6, standardized,
+//! ddof 0 and 1): the training data's mean log-likelihood, C C⁻¹ = I in both units, the
+//! held-out curve against models cut to each size; and the degenerate models, which are errors
+//! rather than infinities.
+
+mod common;
+
+use common::{fit_with, random_matrix};
+use principal::faer::Mat;
+use principal::{ComponentCount, PcaError, Scaling, Solver, Units};
+use proptest::prelude::*;
+
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+#[derive(Clone, Debug)]
+struct Case {
+    n: usize,
+    d: usize,
+    m: usize,
+    offset: f64,
+    scaling: Scaling,
+    ddof: usize,
+    seed: u64,
+}
+
+/// Full-rank data (σ² > 0 for every M below min(N, D)), tall or wide.
+fn cases() -> impl Strategy<Value = Case> {
+    let shape = prop_oneof![(12usize..50, 2usize..9), (3usize..9, 10usize..30)];
+    (
+        shape,
+        any::<u64>(),
+        prop::bool::ANY,
+        prop::bool::ANY,
+        0usize..2,
+        1usize..30,
+    )
+        .prop_map(|((n, d), seed, standardize, big_offset, ddof, m)| {
+            // Centring takes one dimension: below min(N − 1, D) components, σ² > 0.
+            let max = (n - 1).min(d);
+            Case {
+                n,
+                d,
+                m: 1 + m % (max - 1).max(1),
+                offset: if big_offset { 1e6 } else { 0.0 },
+                scaling: if standardize {
+                    Scaling::Standardize
+                } else {
+                    Scaling::Centre
+                },
+                ddof,
+                seed,
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// On the training data, `tr(C⁻¹ S) = min(N, D)` (the maximum-likelihood σ² makes the
+    /// discarded directions' share exactly their number), so the mean log-likelihood is
+    /// `−½ (D ln 2π + ln|C| + min(N, D) (N − ddof)/N)`; and `C C⁻¹ = I` in both units.
+    #[test]
+    fn the_training_log_likelihood_has_its_closed_form(case in cases()) {
+        let x = random_matrix(case.n, case.d, None, case.offset, case.seed);
+        let model = fit_with(x.as_ref(), ComponentCount::Fixed(case.m), case.scaling, case.ddof, Solver::Svd).unwrap();
+        prop_assume!(model.noise_variance() > 0.0);
+        let ppca = model.probabilistic();
+        let (n, d) = (case.n as f64, case.d as f64);
+        let log_det = ppca.log_det_covariance(Units::Standardized).unwrap();
+        let want = -0.5 * (d * LN_2PI + log_det + (case.n.min(case.d) as f64) * (n - case.ddof as f64) / n);
+        let got = model.score(x.as_ref()).unwrap();
+        // Rounding: the offset's ε·1e6 in every centred entry, relative to the data's spread.
+        let tol = 1e-9 * want.abs().max(d) + 1e-6 * case.offset * f64::EPSILON * d;
+        prop_assert!((got - want).abs() <= tol, "mean log-likelihood {got}, closed form {want}");
+        let jacobian = model.scale().map_or(0.0, |s| s.iter().map(|v| v.ln()).sum());
+        let original = ppca.score(x.as_ref(), Units::Original).unwrap();
+        prop_assert!((original - (got - jacobian)).abs() <= 1e-12 * got.abs().max(1.0));
+        for units in [Units::Standardized, Units::Original] {
+            let c = ppca.covariance(units);
+            let p = ppca.precision(units).unwrap();
+            let product = &c * &p;
+            let k = ppca.component_variances();
+            let cond = k.iter().fold(model.noise_variance(), |a, &b| a.max(b)) / model.noise_variance();
+            let spread = model.scale().map_or(1.0, |s| {
+                let (lo, hi) = s.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+                hi / lo
+            });
+            let worst = (0..case.d)
+                .flat_map(|i| (0..case.d).map(move |j| (i, j)))
+                .map(|(i, j)| (product[(i, j)] - if i == j { 1.0 } else { 0.0 }).abs())
+                .fold(0.0, f64::max);
+            prop_assert!(worst <= 1e-12 * d * cond * spread, "{units:?}: |C P − I| = {worst:e}");
+        }
+    }
+
+    /// The held-out curve from one fit with K components equals, at every M, the score of the
+    /// model cut to M components ([`PcaModel::truncated`]) and of a fit with M components; at
+    /// M = 0, the isotropic Gaussian with the mean of the min(N, D) eigenvalues.
+    #[test]
+    fn the_curve_by_number_of_components_equals_separate_fits(case in cases()) {
+        let x = random_matrix(case.n, case.d, None, case.offset, case.seed);
+        let held_out = random_matrix(7, case.d, None, case.offset, case.seed ^ 1);
+        let fit = |count| fit_with(x.as_ref(), count, case.scaling, case.ddof, Solver::Svd).unwrap();
+        let all = fit(ComponentCount::All);
+        let k = case.m;
+        let model = all.truncated(k).unwrap();
+        for units in [Units::Standardized, Units::Original] {
+            let curve = model.probabilistic().score_by_component_count(held_out.as_ref(), units).unwrap();
+            prop_assert_eq!(curve.len(), k + 1);
+            for m in 1..=k {
+                let alone = fit(ComponentCount::Fixed(m));
+                let want = alone.probabilistic().score(held_out.as_ref(), units).unwrap();
+                let cut = model.truncated(m).unwrap().probabilistic().score(held_out.as_ref(), units).unwrap();
+                let got = curve[m].expect("σ² > 0 below the rank");
+                let tol = 1e-9 * want.abs().max(1.0);
+                prop_assert!((got - want).abs() <= tol, "M = {m}: curve {got}, separate fit {want}");
+                prop_assert!((cut - want).abs() <= tol, "M = {m}: truncated {cut}, separate fit {want}");
+            }
+            // M = 0: N(μ, σ₀² I), σ₀² the mean of the min(N, D) eigenvalues.
+            let rank = case.n.min(case.d);
+            let sigma0 = all.explained_variance()[..rank].iter().sum::<f64>() / rank as f64;
+            let xs = Mat::from_fn(held_out.nrows(), case.d, |i, j| {
+                (held_out[(i, j)] - all.mean()[j]) / all.scale().map_or(1.0, |s| s[j])
+            });
+            let sq = (0..xs.nrows()).map(|i| xs.row(i).squared_norm_l2()).sum::<f64>() / xs.nrows() as f64;
+            let jacobian = match units {
+                Units::Original => all.scale().map_or(0.0, |s| s.iter().map(|v| v.ln()).sum()),
+                Units::Standardized => 0.0,
+            };
+            let d = case.d as f64;
+            let want = -0.5 * (d * LN_2PI + d * sigma0.ln() + sq / sigma0) - jacobian;
+            let got = curve[0].expect("σ₀² > 0");
+            prop_assert!((got - want).abs() <= 1e-9 * want.abs().max(1.0), "M = 0: {got} against {want}");
+        }
+    }
+}
+
+/// A model whose noise variance is 0 with directions discarded has no density: every method
+/// that needs C⁻¹ says so (and why) instead of returning an infinity or a NaN; the covariance
+/// itself and the posterior (a point) are still defined.
+#[test]
+fn a_zero_noise_variance_is_a_clear_error() {
+    // Rank 2 in 5 features; and wide data with every component kept (M = N < D).
+    let low_rank = random_matrix(30, 5, Some(2), 3.0, 1);
+    let wide = random_matrix(4, 9, None, 0.0, 2);
+    for (x, count) in [
+        (&low_rank, ComponentCount::Fixed(3)),
+        (&wide, ComponentCount::All),
+    ] {
+        let model = fit_with(x.as_ref(), count, Scaling::Centre, 1, Solver::Svd).unwrap();
+        assert!(model.noise_variance() < 1e-20, "{}", model.noise_variance());
+        let model = principal::PcaModel::from_parts(principal::ModelParts {
+            noise_variance: 0.0,
+            ..model.to_parts()
+        })
+        .unwrap();
+        let message = |e: PcaError| {
+            assert!(matches!(e, PcaError::DegenerateModel(_)), "{e:?}");
+            e.to_string()
+        };
+        let e = message(model.score_samples(x.as_ref()).unwrap_err());
+        assert!(
+            e.contains("the noise variance is 0") && e.contains("singular"),
+            "{e}"
+        );
+        message(model.score(x.as_ref()).unwrap_err());
+        message(model.get_precision().unwrap_err());
+        let ppca = model.probabilistic();
+        message(ppca.log_det_covariance(Units::Original).unwrap_err());
+        let c = model.get_covariance();
+        assert!(c.col_iter().all(|col| col.iter().all(|v| v.is_finite())));
+        let curve = ppca
+            .score_by_component_count(x.as_ref(), Units::Standardized)
+            .unwrap();
+        assert!(curve.iter().all(|v| v.is_none_or(f64::is_finite)));
+        assert_eq!(*curve.last().unwrap(), None, "the full model's σ² is 0");
+        // σ² = 0: the posterior is a point, Λ^{-½} Bᵀ (x − μ), if every kept λ > 0.
+        if model.explained_variance().iter().all(|&l| l > 1e-9) {
+            let posterior = ppca.posterior(x.as_ref()).unwrap();
+            assert!(posterior.covariance.norm_max() == 0.0);
+            let codes = model.transform(x.as_ref()).unwrap();
+            let l = model.explained_variance();
+            for i in 0..x.nrows() {
+                for m in 0..l.len() {
+                    let want = codes[(i, m)] / l[m].sqrt();
+                    assert!((posterior.mean[(i, m)] - want).abs() <= 1e-12 * want.abs().max(1.0));
+                }
+            }
+        }
+    }
+}
+
+/// With every component kept of full-rank data, σ² = 0 is no obstacle: C is the sample
+/// covariance, its density exists, and the mean training log-likelihood has the closed form
+/// with `tr(S⁻¹ S) = D`.
+#[test]
+fn every_component_kept_is_the_full_gaussian() {
+    let x = random_matrix(40, 5, None, 0.0, 3);
+    let model = fit_with(
+        x.as_ref(),
+        ComponentCount::All,
+        Scaling::Centre,
+        0,
+        Solver::Svd,
+    )
+    .unwrap();
+    assert_eq!(model.noise_variance(), 0.0);
+    let log_det: f64 = model.explained_variance().iter().map(|l| l.ln()).sum();
+    let want = -0.5 * (5.0 * LN_2PI + log_det + 5.0);
+    let got = model.score(x.as_ref()).unwrap();
+    assert!(
+        (got - want).abs() <= 1e-12 * want.abs(),
+        "{got} against {want}"
+    );
+}
