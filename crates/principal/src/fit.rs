@@ -7,7 +7,7 @@ use faer::{Mat, MatRef};
 
 use crate::choose::choice::{ComponentChoice, Criterion, Curve, SampleSpectrum};
 use crate::choose::evidence;
-use crate::choose::held_out::{self, FoldRows, FoldSide, HeldOutSums};
+use crate::choose::held_out::{self, FoldRows, FoldScores, FoldSide};
 use crate::choose::rules;
 use crate::choose::threshold;
 use crate::data::{ChunkSource, InMemory};
@@ -328,10 +328,10 @@ impl PcaParams {
         for fold in 0..folds {
             let mut training = FoldRows::new(data, &fold_of, fold, FoldSide::Training);
             let model = fold_params.fit_source(&mut training)?;
-            let mut sums = HeldOutSums::new(model.n_components());
+            let mut scores = FoldScores::new();
             FoldRows::new(data, &fold_of, fold, FoldSide::HeldOut)
-                .pass(&mut |chunk| sums.add(&model, chunk))?;
-            per_fold.push(held_out::fold_log_likelihoods(&model, &sums, up_to));
+                .pass(&mut |chunk| scores.add(&model, chunk))?;
+            per_fold.push(scores.totals(&model, up_to));
         }
         let (choice, curve) = held_out::choose_by_likelihood(&per_fold, n, criterion, max)?;
         Ok(CrossValidation {

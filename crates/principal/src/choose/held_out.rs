@@ -13,10 +13,9 @@
 //!                + Σ_{i≤M} z_i²/λ_i + (‖x‖² − Σ_{i≤M} z_i²) / σ²_M ]
 //! ```
 //!
-//! in closed form for every M. Summed over the held-out rows it needs only `Σ z_i²` per
-//! component and `Σ ‖x‖²`: one projection of each row onto its fold's components gives every M.
-//! An M is a candidate when every fold's model is proper there: λ_M and σ²_M above rounding
-//! (M = D needs no σ²).
+//! in closed form for every M: [`crate::ProbabilisticPca::score_by_component_count`], from one
+//! projection of each held-out row onto its fold's components. An M is a candidate when every
+//! fold's model is proper there: λ_M and σ²_M above rounding (M = D needs no σ²).
 //!
 //! With N_train > D this is scikit-learn's `score` and the model's own likelihood. With
 //! N_train ≤ D they average the noise over the N_train − M directions the training rows span
@@ -34,6 +33,7 @@ use crate::choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, Sa
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
+use crate::probabilistic::gaussian::{NoiseAverage, Units};
 use crate::real::{ChunkRef, Real};
 
 /// The fold of each of `n` rows: a seeded random permutation dealt round-robin, so fold sizes
@@ -141,113 +141,78 @@ fn visit_rows<T: Real>(
     visit(ChunkRef::from(gathered.as_ref()))
 }
 
-/// One fold's held-out rows, summed: `Σ z_i²` per component of the fold's model and `Σ ‖x‖²`,
-/// x centred and scaled by the fold's training mean and scale.
-pub(crate) struct HeldOutSums {
+/// One fold's held-out rows scored for every number of components M = 1..=K by the fold's
+/// model with all its K components ([`ProbabilisticPca::score_by_component_count`], with the
+/// noise averaged over all D − M directions), summed over the rows.
+pub(crate) struct FoldScores {
     rows: usize,
-    squared_codes: Vec<f64>,
-    squared_norms: f64,
+    totals: Vec<Option<f64>>,
 }
 
-impl HeldOutSums {
-    pub(crate) fn new(n_components: usize) -> Self {
-        HeldOutSums {
+impl FoldScores {
+    pub(crate) fn new() -> Self {
+        FoldScores {
             rows: 0,
-            squared_codes: vec![0.0; n_components],
-            squared_norms: 0.0,
+            totals: Vec::new(),
         }
     }
 
     /// Adds a chunk of held-out rows.
     pub(crate) fn add(&mut self, model: &PcaModel, chunk: ChunkRef<'_>) -> Result<()> {
-        let codes = match chunk {
-            ChunkRef::F32(m) => model.transform(m)?,
-            ChunkRef::F64(m) => model.transform(m)?,
+        let ppca = model.probabilistic();
+        let (units, average) = (Units::Standardized, NoiseAverage::Ambient);
+        let means = match chunk {
+            ChunkRef::F32(m) => ppca.score_by_component_count_with(m, units, average)?,
+            ChunkRef::F64(m) => ppca.score_by_component_count_with(m, units, average)?,
         };
-        for (i, sum) in self.squared_codes.iter_mut().enumerate() {
-            *sum += codes.col(i).squared_norm_l2();
+        let rows = chunk.nrows() as f64;
+        // Entry 0 is M = 0; the candidates start at 1.
+        let totals = means[1..].iter().map(|m| m.map(|m| m * rows));
+        if self.rows == 0 {
+            self.totals = totals.collect();
+        } else {
+            for (sum, t) in self.totals.iter_mut().zip(totals) {
+                *sum = sum.zip(t).map(|(a, b)| a + b);
+            }
         }
-        self.squared_norms += match chunk {
-            ChunkRef::F32(m) => squared_norms(m, model),
-            ChunkRef::F64(m) => squared_norms(m, model),
-        };
         self.rows += chunk.nrows();
         Ok(())
     }
-}
 
-/// `Σ_rows ‖(x − μ)/σ‖²` under the model's mean and scale.
-fn squared_norms<T: Real>(m: MatRef<'_, T>, model: &PcaModel) -> f64 {
-    let (mean, scale) = (model.mean(), model.scale());
-    let mut total = 0.0;
-    for j in 0..m.ncols() {
-        let s = scale.map_or(1.0, |s| s[j]);
-        for i in 0..m.nrows() {
-            let v = (m[(i, j)].to_f64() - mean[j]) / s;
-            total += v * v;
-        }
-    }
-    total
-}
-
-/// The held-out log-likelihood, summed over a fold's held-out rows, for M = 1..=`up_to` under
-/// the fold's model (all its components); `None` where the model with M components is not
-/// proper (λ_M or σ²_M a rounded zero).
-pub(crate) fn fold_log_likelihoods(
-    model: &PcaModel,
-    sums: &HeldOutSums,
-    up_to: usize,
-) -> Vec<Option<f64>> {
-    let values = model.explained_variance();
-    let d = model.n_features();
-    let p = values.len();
-    let rows = sums.rows as f64;
-    let rounding = SampleSpectrum {
-        eigenvalues: values,
-        n_samples: model.n_samples(),
-        n_features: d,
-        ddof: model.ddof(),
-        total_variance: model.total_variance(),
-    }
-    .rounding();
-    let q = &sums.squared_codes;
-    // What no component sees, then the tails Σ_{i ≥ M} λ_i and Σ_{i ≥ M} z_i², from the small end.
-    let outside = (sums.squared_norms - q.iter().sum::<f64>()).max(0.0);
-    let mut value_tail = vec![0.0; p + 1];
-    let mut code_tail = vec![0.0; p + 1];
-    for i in (0..p).rev() {
-        value_tail[i] = value_tail[i + 1] + values[i];
-        code_tail[i] = code_tail[i + 1] + q[i];
-    }
-    let log_2pi = (2.0 * std::f64::consts::PI).ln();
-    let mut log_det = 0.0;
-    let mut mahalanobis = 0.0;
-    let mut out = Vec::with_capacity(up_to);
-    for m in 1..=up_to {
-        if m > p || values[m - 1] <= rounding {
-            out.resize(up_to, None);
-            break;
-        }
-        log_det += values[m - 1].ln();
-        mahalanobis += q[m - 1] / values[m - 1];
-        let noise_dims = (d - m) as f64;
-        let total = if m == d {
-            -0.5 * (rows * (d as f64 * log_2pi + log_det) + mahalanobis)
-        } else {
-            // Beyond p the eigenvalues are zero: value_tail[m] is 0 for m ≥ p.
-            let sigma2 = value_tail[m.min(p)] / noise_dims;
-            if sigma2 <= rounding {
-                out.push(None);
-                continue;
-            }
-            let residual = outside + code_tail[m];
-            -0.5 * (rows * (d as f64 * log_2pi + log_det + noise_dims * sigma2.ln())
-                + mahalanobis
-                + residual / sigma2)
+    /// The held-out log-likelihood summed over the rows for M = 1..=`up_to` (`None` past K),
+    /// and `None` where the model with M components is degenerate to rounding: λ_M or σ²_M a
+    /// rounded zero of the fold's spectrum, where the likelihood only measures rounding.
+    pub(crate) fn totals(&self, model: &PcaModel, up_to: usize) -> Vec<Option<f64>> {
+        let values = model.explained_variance();
+        let d = model.n_features();
+        let spectrum = SampleSpectrum {
+            eigenvalues: values,
+            n_samples: model.n_samples(),
+            n_features: d,
+            ddof: model.ddof(),
+            total_variance: model.total_variance(),
         };
-        out.push(Some(total));
+        let rounding = spectrum.rounding();
+        // tail[m] = Σ_{i ≥ m} λ_i, from the small end.
+        let mut tail = vec![0.0; values.len() + 1];
+        for i in (0..values.len()).rev() {
+            tail[i] = tail[i + 1] + values[i];
+        }
+        (1..=up_to)
+            .map(|m| {
+                let total = *self.totals.get(m - 1)?;
+                let value = *values.get(m - 1)?;
+                // σ²_M as the score averaged it: zero eigenvalues beyond the span included.
+                let proper =
+                    value > rounding && (m == d || tail[m] / (d - m) as f64 > rounding);
+                if proper {
+                    total
+                } else {
+                    None
+                }
+            })
+            .collect()
     }
-    out
 }
 
 /// The M of largest mean held-out log-likelihood per sample over `n` rows, from every fold's
@@ -342,9 +307,14 @@ mod tests {
                     .unwrap()
                     .fit(train.as_ref())
                     .unwrap();
-                let mut sums = HeldOutSums::new(model.n_components());
-                sums.add(&model, ChunkRef::from(test.as_ref())).unwrap();
-                let ours = fold_log_likelihoods(&model, &sums, reference.len());
+                let mut scores = FoldScores::new();
+                // In two chunks, as a held-out pass hands them over.
+                let half = test.nrows() / 2;
+                for (start, rows) in [(0, half), (half, test.nrows() - half)] {
+                    let chunk = test.as_ref().subrows(start, rows);
+                    scores.add(&model, ChunkRef::from(chunk)).unwrap();
+                }
+                let ours = scores.totals(&model, reference.len());
                 let mut compared = 0;
                 for (i, r) in reference.iter().enumerate() {
                     let Some(r) = r.as_f64() else { continue };
