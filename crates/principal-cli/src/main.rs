@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::command::{fit, inspect, inverse, transform};
+use crate::command::{choose, fit, inspect, inverse, transform};
 
 fn main() -> ExitCode {
     // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.
@@ -37,6 +37,11 @@ fn main() -> ExitCode {
     match std::panic::catch_unwind(run) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        // A usage error found while validating: clap prints it with the usage, exit 2.
+        Ok(Err(err)) if err.is::<clap::Error>() => match err.downcast::<clap::Error>() {
+            Ok(usage) => usage.exit(),
+            Err(_) => ExitCode::from(2),
+        },
         Ok(Err(err)) => {
             let _ = writeln!(io::stderr(), "error: {}", error_chain(&err));
             ExitCode::from(1)
@@ -53,6 +58,7 @@ fn run() -> anyhow::Result<()> {
         Command::Transform(args) => transform::run(&transform::TransformConfig::new(args)),
         Command::Inverse(args) => inverse::run(&inverse::InverseConfig::new(args)),
         Command::Inspect(args) => inspect::run(&inspect::InspectConfig::new(args)),
+        Command::Choose(args) => choose::run(&choose::ChooseConfig::new(args)?),
     }
 }
 

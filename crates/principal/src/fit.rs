@@ -319,9 +319,7 @@ impl PcaParams {
         } else {
             Solver::Auto
         };
-        let fold_params = self
-            .with_components(ComponentCount::All)
-            .with_solver(exact);
+        let fold_params = self.with_components(ComponentCount::All).with_solver(exact);
         let fold_of = held_out::assign_folds(n, folds, seed);
         let up_to = sample.n_features.min(n);
         let mut per_fold = Vec::with_capacity(folds);

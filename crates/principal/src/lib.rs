@@ -63,12 +63,8 @@ mod probabilistic;
 mod real;
 pub mod solver;
 
-pub use choose::choice::{
-    ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel,
-};
-pub use choose::{
-    ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, VARIANCE_FRACTIONS,
-};
+pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
+pub use choose::{ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, VARIANCE_FRACTIONS};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;

@@ -77,9 +77,10 @@ impl FromStr for ComponentCount {
                 folds: ComponentCount::DEFAULT_FOLDS,
                 seed: 0,
             }),
-            other => other.parse().map(ComponentCount::Fixed).map_err(|_| {
-                format!("{other:?} is not a number of components: expected a whole number K, mle, gavish-donoho or cv")
-            }),
+            other => other
+                .parse()
+                .map(ComponentCount::Fixed)
+                .map_err(|_| format!("{other} is not a whole number, mle, gavish-donoho or cv")),
         }
     }
 }

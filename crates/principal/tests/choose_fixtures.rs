@@ -41,7 +41,13 @@ fn matrix(v: &Value) -> Mat<f64> {
         .as_array()
         .expect("rows")
         .iter()
-        .map(|r| r.as_array().expect("row").iter().map(|x| x.as_f64().unwrap()).collect())
+        .map(|r| {
+            r.as_array()
+                .expect("row")
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        })
         .collect();
     Mat::from_fn(rows.len(), rows[0].len(), |i, j| rows[i][j])
 }
@@ -115,7 +121,10 @@ fn mle_matches_sklearn(name: &str) {
             (None, o) => assert!(o.is_none() && k >= want, "{name}: evidence at {k} {o:?}"),
         }
     }
-    assert!(compared >= want.min(reference.len()) - 1, "{name}: {compared} compared");
+    assert!(
+        compared >= want.min(reference.len()) - 1,
+        "{name}: {compared} compared"
+    );
 }
 
 fn mle_is_sane_where_sklearn_fails(name: &str) {
@@ -134,7 +143,12 @@ fn mle_is_sane_where_sklearn_fails(name: &str) {
             .unwrap()
             .fit(x.as_ref())
             .unwrap();
-        assert_eq!(model.n_components(), want, "{name}, {solver}: {}", case["note"]);
+        assert_eq!(
+            model.n_components(),
+            want,
+            "{name}, {solver}: {}",
+            case["note"]
+        );
     }
 }
 
@@ -156,7 +170,11 @@ fn gavish_donoho_matches_the_reference(name: &str) {
             .unwrap();
         let choice = model.component_choice().unwrap();
         assert_eq!(model.n_components(), want, "{name}, {solver}");
-        assert!((choice.value - tau).abs() <= 1e-9 * tau, "{name}: τ {} vs {tau}", choice.value);
+        assert!(
+            (choice.value - tau).abs() <= 1e-9 * tau,
+            "{name}: τ {} vs {tau}",
+            choice.value
+        );
         let noise = match choice.criterion {
             Criterion::GavishDonoho(noise) => noise,
             other => panic!("{other:?}"),
@@ -164,7 +182,10 @@ fn gavish_donoho_matches_the_reference(name: &str) {
         match (given, noise) {
             (Some(_), NoiseLevel::Known(s)) => assert_eq!(s, sigma),
             (None, NoiseLevel::Estimated(s)) => {
-                assert!((s - sigma).abs() <= 1e-9 * sigma, "{name}: σ {s} vs {sigma}")
+                assert!(
+                    (s - sigma).abs() <= 1e-9 * sigma,
+                    "{name}: σ {s} vs {sigma}"
+                )
             }
             other => panic!("{name}: {other:?}"),
         }
@@ -220,7 +241,10 @@ fn every_fixture_has_a_test_and_its_script() {
         assert_eq!(load(name)["generator"], script, "{name}: written by what?");
     }
     let root = fixtures_dir();
-    assert!(root.join("generate_choose.py").is_file(), "{script} is missing");
+    assert!(
+        root.join("generate_choose.py").is_file(),
+        "{script} is missing"
+    );
     let driver = std::fs::read_to_string(root.join("generate.sh")).unwrap();
     assert!(
         driver.contains("generate_choose.py"),

@@ -29,7 +29,8 @@ fn rank_plus_noise(n: usize, d: usize, r: usize, sigma: f64, seed: u64) -> Mat<f
     let u = scores.qr().compute_thin_Q();
     let v = loadings.qr().compute_thin_Q();
     let long = (n.max(d) as f64).sqrt() * sigma;
-    let strength = |k: usize| long * (8.0 - 3.0 * k as f64 / r.max(2).saturating_sub(1).max(1) as f64);
+    let strength =
+        |k: usize| long * (8.0 - 3.0 * k as f64 / r.max(2).saturating_sub(1).max(1) as f64);
     let signal = Mat::from_fn(n, r, |i, k| u[(i, k)] * strength(k)) * v.transpose();
     Mat::from_fn(n, d, |i, j| signal[(i, j)] + sigma * normal() + 5.0)
 }
@@ -64,7 +65,11 @@ fn mle_gavish_donoho_cv_and_parallel_analysis_recover_a_known_rank() {
             permutations: 40,
             ..ChooseOptions::default()
         };
-        let table = PcaBuilder::new().build().unwrap().choose(x.as_ref(), &options).unwrap();
+        let table = PcaBuilder::new()
+            .build()
+            .unwrap()
+            .choose(x.as_ref(), &options)
+            .unwrap();
         let chosen = |name: &str| {
             table
                 .criteria
@@ -95,11 +100,11 @@ fn mle_gavish_donoho_cv_and_parallel_analysis_recover_a_known_rank() {
         // The same answers from a fit with that count as from the table.
         for (count, name) in [
             (ComponentCount::Mle, "mle"),
-            (ComponentCount::GavishDonoho { noise_sigma: None }, "gavish-donoho"),
             (
-                ComponentCount::CrossValidated { folds: 5, seed: 0 },
-                "cv",
+                ComponentCount::GavishDonoho { noise_sigma: None },
+                "gavish-donoho",
             ),
+            (ComponentCount::CrossValidated { folds: 5, seed: 0 }, "cv"),
         ] {
             let model = fit_count(&x, count);
             assert_eq!(model.n_components(), chosen(name), "{n}×{d}: fit by {name}");
@@ -139,7 +144,9 @@ fn bounds_hold(
     let table = match params.choose(x.as_ref(), &options) {
         Ok(table) => table,
         // Two folds of two or three rows leave too few training rows: a stated error.
-        Err(PcaError::CannotChoose { criterion: "cv", .. }) if n < 6 => return Ok(()),
+        Err(PcaError::CannotChoose {
+            criterion: "cv", ..
+        }) if n < 6 => return Ok(()),
         Err(e) => return Err(TestCaseError::fail(format!("{n}×{d}: {e}"))),
     };
     let k = max.unwrap_or(n.min(d)).min(n.min(d));
@@ -220,11 +227,19 @@ fn the_work_beyond_one_fit_is_what_each_criterion_states() {
         folds: 4,
         ..ChooseOptions::default()
     };
-    let table = PcaBuilder::new().build().unwrap().choose(x.as_ref(), &options).unwrap();
+    let table = PcaBuilder::new()
+        .build()
+        .unwrap()
+        .choose(x.as_ref(), &options)
+        .unwrap();
     assert_eq!(table.work.fits, 1);
     assert_eq!(table.work.permuted_spectra, 13);
     assert_eq!(table.work.fold_fits, 4);
-    let names: Vec<String> = table.criteria.iter().map(|c| c.choice.criterion.name()).collect();
+    let names: Vec<String> = table
+        .criteria
+        .iter()
+        .map(|c| c.choice.criterion.name())
+        .collect();
     assert_eq!(
         names,
         [
@@ -251,7 +266,11 @@ fn the_work_beyond_one_fit_is_what_each_criterion_states() {
     }
     // Data of exact rank needs no folds: the likelihood is unbounded at the rank.
     let exact = random_matrix(50, 8, Some(3), 0.0, 3);
-    let table = PcaBuilder::new().build().unwrap().choose(exact.as_ref(), &options).unwrap();
+    let table = PcaBuilder::new()
+        .build()
+        .unwrap()
+        .choose(exact.as_ref(), &options)
+        .unwrap();
     assert_eq!(table.work.fold_fits, 0);
     let cv = table.criteria.last().unwrap().choice;
     assert_eq!((cv.n_components, cv.outcome), (3, ChoiceOutcome::ExactRank));
@@ -273,12 +292,26 @@ fn the_same_seed_gives_the_same_table_and_streaming_gives_the_same_choice() {
     assert_eq!(a, b);
     // cv over a source read in chunks of 7 rows (the streamed path) equals cv in memory.
     let count = ComponentCount::CrossValidated { folds: 3, seed: 2 };
-    let params = PcaBuilder::new().components(count).solver(Solver::Covariance).build().unwrap();
+    let params = PcaBuilder::new()
+        .components(count)
+        .solver(Solver::Covariance)
+        .build()
+        .unwrap();
     let in_memory = params.fit(x.as_ref()).unwrap();
-    let streamed = params.fit_source(&mut InMemory::new(x.as_ref(), 7)).unwrap();
-    let (c1, c2) = (in_memory.component_choice().unwrap(), streamed.component_choice().unwrap());
+    let streamed = params
+        .fit_source(&mut InMemory::new(x.as_ref(), 7))
+        .unwrap();
+    let (c1, c2) = (
+        in_memory.component_choice().unwrap(),
+        streamed.component_choice().unwrap(),
+    );
     assert_eq!(c1.n_components, c2.n_components);
-    assert!((c1.value - c2.value).abs() <= 1e-10 * c1.value.abs(), "{} vs {}", c1.value, c2.value);
+    assert!(
+        (c1.value - c2.value).abs() <= 1e-10 * c1.value.abs(),
+        "{} vs {}",
+        c1.value,
+        c2.value
+    );
 }
 
 #[test]
@@ -290,9 +323,19 @@ fn a_given_count_records_no_choice_and_a_fraction_records_its_own() {
     let choice = fraction.component_choice().unwrap();
     assert_eq!(choice.criterion, Criterion::VarianceFraction(0.95));
     assert_eq!(choice.n_components, 2);
-    assert!((choice.value - 0.9776852063187949).abs() < 1e-12, "{}", choice.value);
-    let gd = fit_count(&x, ComponentCount::GavishDonoho { noise_sigma: Some(0.1) });
-    let Criterion::GavishDonoho(NoiseLevel::Known(sigma)) = gd.component_choice().unwrap().criterion
+    assert!(
+        (choice.value - 0.9776852063187949).abs() < 1e-12,
+        "{}",
+        choice.value
+    );
+    let gd = fit_count(
+        &x,
+        ComponentCount::GavishDonoho {
+            noise_sigma: Some(0.1),
+        },
+    );
+    let Criterion::GavishDonoho(NoiseLevel::Known(sigma)) =
+        gd.component_choice().unwrap().criterion
     else {
         panic!("{:?}", gd.component_choice())
     };
@@ -335,7 +378,9 @@ fn choosing_with_one_feature_is_a_clear_error() {
 #[test]
 fn bad_settings_are_errors_naming_the_setting() {
     let sigma = PcaBuilder::new()
-        .components(ComponentCount::GavishDonoho { noise_sigma: Some(0.0) })
+        .components(ComponentCount::GavishDonoho {
+            noise_sigma: Some(0.0),
+        })
         .build()
         .unwrap_err();
     assert_eq!(
@@ -349,15 +394,24 @@ fn bad_settings_are_errors_naming_the_setting() {
     assert!(matches!(folds, PcaError::TooFewFolds(1)), "{folds}");
     for (options, want) in [
         (
-            ChooseOptions { permutations: 0, ..Default::default() },
+            ChooseOptions {
+                permutations: 0,
+                ..Default::default()
+            },
             "permutations 0",
         ),
         (
-            ChooseOptions { percentile: 100.0, ..Default::default() },
+            ChooseOptions {
+                percentile: 100.0,
+                ..Default::default()
+            },
             "percentile 100",
         ),
         (
-            ChooseOptions { max_components: Some(0), ..Default::default() },
+            ChooseOptions {
+                max_components: Some(0),
+                ..Default::default()
+            },
             "max components 0",
         ),
     ] {
@@ -387,7 +441,8 @@ fn bad_settings_are_errors_naming_the_setting() {
             .fit(iris().as_ref())
             .unwrap_err();
         assert!(
-            matches!(&err, PcaError::SolverUnsuitable { .. }) && err.to_string().contains("whole spectrum"),
+            matches!(&err, PcaError::SolverUnsuitable { .. })
+                && err.to_string().contains("whole spectrum"),
             "{err}"
         );
     }

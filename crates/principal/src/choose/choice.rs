@@ -231,8 +231,7 @@ impl Curve {
         threshold: impl Iterator<Item = f64>,
     ) -> Curve {
         let statistic: Vec<Option<f64>> = statistic.map(Some).collect();
-        let mut threshold: Vec<Option<f64>> =
-            threshold.take(statistic.len()).map(Some).collect();
+        let mut threshold: Vec<Option<f64>> = threshold.take(statistic.len()).map(Some).collect();
         threshold.resize(statistic.len(), None);
         Curve {
             statistic,
@@ -409,7 +408,9 @@ mod tests {
         assert_eq!(spectrum(&values, 4, 10).span(), 3);
         assert_eq!(spectrum(&values, 100, 4).span(), 4);
         assert_eq!(spectrum(&values, 4, 10).rank(), 3);
-        assert!(spectrum(&values, 4, 10).exact_rank(Criterion::Mle, 9).is_none());
+        assert!(spectrum(&values, 4, 10)
+            .exact_rank(Criterion::Mle, 9)
+            .is_none());
     }
 
     #[test]
@@ -434,9 +435,15 @@ mod tests {
     fn leading_counts_are_kept_within_one_and_the_maximum() {
         let at = |m: usize| m as f64;
         let none = leading_count(Criterion::Kaiser, 0, 5, at);
-        assert_eq!((none.n_components, none.outcome), (1, ChoiceOutcome::RaisedToOne));
+        assert_eq!(
+            (none.n_components, none.outcome),
+            (1, ChoiceOutcome::RaisedToOne)
+        );
         let many = leading_count(Criterion::Kaiser, 7, 5, at);
-        assert_eq!((many.n_components, many.outcome), (5, ChoiceOutcome::Capped));
+        assert_eq!(
+            (many.n_components, many.outcome),
+            (5, ChoiceOutcome::Capped)
+        );
         let some = leading_count(Criterion::Kaiser, 3, 5, at);
         assert_eq!((some.n_components, some.value), (3, 3.0));
     }
@@ -450,8 +457,14 @@ mod tests {
             outcome: ChoiceOutcome::Chosen,
         };
         let line = choice.to_string();
-        assert!(line.starts_with("3 component(s) chosen by gavish-donoho"), "{line}");
-        assert!(line.contains("1.250000e1") && line.contains("estimated"), "{line}");
+        assert!(
+            line.starts_with("3 component(s) chosen by gavish-donoho"),
+            "{line}"
+        );
+        assert!(
+            line.contains("1.250000e1") && line.contains("estimated"),
+            "{line}"
+        );
         let exact = ComponentChoice {
             criterion: Criterion::Mle,
             n_components: 2,

@@ -37,9 +37,7 @@
 //! Every k costs O(d) given the previous one's sums, O(d²) in all (a direct evaluation is
 //! O(d³)).
 
-use crate::choose::choice::{
-    ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum,
-};
+use crate::choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum};
 use crate::error::Result;
 
 /// The number of components of largest evidence within `1..=max`, and the log evidence for
@@ -208,7 +206,10 @@ mod tests {
         for k in 1..=7 {
             let want = direct(&values, k, 40);
             let got = fast[k - 1].unwrap();
-            assert!((got - want).abs() <= 1e-11 * want.abs(), "k {k}: {got} vs {want}");
+            assert!(
+                (got - want).abs() <= 1e-11 * want.abs(),
+                "k {k}: {got} vs {want}"
+            );
         }
     }
 
@@ -220,7 +221,10 @@ mod tests {
         assert_eq!(curve.statistic[0], None);
         assert_eq!(curve.statistic[2], None);
         assert!(curve.statistic[1].unwrap().is_finite());
-        assert_eq!((choice.n_components, choice.outcome), (2, ChoiceOutcome::Chosen));
+        assert_eq!(
+            (choice.n_components, choice.outcome),
+            (2, ChoiceOutcome::Chosen)
+        );
         // Isotropic: nowhere to cut.
         let flat = [2.0; 4];
         let (choice, _) = mle(&spectrum(&flat, 8, 4), 4).unwrap();

@@ -203,8 +203,7 @@ impl FoldScores {
                 let total = *self.totals.get(m - 1)?;
                 let value = *values.get(m - 1)?;
                 // σ²_M as the score averaged it: zero eigenvalues beyond the span included.
-                let proper =
-                    value > rounding && (m == d || tail[m] / (d - m) as f64 > rounding);
+                let proper = value > rounding && (m == d || tail[m] / (d - m) as f64 > rounding);
                 if proper {
                     total
                 } else {

@@ -169,7 +169,11 @@ impl PcaParams {
     /// assert_eq!((table.work.fits, table.work.permuted_spectra), (1, 100));
     /// # Ok::<(), principal::PcaError>(())
     /// ```
-    pub fn choose<T: Real>(&self, x: MatRef<'_, T>, options: &ChooseOptions) -> Result<ChoiceTable> {
+    pub fn choose<T: Real>(
+        &self,
+        x: MatRef<'_, T>,
+        options: &ChooseOptions,
+    ) -> Result<ChoiceTable> {
         options.check()?;
         let (n, d) = (x.nrows(), x.ncols());
         if d < 2 && n > 0 {
@@ -239,7 +243,12 @@ impl PcaParams {
             percentile: options.percentile,
             seed: options.seed,
         };
-        add(parallel::parallel_analysis(&sample, &permuted, parallel_criterion, max));
+        add(parallel::parallel_analysis(
+            &sample,
+            &permuted,
+            parallel_criterion,
+            max,
+        ));
         work.permutation_time = started.elapsed();
 
         let started = Instant::now();

@@ -66,7 +66,14 @@ pub(crate) fn permuted_spectra<T: Real>(
         } else {
             (permuted.as_ref(), permuted.transpose())
         };
-        matmul(product.as_mut(), Accum::Replace, left, right, 1.0, Par::rayon(0));
+        matmul(
+            product.as_mut(),
+            Accum::Replace,
+            left,
+            right,
+            1.0,
+            Par::rayon(0),
+        );
         let ascending =
             product
                 .self_adjoint_eigenvalues(Side::Lower)

@@ -84,10 +84,7 @@ pub(crate) fn broken_stick(spectrum: &SampleSpectrum<'_>, max: usize) -> (Compon
         .take_while(|(r, b)| r > b)
         .count();
     let choice = leading_count(Criterion::BrokenStick, count, max, |m| expected[m - 1]);
-    let curve = Curve::compared(
-        ratios.iter().take(max).copied(),
-        expected.iter().copied(),
-    );
+    let curve = Curve::compared(ratios.iter().take(max).copied(), expected.iter().copied());
     (choice, curve)
 }
 
@@ -141,7 +138,10 @@ mod tests {
         assert_eq!(curve.statistic.len(), 4);
         assert_eq!(variance_fraction(&s, 1.0, 4).unwrap().0.n_components, 4);
         let capped = variance_fraction(&s, 0.99, 2).unwrap().0;
-        assert_eq!((capped.n_components, capped.outcome), (2, ChoiceOutcome::Capped));
+        assert_eq!(
+            (capped.n_components, capped.outcome),
+            (2, ChoiceOutcome::Capped)
+        );
     }
 
     #[test]

@@ -38,7 +38,9 @@ pub(crate) fn gavish_donoho(
     let singular = spectrum.singular_values();
     let noise = match noise_sigma {
         Some(sigma) => NoiseLevel::Known(sigma),
-        None => NoiseLevel::Estimated(median(&singular) / (long * marchenko_pastur::median(beta)).sqrt()),
+        None => NoiseLevel::Estimated(
+            median(&singular) / (long * marchenko_pastur::median(beta)).sqrt(),
+        ),
     };
     let tau = marchenko_pastur::optimal_coefficient(beta) * long.sqrt() * noise.sigma();
     let count = singular

@@ -291,7 +291,9 @@ impl<'a> ProbabilisticPca<'a> {
             let noise = match noise_average {
                 NoiseAverage::Span => span_noise,
                 // The same discarded variance over all D − M directions (0 when m ≥ rank).
-                NoiseAverage::Ambient if m < rank => span_noise * (rank - m) as f64 / (d - m) as f64,
+                NoiseAverage::Ambient if m < rank => {
+                    span_noise * (rank - m) as f64 / (d - m) as f64
+                }
                 NoiseAverage::Ambient => span_noise,
             };
             let variances: Vec<f64> = lambda[..m]
