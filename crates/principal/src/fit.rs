@@ -30,7 +30,7 @@ const COVARIANCE_FIRST_MAX_FEATURES: usize = 4096;
 const FOLD_CHUNK_ROWS: usize = 4096;
 
 /// What cross-validation found: the choice, the mean held-out log-likelihood per M, and the
-/// folds fitted (0 when the data's exact rank decided without them).
+/// folds fitted.
 pub(crate) struct CrossValidation {
     pub(crate) choice: ComponentChoice,
     pub(crate) curve: Curve,
@@ -269,7 +269,8 @@ impl PcaParams {
             }
             ComponentCount::Mle => Some(evidence::mle(&sample, max)?.0),
             ComponentCount::GavishDonoho { noise_sigma } => {
-                Some(threshold::gavish_donoho(&sample, noise_sigma, max)?.0)
+                let varying = sample.varying(prep.zero_variance.len());
+                Some(threshold::gavish_donoho(&varying, noise_sigma, max)?.0)
             }
             ComponentCount::CrossValidated { folds, seed } => {
                 let data = data.ok_or_else(|| PcaError::CannotChoose {
@@ -277,7 +278,12 @@ impl PcaParams {
                     reason: "cross-validation refits the data, and moments alone are not data"
                         .into(),
                 })?;
-                Some(self.cross_validate(data, &sample, folds, seed, max)?.choice)
+                let constant = &prep.zero_variance;
+                let varying = sample.varying(constant.len());
+                Some(
+                    self.cross_validate(data, &varying, constant, folds, seed, max)?
+                        .choice,
+                )
             }
         };
         let m = match (self.components(), choice) {
@@ -289,14 +295,16 @@ impl PcaParams {
     }
 
     /// Chooses M by `folds`-fold cross-validation of the held-out probabilistic-PCA
-    /// log-likelihood over the rows of `data` (whose whole spectrum is `sample`), among
+    /// log-likelihood over the rows of `data` (whose whole spectrum is `sample`, its constant
+    /// features left out as [`SampleSpectrum::varying`] says), among
     /// `1..=max`: one exact fit with every component per fold, then one pass scoring its held-out
-    /// rows for every M at once. Data of exact rank below its span is decided by the rank
-    /// (every likelihood is unbounded there), without folds.
+    /// rows for every M at once. The `constant` features (zero variance in all of `data`) are
+    /// left out of the folds: they carry nothing to score.
     pub(crate) fn cross_validate(
         &self,
         data: &mut dyn ChunkSource,
         sample: &SampleSpectrum<'_>,
+        constant: &[usize],
         folds: usize,
         seed: u64,
         max: usize,
@@ -305,13 +313,6 @@ impl PcaParams {
         sample.check_choosable("cv")?;
         held_out::check_folds(n, folds, self.ddof())?;
         let criterion = Criterion::CrossValidation { folds, seed };
-        if let Some(choice) = sample.exact_rank(criterion, max) {
-            return Ok(CrossValidation {
-                choice,
-                curve: Curve::maximized(Vec::new()).resized(max),
-                fold_fits: 0,
-            });
-        }
         // Every component of the training rows, by an exact solver.
         let requested = self.solver();
         let exact = if requested.is_exact() {
@@ -321,13 +322,14 @@ impl PcaParams {
         };
         let fold_params = self.with_components(ComponentCount::All).with_solver(exact);
         let fold_of = held_out::assign_folds(n, folds, seed);
+        let kept = held_out::kept_columns(data.n_features(), constant);
         let up_to = sample.n_features.min(n);
         let mut per_fold = Vec::with_capacity(folds);
         for fold in 0..folds {
-            let mut training = FoldRows::new(data, &fold_of, fold, FoldSide::Training);
+            let mut training = FoldRows::new(data, &fold_of, fold, FoldSide::Training, &kept);
             let model = fold_params.fit_source(&mut training)?;
             let mut scores = FoldScores::new();
-            FoldRows::new(data, &fold_of, fold, FoldSide::HeldOut)
+            FoldRows::new(data, &fold_of, fold, FoldSide::HeldOut, &kept)
                 .pass(&mut |chunk| scores.add(&model, chunk))?;
             per_fold.push(scores.totals(&model, up_to));
         }

@@ -264,16 +264,22 @@ fn the_work_beyond_one_fit_is_what_each_criterion_states() {
         };
         assert_eq!(stated, expected, "{}", c.choice.criterion.name());
     }
-    // Data of exact rank needs no folds: the likelihood is unbounded at the rank.
+    // Data of exact rank: mle answers with the rank; cross-validation finds it too (the
+    // held-out rows lie in the training rows' span), fitting every fold.
     let exact = random_matrix(50, 8, Some(3), 0.0, 3);
     let table = PcaBuilder::new()
         .build()
         .unwrap()
         .choose(exact.as_ref(), &options)
         .unwrap();
-    assert_eq!(table.work.fold_fits, 0);
-    let cv = table.criteria.last().unwrap().choice;
-    assert_eq!((cv.n_components, cv.outcome), (3, ChoiceOutcome::ExactRank));
+    assert_eq!(table.work.fold_fits, 4);
+    let mle = table.criteria[7].choice;
+    assert_eq!(
+        (mle.n_components, mle.outcome),
+        (3, ChoiceOutcome::ExactRank { rank: 3 })
+    );
+    let cv = table.criteria[9].choice;
+    assert_eq!((cv.n_components, cv.outcome), (3, ChoiceOutcome::Chosen));
 }
 
 #[test]
@@ -446,4 +452,37 @@ fn bad_settings_are_errors_naming_the_setting() {
             "{err}"
         );
     }
+}
+
+/// Constant features carry neither signal nor noise: cross-validation and Gavish–Donoho leave
+/// them out and still find the rank of the rest; mle keeps them, as scikit-learn does, and
+/// answers with the exact rank they make.
+#[test]
+fn constant_features_are_left_out_by_cv_and_gavish_donoho() {
+    let x = rank_plus_noise(200, 12, 2, 0.5, 3);
+    let with_constants = Mat::from_fn(200, 15, |i, j| if j < 12 { x[(i, j)] } else { 7.0 });
+    for count in [
+        ComponentCount::CrossValidated { folds: 5, seed: 0 },
+        ComponentCount::GavishDonoho { noise_sigma: None },
+        ComponentCount::GavishDonoho {
+            noise_sigma: Some(0.5),
+        },
+    ] {
+        let plain = fit_count(&x, count);
+        let model = fit_count(&with_constants, count);
+        assert_eq!(model.n_components(), 2, "{count:?}");
+        let (a, b) = (
+            plain.component_choice().unwrap(),
+            model.component_choice().unwrap(),
+        );
+        assert!(
+            (a.value - b.value).abs() <= 1e-9 * a.value.abs(),
+            "{count:?}: {a} vs {b}"
+        );
+    }
+    let mle = fit_count(&with_constants, ComponentCount::Mle);
+    assert_eq!(
+        mle.component_choice().unwrap().outcome,
+        ChoiceOutcome::ExactRank { rank: 12 }
+    );
 }

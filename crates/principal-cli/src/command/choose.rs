@@ -194,14 +194,18 @@ fn how(choice: &ComponentChoice) -> String {
         // A criterion of a later library: its own summary.
         _ => choice.to_string(),
     };
-    let note = match choice.outcome {
-        ChoiceOutcome::Chosen => "",
-        ChoiceOutcome::ExactRank => "; the data has this rank exactly",
-        ChoiceOutcome::RaisedToOne => "; none passes, 1 kept",
-        ChoiceOutcome::Capped => "; more would pass, capped at K",
-        ChoiceOutcome::SingleDimension => "; the data spans one dimension",
-    };
-    format!("{because}{note}")
+    match choice.outcome {
+        ChoiceOutcome::Chosen => because,
+        ChoiceOutcome::ExactRank { rank } if rank > m => format!(
+            "the centred data has rank {rank} exactly: the likelihood is unbounded there; capped at K"
+        ),
+        ChoiceOutcome::ExactRank { .. } => {
+            "the centred data has this rank exactly: the likelihood is unbounded there".into()
+        }
+        ChoiceOutcome::RaisedToOne => format!("{because}; none passes, 1 kept"),
+        ChoiceOutcome::Capped => format!("{because}; more would pass, capped at K"),
+        ChoiceOutcome::SingleDimension => "the centred data spans one dimension".into(),
+    }
 }
 
 /// The choices, then the curves row by row, then the work.
@@ -318,6 +322,10 @@ fn to_json(t: &ChoiceTable) -> Value {
                 "n_components": choice.n_components,
                 "value": finite(choice.value),
                 "outcome": outcome_name(choice.outcome),
+                "rank": match choice.outcome {
+                    ChoiceOutcome::ExactRank { rank } => Some(rank),
+                    _ => None,
+                },
                 "statistic": c.curve.statistic,
                 "threshold": c.curve.threshold,
             });
@@ -377,7 +385,7 @@ fn finite(v: f64) -> Value {
 fn outcome_name(outcome: ChoiceOutcome) -> &'static str {
     match outcome {
         ChoiceOutcome::Chosen => "chosen",
-        ChoiceOutcome::ExactRank => "exact rank",
+        ChoiceOutcome::ExactRank { .. } => "exact rank",
         ChoiceOutcome::RaisedToOne => "raised to one",
         ChoiceOutcome::Capped => "capped",
         ChoiceOutcome::SingleDimension => "single dimension",

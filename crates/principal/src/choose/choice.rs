@@ -104,8 +104,12 @@ pub enum ChoiceOutcome {
     /// The rule's own answer.
     Chosen,
     /// The centred data has exact rank r below the dimension it could span (noise-free beyond
-    /// r): every probabilistic-PCA likelihood is unbounded at r, which is chosen.
-    ExactRank,
+    /// r): every probabilistic-PCA likelihood is unbounded at r, which is chosen (or the
+    /// largest number considered, when r is more).
+    ExactRank {
+        /// r.
+        rank: usize,
+    },
     /// The rule keeps no component (nothing above its threshold, or every eigenvalue equal);
     /// a model has at least one.
     RaisedToOne,
@@ -123,7 +127,8 @@ pub enum ChoiceOutcome {
 /// stick); the permuted eigenvalues' percentile at M (parallel analysis); the log evidence at M
 /// (mle); the threshold τ on the singular values (Gavish–Donoho); the mean held-out
 /// log-likelihood per sample at M (cross-validation). With [`ChoiceOutcome::ExactRank`] it is
-/// the rank's eigenvalue over the largest, and NaN where the rule was not evaluated.
+/// the rank's eigenvalue over the largest (the last one above rounding), and NaN where the rule
+/// was not evaluated.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ComponentChoice {
     /// The rule.
@@ -188,9 +193,13 @@ impl fmt::Display for ComponentChoice {
         }
         match self.outcome {
             ChoiceOutcome::Chosen => Ok(()),
-            ChoiceOutcome::ExactRank => write!(
+            ChoiceOutcome::ExactRank { rank } if rank > m => write!(
                 f,
-                "; the centred data has rank {m} exactly (noise-free beyond it), where the likelihood is unbounded"
+                "; the centred data has rank {rank} exactly (noise-free beyond it), where the likelihood is unbounded; capped at {m}"
+            ),
+            ChoiceOutcome::ExactRank { rank } => write!(
+                f,
+                "; the centred data has rank {rank} exactly (noise-free beyond it), where the likelihood is unbounded"
             ),
             ChoiceOutcome::RaisedToOne => {
                 f.write_str("; the rule keeps no component, and a model keeps at least 1")
@@ -269,7 +278,7 @@ pub(crate) struct SampleSpectrum<'a> {
     pub(crate) eigenvalues: &'a [f64],
     /// N.
     pub(crate) n_samples: usize,
-    /// D.
+    /// D (see [`Self::varying`]).
     pub(crate) n_features: usize,
     /// The divisor of the covariance is `N − ddof`.
     pub(crate) ddof: usize,
@@ -278,6 +287,18 @@ pub(crate) struct SampleSpectrum<'a> {
 }
 
 impl SampleSpectrum<'_> {
+    /// The same spectrum without `constant` features of zero variance. A constant feature
+    /// carries neither signal nor noise; it only adds a zero eigenvalue, which reads as an exact
+    /// rank to a likelihood and pulls Gavish–Donoho's median down: cross-validation and
+    /// Gavish–Donoho leave constant features out. (mle keeps them, as scikit-learn does: its
+    /// answer for data with constant features is the rank.)
+    pub(crate) fn varying(&self, constant: usize) -> Self {
+        SampleSpectrum {
+            n_features: self.n_features - constant,
+            ..*self
+        }
+    }
+
     /// `min(N − 1, D)`: the dimension the centred data can span (centring removes one).
     pub(crate) fn span(&self) -> usize {
         (self.n_samples.saturating_sub(1))
@@ -322,7 +343,7 @@ impl SampleSpectrum<'_> {
     /// An error unless the criterion has something to choose from: at least 2 samples, and
     /// some variance.
     pub(crate) fn check_choosable(&self, criterion: &'static str) -> Result<()> {
-        if self.span() == 0 {
+        if self.n_samples < 2 {
             return Err(PcaError::CannotChoose {
                 criterion,
                 reason: format!(
@@ -344,23 +365,11 @@ impl SampleSpectrum<'_> {
     /// one: every probabilistic-PCA likelihood is unbounded there. `None` for full-rank data.
     pub(crate) fn exact_rank(&self, criterion: Criterion, max: usize) -> Option<ComponentChoice> {
         let rank = self.rank();
-        (rank >= 1 && rank < self.span()).then(|| {
-            let value = self.eigenvalues[rank - 1] / self.eigenvalues[0];
-            if rank <= max {
-                ComponentChoice {
-                    criterion,
-                    n_components: rank,
-                    value,
-                    outcome: ChoiceOutcome::ExactRank,
-                }
-            } else {
-                ComponentChoice {
-                    criterion,
-                    n_components: max,
-                    value,
-                    outcome: ChoiceOutcome::Capped,
-                }
-            }
+        (rank >= 1 && rank < self.span()).then(|| ComponentChoice {
+            criterion,
+            n_components: rank.min(max),
+            value: self.eigenvalues[rank - 1] / self.eigenvalues[0],
+            outcome: ChoiceOutcome::ExactRank { rank },
         })
     }
 }
@@ -421,13 +430,14 @@ mod tests {
         let choice = s.exact_rank(Criterion::Mle, 4).unwrap();
         assert_eq!(
             (choice.n_components, choice.outcome),
-            (2, ChoiceOutcome::ExactRank)
+            (2, ChoiceOutcome::ExactRank { rank: 2 })
         );
         let capped = s.exact_rank(Criterion::Mle, 1).unwrap();
         assert_eq!(
             (capped.n_components, capped.outcome),
-            (1, ChoiceOutcome::Capped)
+            (1, ChoiceOutcome::ExactRank { rank: 2 })
         );
+        assert!(capped.to_string().ends_with("capped at 1"), "{capped}");
         assert_eq!(spectrum(&[0.0, 0.0], 5, 2).rank(), 0);
     }
 
@@ -469,7 +479,7 @@ mod tests {
             criterion: Criterion::Mle,
             n_components: 2,
             value: 1e-3,
-            outcome: ChoiceOutcome::ExactRank,
+            outcome: ChoiceOutcome::ExactRank { rank: 2 },
         };
         assert!(exact.to_string().contains("rank 2 exactly"), "{exact}");
     }

@@ -241,7 +241,7 @@ mod tests {
             let (choice, curve) = mle(&spectrum(&values, 30, 4), 4).unwrap();
             assert_eq!(
                 (choice.n_components, choice.outcome),
-                (2, ChoiceOutcome::ExactRank),
+                (2, ChoiceOutcome::ExactRank { rank: 2 }),
                 "scale {scale}"
             );
             assert!(curve.statistic[0].unwrap().is_finite());

@@ -14,8 +14,11 @@
 //! ```
 //!
 //! in closed form for every M: [`crate::ProbabilisticPca::score_by_component_count`], from one
-//! projection of each held-out row onto its fold's components. An M is a candidate when every
-//! fold's model is proper there: λ_M and σ²_M above rounding (M = D needs no σ²).
+//! projection of each held-out row onto its fold's components. An M is a candidate when λ_M is
+//! above rounding in every fold. σ²_M is kept at least at the rounding of a zero eigenvalue:
+//! when the data has exact rank r (noise-free beyond it) and the held-out rows lie in the
+//! training rows' span, the likelihood at M = r is then very large but finite, and chosen; when
+//! they do not (a feature seen in one row only), it is very small, and not.
 //!
 //! With N_train > D this is scikit-learn's `score` and the model's own likelihood. With
 //! N_train ≤ D they average the noise over the N_train − M directions the training rows span
@@ -74,39 +77,51 @@ pub(crate) enum FoldSide {
     HeldOut,
 }
 
-/// The rows of a source on one side of one fold, as a source of their own (same order on every
-/// pass): each chunk's selected rows, gathered in their stored type.
+/// The columns of `n_features` other than the `constant` ones, in order; `None` when that is
+/// all of them.
+pub(crate) fn kept_columns(n_features: usize, constant: &[usize]) -> Option<Vec<usize>> {
+    (!constant.is_empty()).then(|| (0..n_features).filter(|j| !constant.contains(j)).collect())
+}
+
+/// The rows of a source on one side of one fold, and the kept columns, as a source of their
+/// own (same order on every pass): each chunk's selected rows, gathered in their stored type.
 pub(crate) struct FoldRows<'a> {
     source: &'a mut dyn ChunkSource,
     fold_of: &'a [u32],
     fold: u32,
     side: FoldSide,
+    columns: Option<&'a [usize]>,
 }
 
 impl<'a> FoldRows<'a> {
+    /// The rows of `fold` on `side`, with the `columns` given (all when `None`).
     pub(crate) fn new(
         source: &'a mut dyn ChunkSource,
         fold_of: &'a [u32],
         fold: usize,
         side: FoldSide,
+        columns: &'a Option<Vec<usize>>,
     ) -> Self {
         FoldRows {
             source,
             fold_of,
             fold: fold as u32,
             side,
+            columns: columns.as_deref(),
         }
     }
 }
 
 impl ChunkSource for FoldRows<'_> {
     fn n_features(&self) -> usize {
-        self.source.n_features()
+        self.columns
+            .map_or_else(|| self.source.n_features(), <[usize]>::len)
     }
 
     fn pass(&mut self, visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()> {
         let mut first = 0;
         let (fold_of, fold, held_out) = (self.fold_of, self.fold, self.side == FoldSide::HeldOut);
+        let columns = self.columns;
         // A row beyond the first pass's count is in no fold: the check below reports it.
         let wanted = |row: usize| (fold_of.get(row) == Some(&fold)) == held_out;
         self.source.pass(&mut |chunk| {
@@ -118,26 +133,29 @@ impl ChunkSource for FoldRows<'_> {
                 ));
             }
             match chunk {
-                ChunkRef::F32(m) => visit_rows(m, &rows, visit),
-                ChunkRef::F64(m) => visit_rows(m, &rows, visit),
+                ChunkRef::F32(m) => visit_rows(m, &rows, columns, visit),
+                ChunkRef::F64(m) => visit_rows(m, &rows, columns, visit),
             }
         })
     }
 }
 
-/// Hands `rows` of `m` to `visit`: the chunk itself when it is all of them.
+/// Hands `rows` of `m`, in `columns` (all when `None`), to `visit`: the chunk itself when it
+/// is all of it.
 fn visit_rows<T: Real>(
     m: MatRef<'_, T>,
     rows: &[usize],
+    columns: Option<&[usize]>,
     visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>,
 ) -> Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    if rows.len() == m.nrows() {
-        return visit(ChunkRef::from(m));
-    }
-    let gathered = Mat::from_fn(rows.len(), m.ncols(), |i, j| m[(rows[i], j)]);
+    let gathered = match columns {
+        None if rows.len() == m.nrows() => return visit(ChunkRef::from(m)),
+        None => Mat::from_fn(rows.len(), m.ncols(), |i, j| m[(rows[i], j)]),
+        Some(cols) => Mat::from_fn(rows.len(), cols.len(), |i, j| m[(rows[i], cols[j])]),
+    };
     visit(ChunkRef::from(gathered.as_ref()))
 }
 
@@ -160,7 +178,8 @@ impl FoldScores {
     /// Adds a chunk of held-out rows.
     pub(crate) fn add(&mut self, model: &PcaModel, chunk: ChunkRef<'_>) -> Result<()> {
         let ppca = model.probabilistic();
-        let (units, average) = (Units::Standardized, NoiseAverage::Ambient);
+        let floor = rounding(model);
+        let (units, average) = (Units::Standardized, NoiseAverage::Ambient { floor });
         let means = match chunk {
             ChunkRef::F32(m) => ppca.score_by_component_count_with(m, units, average)?,
             ChunkRef::F64(m) => ppca.score_by_component_count_with(m, units, average)?,
@@ -179,39 +198,31 @@ impl FoldScores {
         Ok(())
     }
 
-    /// The held-out log-likelihood summed over the rows for M = 1..=`up_to` (`None` past K),
-    /// and `None` where the model with M components is degenerate to rounding: λ_M or σ²_M a
-    /// rounded zero of the fold's spectrum, where the likelihood only measures rounding.
+    /// The held-out log-likelihood summed over the rows for M = 1..=`up_to`; `None` past K and
+    /// where λ_M is a rounded zero of the fold's spectrum (a component of no variance).
     pub(crate) fn totals(&self, model: &PcaModel, up_to: usize) -> Vec<Option<f64>> {
         let values = model.explained_variance();
-        let d = model.n_features();
-        let spectrum = SampleSpectrum {
-            eigenvalues: values,
-            n_samples: model.n_samples(),
-            n_features: d,
-            ddof: model.ddof(),
-            total_variance: model.total_variance(),
-        };
-        let rounding = spectrum.rounding();
-        // tail[m] = Σ_{i ≥ m} λ_i, from the small end.
-        let mut tail = vec![0.0; values.len() + 1];
-        for i in (0..values.len()).rev() {
-            tail[i] = tail[i + 1] + values[i];
-        }
+        let rounding = rounding(model);
         (1..=up_to)
             .map(|m| {
                 let total = *self.totals.get(m - 1)?;
-                let value = *values.get(m - 1)?;
-                // σ²_M as the score averaged it: zero eigenvalues beyond the span included.
-                let proper = value > rounding && (m == d || tail[m] / (d - m) as f64 > rounding);
-                if proper {
-                    total
-                } else {
-                    None
-                }
+                (*values.get(m - 1)? > rounding).then_some(total)?
             })
             .collect()
     }
+}
+
+/// The largest eigenvalue of a fold's model that is a rounded zero
+/// ([`SampleSpectrum::rounding`]).
+fn rounding(model: &PcaModel) -> f64 {
+    SampleSpectrum {
+        eigenvalues: model.explained_variance(),
+        n_samples: model.n_samples(),
+        n_features: model.n_features(),
+        ddof: model.ddof(),
+        total_variance: model.total_variance(),
+    }
+    .rounding()
 }
 
 /// The M of largest mean held-out log-likelihood per sample over `n` rows, from every fold's
@@ -363,7 +374,7 @@ mod tests {
             let mut seen = Vec::new();
             for side in [FoldSide::Training, FoldSide::HeldOut] {
                 let mut source = InMemory::new(x.as_ref(), chunk);
-                let mut rows = FoldRows::new(&mut source, &folds, 2, side);
+                let mut rows = FoldRows::new(&mut source, &folds, 2, side, &None);
                 rows.pass(&mut |c| {
                     let ChunkRef::F64(m) = c else { panic!("f64") };
                     for i in 0..m.nrows() {
@@ -378,5 +389,20 @@ mod tests {
             seen.sort();
             assert_eq!(seen, (0..11).collect::<Vec<_>>());
         }
+        // Kept columns only: here the second, which holds row·10 + 1.
+        let kept = kept_columns(2, &[0]);
+        assert_eq!(kept.as_deref(), Some(&[1][..]));
+        let mut source = InMemory::new(x.as_ref(), 4);
+        let mut rows = FoldRows::new(&mut source, &folds, 0, FoldSide::HeldOut, &kept);
+        assert_eq!(rows.n_features(), 1);
+        rows.pass(&mut |c| {
+            let ChunkRef::F64(m) = c else { panic!("f64") };
+            assert_eq!(m.ncols(), 1);
+            for i in 0..m.nrows() {
+                assert_eq!(m[(i, 0)] % 10.0, 1.0);
+            }
+            Ok(())
+        })
+        .unwrap();
     }
 }

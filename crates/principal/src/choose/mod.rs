@@ -204,6 +204,7 @@ impl PcaParams {
         let model = self.with_components(ComponentCount::All).fit(x)?;
         work.fits = 1;
         let values = model.explained_variance();
+        let constant = model.zero_variance_features();
         let sample = SampleSpectrum {
             eigenvalues: values,
             n_samples: n,
@@ -233,6 +234,7 @@ impl PcaParams {
             model.mean(),
             model.scale(),
             self.ddof(),
+            self.precision(),
             options.permutations,
             options.percentile,
             options.seed,
@@ -253,12 +255,24 @@ impl PcaParams {
 
         let started = Instant::now();
         add(evidence::mle(&sample, max)?);
-        add(threshold::gavish_donoho(&sample, options.noise_sigma, max)?);
+        let varying = sample.varying(constant.len());
+        add(threshold::gavish_donoho(
+            &varying,
+            options.noise_sigma,
+            max,
+        )?);
         work.fit_time = fit_time + started.elapsed();
 
         let started = Instant::now();
         let mut data = InMemory::new(x, 4096);
-        let cv = self.cross_validate(&mut data, &sample, options.folds, options.seed, max)?;
+        let cv = self.cross_validate(
+            &mut data,
+            &varying,
+            constant,
+            options.folds,
+            options.seed,
+            max,
+        )?;
         work.fold_fits = cv.fold_fits;
         add((cv.choice, cv.curve));
         work.cross_validation_time = started.elapsed();

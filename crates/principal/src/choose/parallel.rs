@@ -5,8 +5,8 @@
 //! no correlation between columns.
 //!
 //! Extra work: one eigenvalue computation (no vectors) per permutation, of the D×D scatter of
-//! the permuted, centred (scaled) data when N ≥ D, else of its N×N Gram matrix. The data must
-//! be in memory to be permuted.
+//! the permuted, centred (scaled) data when N ≥ D (accumulated as a fit accumulates it), else
+//! of its N×N Gram matrix. The data must be in memory to be permuted.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par, Side};
@@ -16,6 +16,8 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::choose::choice::{leading_count, ComponentChoice, Criterion, Curve, SampleSpectrum};
 use crate::error::{PcaError, Result};
+use crate::moments::MomentAccumulator;
+use crate::options::Precision;
 use crate::real::Real;
 
 /// The eigenvalues of the permuted copies of the data, per index.
@@ -27,7 +29,10 @@ pub(crate) struct PermutedSpectra {
 }
 
 /// The eigenvalues of `permutations` copies of `x` with each column permuted independently
-/// (seeded), centred on `mean` and divided by `scale`, and their `percentile` per index.
+/// (seeded), centred and divided by `scale` (when standardizing), and their `percentile` per
+/// index. With N ≥ D each copy's scatter is accumulated by [`MomentAccumulator`] in the data's
+/// own type, so that pixels and other small integers take its exact byte and integer paths as
+/// a fit does; with N < D the N×N Gram matrix of the centred copy is formed instead.
 ///
 /// # Panics
 /// When `mean` (or `scale`) is not one per column, or `n_samples ≤ ddof`.
@@ -37,6 +42,7 @@ pub(crate) fn permuted_spectra<T: Real>(
     mean: &[f64],
     scale: Option<&[f64]>,
     ddof: usize,
+    precision: Precision,
     permutations: usize,
     percentile: f64,
     seed: u64,
@@ -46,42 +52,56 @@ pub(crate) fn permuted_spectra<T: Real>(
     assert!(n > ddof, "{n} samples with ddof {ddof}");
     let count = n.min(d);
     let divisor = (n - ddof) as f64;
+    let scale_of = |j: usize| scale.map_or(1.0, |s| s[j]);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut order: Vec<usize> = (0..n).collect();
-    let mut permuted = Mat::<f64>::zeros(n, d);
-    let mut product = Mat::<f64>::zeros(count, count);
+    let mut permuted = Mat::<T>::from_fn(n, d, |i, j| x[(i, j)]);
+    // The centred copy and its Gram matrix, for N < D only.
+    let mut centred = Mat::<f64>::zeros(if n < d { n } else { 0 }, d);
+    let mut gram = Mat::<f64>::zeros(if n < d { n } else { 0 }, if n < d { n } else { 0 });
     // samples[i] holds the i-th largest eigenvalue of every permutation.
     let mut samples = vec![Vec::with_capacity(permutations); count];
     for _ in 0..permutations {
         for j in 0..d {
             order.shuffle(&mut rng);
-            let s = scale.map_or(1.0, |s| s[j]);
             for (i, &row) in order.iter().enumerate() {
-                permuted[(i, j)] = (x[(row, j)].to_f64() - mean[j]) / s;
+                permuted[(i, j)] = x[(row, j)];
             }
         }
-        // The smaller of the two products: its eigenvalues are the nonzero ones of both.
-        let (left, right) = if n >= d {
-            (permuted.transpose(), permuted.as_ref())
-        } else {
-            (permuted.as_ref(), permuted.transpose())
-        };
-        matmul(
-            product.as_mut(),
-            Accum::Replace,
-            left,
-            right,
-            1.0,
-            Par::rayon(0),
-        );
-        let ascending =
+        let eigenvalues = |product: &Mat<f64>| {
             product
                 .self_adjoint_eigenvalues(Side::Lower)
                 .map_err(|e| PcaError::NoConvergence {
                     solver: "parallel analysis",
                     detail: format!("{e:?}"),
-                })?;
-        for (i, value) in ascending.iter().rev().enumerate() {
+                })
+        };
+        let ascending = if n >= d {
+            let mut acc = MomentAccumulator::new(d).with_precision(precision);
+            acc.push(permuted.as_ref())?;
+            let moments = acc.finish()?;
+            let scatter = moments.scatter();
+            eigenvalues(&Mat::from_fn(d, d, |i, j| {
+                scatter[(i, j)] / (scale_of(i) * scale_of(j))
+            }))?
+        } else {
+            for j in 0..d {
+                for i in 0..n {
+                    centred[(i, j)] = (permuted[(i, j)].to_f64() - mean[j]) / scale_of(j);
+                }
+            }
+            let c = centred.as_ref();
+            matmul(
+                gram.as_mut(),
+                Accum::Replace,
+                c,
+                c.transpose(),
+                1.0,
+                Par::rayon(0),
+            );
+            eigenvalues(&gram)?
+        };
+        for (i, value) in ascending.iter().rev().take(count).enumerate() {
             samples[i].push((value / divisor).max(0.0));
         }
     }
@@ -153,14 +173,15 @@ mod tests {
         let total: f64 = (0..4)
             .map(|j| (0..30).map(|i| (x[(i, j)] - mean[j]).powi(2)).sum::<f64>() / 29.0)
             .sum();
-        let one = permuted_spectra(x.as_ref(), &mean, None, 1, 1, 50.0, 3).unwrap();
+        let one =
+            permuted_spectra(x.as_ref(), &mean, None, 1, Precision::Full, 1, 50.0, 3).unwrap();
         let sum: f64 = one.percentiles.iter().sum();
         assert!((sum - total).abs() < 1e-12 * total, "{sum} vs {total}");
-        let a = permuted_spectra(x.as_ref(), &mean, None, 1, 20, 95.0, 7).unwrap();
-        let b = permuted_spectra(x.as_ref(), &mean, None, 1, 20, 95.0, 7).unwrap();
+        let a = permuted_spectra(x.as_ref(), &mean, None, 1, Precision::Full, 20, 95.0, 7).unwrap();
+        let b = permuted_spectra(x.as_ref(), &mean, None, 1, Precision::Full, 20, 95.0, 7).unwrap();
         assert_eq!(a.percentiles, b.percentiles);
         assert_eq!(a.spectra, 20);
-        let c = permuted_spectra(x.as_ref(), &mean, None, 1, 20, 95.0, 8).unwrap();
+        let c = permuted_spectra(x.as_ref(), &mean, None, 1, Precision::Full, 20, 95.0, 8).unwrap();
         assert_ne!(a.percentiles, c.percentiles);
     }
 
@@ -171,7 +192,8 @@ mod tests {
         let mean: Vec<f64> = (0..9)
             .map(|j| (0..5).map(|i| x[(i, j)]).sum::<f64>() / 5.0)
             .collect();
-        let spectra = permuted_spectra(x.as_ref(), &mean, None, 1, 3, 95.0, 0).unwrap();
+        let spectra =
+            permuted_spectra(x.as_ref(), &mean, None, 1, Precision::Full, 3, 95.0, 0).unwrap();
         assert_eq!(spectra.percentiles.len(), 5);
         // Centred on its mean, five rows span four dimensions.
         assert!(spectra.percentiles[4] < 1e-12 * spectra.percentiles[0]);

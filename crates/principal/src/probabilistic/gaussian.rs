@@ -46,14 +46,18 @@ pub enum Units {
 
 /// Over which directions [`ProbabilisticPca::score_by_component_count`]'s σ²_M averages the
 /// discarded variance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum NoiseAverage {
     /// The r − M discarded directions of the data's span, r = min(N, D): the model's
     /// `noise_variance` (scikit-learn's).
     Span,
     /// All D − M directions the model does not keep (Tipping & Bishop's maximum likelihood,
-    /// the zero eigenvalues beyond the span included): the same when N ≥ D.
-    Ambient,
+    /// the zero eigenvalues beyond the span included; the same when N ≥ D), and at least
+    /// `floor`: the rounding of a zero eigenvalue, so that data of exact rank scores finitely.
+    Ambient {
+        /// The smallest σ²_M.
+        floor: f64,
+    },
 }
 
 /// The posterior of the latent point of complete rows: its means, one row per sample, and its
@@ -291,10 +295,10 @@ impl<'a> ProbabilisticPca<'a> {
             let noise = match noise_average {
                 NoiseAverage::Span => span_noise,
                 // The same discarded variance over all D − M directions (0 when m ≥ rank).
-                NoiseAverage::Ambient if m < rank => {
-                    span_noise * (rank - m) as f64 / (d - m) as f64
+                NoiseAverage::Ambient { floor } if m < rank => {
+                    (span_noise * (rank - m) as f64 / (d - m) as f64).max(floor)
                 }
-                NoiseAverage::Ambient => span_noise,
+                NoiseAverage::Ambient { floor } => span_noise.max(floor),
             };
             let variances: Vec<f64> = lambda[..m]
                 .iter()
