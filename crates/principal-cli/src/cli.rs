@@ -10,7 +10,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use principal_io::ColumnSelector;
 
-use crate::command::{choose, fit, inspect, inverse, transform};
+use crate::command::{choose, fit, inspect, inverse, merge, stats, transform};
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
 /// reconstruct data from codes, and inspect a model file.
@@ -44,6 +44,13 @@ pub enum Command {
     Inverse(inverse::InverseArgs),
     /// Describe a model file: shape, settings and the variance explained by each component.
     Inspect(inspect::InspectArgs),
+    /// Write the mergeable statistics of INPUT (count, mean, centred cross-products) to PART.
+    ///
+    /// Parts computed anywhere (array jobs, tasks, a loop) combine with `principal merge` into
+    /// the model one pass over all the data would give.
+    Stats(stats::StatsArgs),
+    /// Combine statistics files written by `principal stats` into a model saved to MODEL.
+    Merge(merge::MergeArgs),
     /// How many components: every criterion's number (variance fractions, Kaiser, broken stick,
     /// parallel analysis, mle, Gavish–Donoho, cross-validation) and the curve it came from.
     ///

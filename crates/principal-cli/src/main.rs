@@ -12,6 +12,9 @@ mod budget;
 mod cli;
 mod command;
 mod flags;
+#[cfg(feature = "mpi")]
+mod mpi;
+mod processes;
 mod progress;
 mod select;
 mod stream;
@@ -24,7 +27,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::command::{choose, fit, inspect, inverse, transform};
+use crate::command::{choose, fit, inspect, inverse, merge, stats, transform};
+use crate::processes::Processes;
 
 fn main() -> ExitCode {
     // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.
@@ -34,7 +38,14 @@ fn main() -> ExitCode {
             "error: internal error (a bug in principal; please report it): {info}"
         );
     }));
-    match std::panic::catch_unwind(run) {
+    // Under mpirun (feature `mpi`) every rank runs this; only rank 0 prints an error (every
+    // rank has the failing rank's message) and every rank exits 1. Before the exit status is
+    // known the processes are dropped, which finalizes MPI.
+    let processes = Processes::start();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&processes)));
+    let root = processes.is_root();
+    drop(processes);
+    match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         // A usage error found while validating: clap prints it with the usage, exit 2.
@@ -43,7 +54,12 @@ fn main() -> ExitCode {
             Err(_) => ExitCode::from(2),
         },
         Ok(Err(err)) => {
-            let _ = writeln!(io::stderr(), "error: {}", error_chain(&err));
+            if root {
+                // One write: under mpirun, output forwarded from other processes could
+                // otherwise land inside the line.
+                let line = format!("error: {}\n", error_chain(&err));
+                let _ = io::stderr().write_all(line.as_bytes());
+            }
             ExitCode::from(1)
         }
         Err(_) => ExitCode::from(1),
@@ -51,14 +67,34 @@ fn main() -> ExitCode {
 }
 
 /// Parses the command line (usage errors exit 2 here), validates it, and runs one command.
-fn run() -> anyhow::Result<()> {
+fn run(processes: &Processes) -> anyhow::Result<()> {
     let cli = Cli::try_parse().unwrap_or_else(|err| err.exit());
+    let collective = processes.collective();
     match cli.command {
-        Command::Fit(args) => fit::run(&fit::FitConfig::new(args)?),
-        Command::Transform(args) => transform::run(&transform::TransformConfig::new(args)),
-        Command::Inverse(args) => inverse::run(&inverse::InverseConfig::new(args)),
-        Command::Inspect(args) => inspect::run(&inspect::InspectConfig::new(args)),
-        Command::Choose(args) => choose::run(&choose::ChooseConfig::new(args)?),
+        Command::Fit(args) => fit::run(&fit::FitConfig::new(args)?, collective),
+        Command::Transform(args) => {
+            transform::run(&transform::TransformConfig::new(args), collective)
+        }
+        Command::Inverse(args) => {
+            processes.one_only("inverse")?;
+            inverse::run(&inverse::InverseConfig::new(args))
+        }
+        Command::Inspect(args) => {
+            processes.one_only("inspect")?;
+            inspect::run(&inspect::InspectConfig::new(args))
+        }
+        Command::Stats(args) => {
+            processes.one_only("stats")?;
+            stats::run(&stats::StatsConfig::new(args))
+        }
+        Command::Merge(args) => {
+            processes.one_only("merge")?;
+            merge::run(&merge::MergeConfig::new(args))
+        }
+        Command::Choose(args) => {
+            processes.one_only("choose")?;
+            choose::run(&choose::ChooseConfig::new(args)?)
+        }
     }
 }
 

@@ -31,15 +31,25 @@ impl RowStream {
         output_columns: usize,
         memory_limit: u64,
     ) -> Result<Self> {
-        let reader = ChunkReader::open(inputs, options)?;
+        Ok(Self::from_reader(
+            ChunkReader::open(inputs, options)?,
+            output_columns,
+            memory_limit,
+        ))
+    }
+
+    /// The files of a reader just opened (a process's part of the inputs, say), as [`open`].
+    ///
+    /// [`open`]: RowStream::open
+    pub fn from_reader(reader: ChunkReader, output_columns: usize, memory_limit: u64) -> Self {
         let (d, rows, f32) = (reader.n_features(), reader.n_rows_hint(), reader.is_f32());
         let chunk_rows = budget::chunk_rows(d.max(output_columns), memory_limit);
         let files = FileSource::from_reader(reader, chunk_rows);
-        Ok(RowStream {
+        RowStream {
             files,
             rows,
             bytes_per_value: if f32 { 4 } else { 8 },
-        })
+        }
     }
 
     /// Columns of the input (after selection).

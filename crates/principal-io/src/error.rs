@@ -182,6 +182,26 @@ pub enum IoError {
         names: usize,
         columns: usize,
     },
+    /// A file that is not a principal statistics file.
+    #[error("{} is not a principal statistics file ({detail})", path.display())]
+    NotStatistics { path: PathBuf, detail: String },
+    /// A statistics file written by an incompatible principal.
+    #[error("statistics file {} has format version {found}; this principal reads version {supported}", path.display())]
+    StatisticsVersion {
+        path: PathBuf,
+        found: String,
+        supported: u32,
+    },
+    /// A statistics file that cannot be merged with the first one given.
+    #[error("statistics file {} cannot be merged with {}: {detail}", path.display(), first.display())]
+    StatisticsMismatch {
+        path: PathBuf,
+        first: PathBuf,
+        detail: String,
+    },
+    /// A statistics file whose moments are inconsistent.
+    #[error("statistics file {}: {source}", path.display())]
+    InvalidStatistics { path: PathBuf, source: PcaError },
     /// A file that is not a principal model file (truncated, garbage, another safetensors file…).
     #[error("{} is not a principal model file ({detail})", path.display())]
     NotAModel { path: PathBuf, detail: String },

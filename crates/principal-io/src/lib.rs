@@ -9,7 +9,10 @@
 //!   ([`expand_inputs`]);
 //! - results: [`write_matrix`] to NPY, CSV, TSV or Parquet, always through [`write_atomically`];
 //! - models: [`save_model`] / [`load_model`], a safetensors file that Python's
-//!   `safetensors.numpy.load_file` reads as it is.
+//!   `safetensors.numpy.load_file` reads as it is;
+//! - statistics: [`save_statistics`] / [`load_statistics`] / [`merge_statistics`], the
+//!   mergeable moments of part of a data set, in the same kind of file;
+//! - parts of a data set for fits over several processes: [`ChunkReader::open_part`].
 //!
 //! Formats are recognised by content (gzip, NPY, IDX, Parquet and Arrow magic bytes) before
 //! extension, so `train-images-idx3-ubyte.gz` needs no special name. Every error names the
@@ -19,6 +22,7 @@
 //!
 //! Imports flow one way, from the top of this list to the bottom (the test
 //! `tests/layering.rs` enforces it):
+//! - `statistics_file`: the statistics file, through `model_file`'s safetensors helpers;
 //! - `model_file`: the safetensors model file, written through `write`;
 //! - `reader`: the data set of shards ([`ChunkReader`], [`FileSource`], [`read_table`]),
 //!   which dispatches every shard to its format; `write`: atomic writes and [`MatrixWriter`];
@@ -33,6 +37,7 @@ mod format;
 mod model_file;
 mod read;
 mod reader;
+mod statistics_file;
 #[cfg(test)]
 mod test_util;
 mod write;
@@ -47,4 +52,8 @@ pub use read::matrix::{Matrix, RowMajorMat};
 pub use read::options::{ColumnSelector, HeaderMode, ParseColumnSelectorError, ReadOptions};
 pub use reader::chunk_reader::{read_table, ChunkReader, Table};
 pub use reader::file_source::FileSource;
+pub use reader::part::Part;
+pub use statistics_file::{
+    load_statistics, merge_statistics, save_statistics, Statistics, STATISTICS_FORMAT_VERSION,
+};
 pub use write::{write_atomically, write_matrix, MatrixWriter};

@@ -104,8 +104,20 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
         );
         meta.insert("iteration_converged".into(), report.converged.to_string());
     }
+    let bytes = serialize_tensors(path, &data, meta)?;
+    write_atomically(path, |w| w.write_all(&bytes))
+}
+
+/// A safetensors file of F64 tensors `(name, shape, little-endian bytes)` and `meta`, with its
+/// header's keys sorted (the same content is then the same bytes); `path` names the file in
+/// errors.
+pub(crate) fn serialize_tensors(
+    path: &Path,
+    data: &[(&str, Vec<usize>, Vec<u8>)],
+    meta: HashMap<String, String>,
+) -> Result<Vec<u8>> {
     let mut views = Vec::with_capacity(data.len());
-    for (name, shape, bytes) in &data {
+    for (name, shape, bytes) in data {
         let view =
             TensorView::new(Dtype::F64, shape.clone(), bytes).map_err(|e| IoError::Write {
                 path: path.to_owned(),
@@ -117,8 +129,33 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
         path: path.to_owned(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let bytes = canonical_header(bytes);
-    write_atomically(path, |w| w.write_all(&bytes))
+    Ok(canonical_header(bytes))
+}
+
+/// The F64 tensor `name` of `tensors`, checked to have `shape`; the reason when it is missing
+/// or is not that.
+pub(crate) fn f64_tensor(
+    tensors: &SafeTensors<'_>,
+    name: &str,
+    shape: &[usize],
+) -> std::result::Result<Vec<f64>, String> {
+    let view = tensors
+        .tensor(name)
+        .map_err(|_| format!("it has no tensor {name:?}"))?;
+    if view.dtype() != Dtype::F64 {
+        return Err(format!("tensor {name:?} is {:?}, not F64", view.dtype()));
+    }
+    if view.shape() != shape {
+        return Err(format!(
+            "tensor {name:?} has shape {:?} but the metadata says {shape:?}",
+            view.shape()
+        ));
+    }
+    Ok(view
+        .data()
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
 }
 
 /// The same file with its JSON header's keys sorted (the metadata is a hash map, so its order
@@ -246,26 +283,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
     };
 
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
-        let view = tensors
-            .tensor(name)
-            .map_err(|_| not_model(format!("it has no tensor {name:?}")))?;
-        if view.dtype() != Dtype::F64 {
-            return Err(not_model(format!(
-                "tensor {name:?} is {:?}, not F64",
-                view.dtype()
-            )));
-        }
-        if view.shape() != shape {
-            return Err(not_model(format!(
-                "tensor {name:?} has shape {:?} but the metadata says {shape:?}",
-                view.shape()
-            )));
-        }
-        Ok(view
-            .data()
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect())
+        f64_tensor(&tensors, name, shape).map_err(not_model)
     };
     let mean = tensor("mean", &[d])?;
     let flat = tensor("components", &[m, d])?;

@@ -31,7 +31,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("reader", 3),
     ("write", 3),
     ("model_file", 4),
-    ("crate", 5),
+    ("statistics_file", 5),
+    ("crate", 6),
 ];
 
 /// Imports allowed inside one top-level module: from any module under the first path to any

@@ -167,6 +167,21 @@ pub enum PcaError {
     /// Parts given to [`crate::PcaModel::from_parts`] do not make a consistent model.
     #[error("inconsistent model: {0}")]
     InvalidModel(String),
+    /// Parts given to [`crate::Moments::from_parts`] do not make consistent moments.
+    #[error("inconsistent moments: {0}")]
+    InvalidMoments(String),
+    /// In a fit over several processes ([`crate::Collective`]), another rank failed: its
+    /// message (naming the file, row and column when it is about the data).
+    #[error("rank {rank}: {message}")]
+    OtherRank { rank: usize, message: String },
+    /// This rank stopped its pass because another rank announced a failure; the agreement that
+    /// follows replaces it by that rank's error.
+    #[error("stopped: another process failed")]
+    Stopped,
+    /// The ranks of a distributed fit reached different points of it (a bug, or builds that
+    /// round differently on different machines); reported instead of waiting forever.
+    #[error("the processes went out of step (seen on rank {rank}): {detail}")]
+    OutOfStep { rank: usize, detail: String },
 }
 
 impl PcaError {

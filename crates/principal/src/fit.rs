@@ -10,6 +10,7 @@ use crate::choose::evidence;
 use crate::choose::held_out::{self, FoldRows, FoldScores, FoldSide};
 use crate::choose::rules;
 use crate::choose::threshold;
+use crate::collective::{agree, agree_end, Collective, SingleProcess, Stage, Watched};
 use crate::data::{ChunkSource, InMemory};
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
@@ -54,7 +55,7 @@ impl PcaParams {
             Solver::Randomized | Solver::Power | Solver::Em => {
                 let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
                 // One chunk: the products are as large as they can be, and nothing is copied.
-                self.fit_iterative(&mut InMemory::new(x, n), prep, n, solver)
+                self.fit_iterative(&mut InMemory::new(x, n), prep, n, solver, &SingleProcess)
             }
             Solver::Gram | Solver::Svd | Solver::Auto => {
                 let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
@@ -103,7 +104,7 @@ impl PcaParams {
                     self.scaling(),
                     self.ddof(),
                 );
-                self.fit_iterative(source, prep, n, solver)
+                self.fit_iterative(source, prep, n, solver, &SingleProcess)
             }
             Solver::Covariance => {
                 let acc = MomentAccumulator::from_source(source, self.precision())?;
@@ -131,6 +132,89 @@ impl PcaParams {
                 })?;
                 self.with_solver(solver).fit(whole.as_ref())
             }
+        }
+    }
+
+    /// Fits a model to the rows of every process's `source` together, as one process holding
+    /// all of them would (to rounding, for any number of processes and any split of the rows):
+    /// every rank calls this with its own part and gets the same model.
+    ///
+    /// Each rank accumulates its own rows; the ranks then combine what they accumulated
+    /// through `collective`: the covariance solver's moments in one reduction (Chan's update,
+    /// on centred terms), the iterative solvers' column sums, then one D×L block per pass.
+    /// Gram and svd need the whole data in one process and are refused (auto avoids them:
+    /// [`PcaParams::plan_across`]). A failure on any rank — its data, or a parameter that the
+    /// whole data rules out — stops every rank at its next agreement with that rank's message
+    /// ([`PcaError::OtherRank`] on the others); the others also stop reading within a chunk.
+    /// With one process this is [`PcaParams::fit_source`].
+    pub fn fit_distributed(
+        &self,
+        source: &mut dyn ChunkSource,
+        collective: &dyn Collective,
+    ) -> Result<PcaModel> {
+        let processes = collective.size();
+        if processes == 1 {
+            return self.fit_source(source);
+        }
+        if let Solver::Gram | Solver::Svd = self.solver() {
+            return Err(one_process_only(self.solver()));
+        }
+        let mut watched = Watched { source, collective };
+        let widths = agree(collective, Stage::Features, Ok(watched.n_features()))?;
+        if let Some(r) = widths.iter().position(|&w| w != widths[0]) {
+            return Err(PcaError::OtherRank {
+                rank: r,
+                message: format!(
+                    "its data has {} features where rank 0's has {}",
+                    widths[r], widths[0]
+                ),
+            });
+        }
+        let model = self.fit_across(&mut watched, widths[0], collective);
+        agree_end(collective, model)
+    }
+
+    fn fit_across(
+        &self,
+        source: &mut dyn ChunkSource,
+        d: usize,
+        collective: &dyn Collective,
+    ) -> Result<PcaModel> {
+        let processes = collective.size();
+        let precision = self.precision();
+        if self.covariance_first(d) {
+            let local = MomentAccumulator::from_source(source, precision);
+            let acc = MomentAccumulator::reduce(local, collective)?;
+            let n = acc.n_samples();
+            self.check_shape(n, d)?;
+            let solver = self.plan_across(n, d, processes).solver;
+            if solver == Solver::Covariance {
+                return self.fit_resolved_moments(&acc.finish()?, solver, None);
+            }
+        }
+        let mut columns = ColumnAccumulator::new(d);
+        let pass = source.pass(&mut |chunk| columns.push_chunk(chunk));
+        let columns = ColumnAccumulator::reduce(pass.map(|()| columns), collective)?;
+        let n = columns.n;
+        self.check_shape(n, d)?;
+        let solver = self.plan_across(n, d, processes).solver;
+        match solver {
+            Solver::Randomized | Solver::Power | Solver::Em => {
+                let prep = Preprocessing::from_sums(
+                    columns.mean,
+                    &columns.sum_sq,
+                    n,
+                    self.scaling(),
+                    self.ddof(),
+                );
+                self.fit_iterative(source, prep, n, solver, collective)
+            }
+            Solver::Covariance => {
+                let local = MomentAccumulator::from_source(source, precision);
+                let acc = MomentAccumulator::reduce(local, collective)?;
+                self.fit_resolved_moments(&acc.finish()?, solver, None)
+            }
+            Solver::Gram | Solver::Svd | Solver::Auto => Err(one_process_only(solver)),
         }
     }
 
@@ -199,6 +283,7 @@ impl PcaParams {
         prep: Preprocessing,
         n: usize,
         solver: Solver,
+        collective: &dyn Collective,
     ) -> Result<PcaModel> {
         let d = prep.mean.len();
         let k = self
@@ -219,7 +304,8 @@ impl PcaParams {
             k,
             prep.total_variance,
             self.iterative(),
-        );
+        )
+        .across(collective);
         let spectrum = match solver {
             Solver::Power => solver::power::solve(&mut problem)?,
             Solver::Em => solver::em::solve(&mut problem)?,
@@ -275,7 +361,8 @@ impl PcaParams {
             ComponentCount::CrossValidated { folds, seed } => {
                 let data = data.ok_or_else(|| PcaError::CannotChoose {
                     criterion: "cv",
-                    reason: "cross-validation refits the data, and moments alone are not data"
+                    reason: "cross-validation refits the rows themselves: moments alone, or a \
+                             fit across processes, cannot be cross-validated"
                         .into(),
                 })?;
                 let constant = &prep.zero_variance;
@@ -390,5 +477,15 @@ fn spectrum_rule(count: ComponentCount) -> &'static str {
         ComponentCount::GavishDonoho { .. } => "gavish-donoho",
         ComponentCount::CrossValidated { .. } => "cv",
         ComponentCount::Fixed(_) | ComponentCount::All => "a number of components",
+    }
+}
+
+/// The error for gram and svd over several processes.
+fn one_process_only(solver: Solver) -> PcaError {
+    PcaError::SolverUnsuitable {
+        solver: solver.name(),
+        reason: "it needs the whole data in one process; over several processes use \
+                 covariance, randomized, power or em"
+            .into(),
     }
 }

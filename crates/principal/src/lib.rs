@@ -11,7 +11,10 @@
 //! Parameters are set on a [`PcaBuilder`], checked once into [`PcaParams`], and fitted to data
 //! in memory ([`PcaParams::fit`], `f32` or `f64`), to a re-readable [`ChunkSource`] such as a
 //! file read chunk by chunk ([`PcaParams::fit_source`]), or to [`Moments`] accumulated
-//! elsewhere and merged ([`MomentAccumulator`], [`PcaParams::fit_moments`]).
+//! elsewhere and merged ([`MomentAccumulator`], [`PcaParams::fit_moments`]; [`Moments`] are
+//! stored and read back through [`MomentParts`]). Over several processes, each with its own
+//! part of the rows, [`PcaParams::fit_distributed`] combines what each accumulated through a
+//! small [`Collective`] trait (sum, broadcast, rank, size; [`SingleProcess`] for one).
 //!
 //! ## Conventions
 //!
@@ -49,6 +52,7 @@
 //! ```
 
 mod choose;
+mod collective;
 mod data;
 mod error;
 mod fit;
@@ -65,11 +69,12 @@ pub mod solver;
 
 pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
 pub use choose::{ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, VARIANCE_FRACTIONS};
+pub use collective::{agree_outcome, Collective, SingleProcess};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use model::{ModelParts, PcaModel};
-pub use moments::{MomentAccumulator, Moments};
+pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
     ComponentCount, IterativeOptions, PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
 };

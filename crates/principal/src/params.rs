@@ -180,12 +180,25 @@ impl PcaParams {
     /// The plan for `n_samples × n_features`: every solver's estimated cost, the solver `fit`
     /// would use (`Auto` resolved) and why.
     pub fn plan(&self, n_samples: usize, n_features: usize) -> SolverPlan {
+        self.plan_across(n_samples, n_features, 1)
+    }
+
+    /// [`Self::plan`] for a fit over `processes` processes ([`PcaParams::fit_distributed`]):
+    /// gram and svd need the whole data in one process, so auto chooses among the others.
+    pub fn plan_across(&self, n_samples: usize, n_features: usize, processes: usize) -> SolverPlan {
         let k = match self.components {
             ComponentCount::Fixed(k) => Some(k),
             // Every component, or a count that depends on the spectrum: an exact solver.
             _ => None,
         };
-        SolverPlan::new(self.solver, n_samples, n_features, k, self.memory_limit)
+        SolverPlan::across(
+            self.solver,
+            n_samples,
+            n_features,
+            k,
+            self.memory_limit,
+            processes,
+        )
     }
 
     /// The same parameters with `solver` requested instead.

@@ -51,6 +51,8 @@ pub enum Unsuitable {
     /// It computes a fixed number of components, and the count depends on the spectrum (a
     /// fraction of variance) or is every component.
     NeedsComponentCount,
+    /// It needs the whole data in one process, and the fit runs over several (gram, svd).
+    NeedsOneProcess,
 }
 
 impl fmt::Display for Unsuitable {
@@ -64,6 +66,7 @@ impl fmt::Display for Unsuitable {
                 "needs ≈ {needed_bytes:.0} bytes, over the memory limit of {limit_bytes:.0} bytes"
             ),
             Unsuitable::NeedsComponentCount => f.write_str("needs a fixed number of components"),
+            Unsuitable::NeedsOneProcess => f.write_str("needs the whole data in one process"),
         }
     }
 }
@@ -115,6 +118,35 @@ impl SolverPlan {
         n_components: Option<usize>,
         memory_limit: Option<u64>,
     ) -> SolverPlan {
+        Self::across(
+            requested,
+            n_samples,
+            n_features,
+            n_components,
+            memory_limit,
+            1,
+        )
+    }
+
+    /// [`SolverPlan::new`] for a fit whose data is spread over `processes` processes: when
+    /// there are several, gram and svd (which need the whole data in one process) are
+    /// unsuitable, so auto chooses covariance or randomized.
+    ///
+    /// ```
+    /// use principal::{Solver, SolverPlan};
+    /// // Wide data, every component: gram in one process, covariance over several.
+    /// assert_eq!(SolverPlan::new(Solver::Auto, 200, 3_000, None, None).solver, Solver::Gram);
+    /// let plan = SolverPlan::across(Solver::Auto, 200, 3_000, None, None, 4);
+    /// assert_eq!(plan.solver, Solver::Covariance);
+    /// ```
+    pub fn across(
+        requested: Solver,
+        n_samples: usize,
+        n_features: usize,
+        n_components: Option<usize>,
+        memory_limit: Option<u64>,
+        processes: usize,
+    ) -> SolverPlan {
         let (n, d) = (n_samples as f64, n_features as f64);
         let small = n.min(d);
         let k = n_components.map(|k| k as f64);
@@ -156,6 +188,12 @@ impl SolverPlan {
         if n_components.is_none() {
             for c in candidates.iter_mut().filter(|c| !c.solver.is_exact()) {
                 c.unsuitable = Some(Unsuitable::NeedsComponentCount);
+            }
+        }
+        if processes > 1 {
+            let whole = |c: &&mut Candidate| matches!(c.solver, Solver::Gram | Solver::Svd);
+            for c in candidates.iter_mut().filter(whole) {
+                c.unsuitable = Some(Unsuitable::NeedsOneProcess);
             }
         }
         let cost = |s: Solver| {

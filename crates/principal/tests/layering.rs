@@ -26,7 +26,13 @@ const LAYERS: &[&[&str]] = &[
     &["real"],
     // Re-readable sources; the leaves of the numeric kernels.
     &["data", "kernel::simd", "kernel::parallel", "kernel::bytes"],
-    &["kernel::scan", "kernel::blocks", "kernel::products"],
+    // Several processes: the collective operations and the agreement before each reduction.
+    &[
+        "kernel::scan",
+        "kernel::blocks",
+        "kernel::products",
+        "collective",
+    ],
     &["kernel"],
     // Streaming moments: buffers and Chan's update, then one file per path, then the choice,
     // then the accumulator.

@@ -7,10 +7,10 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{
-    ComponentCount, IterativeOptions, PcaBuilder, PcaModel, PcaParams, PowerMethod, Precision,
-    RandomizedMethod, Scaling, Solver,
+    Collective, ComponentCount, IterativeOptions, PcaBuilder, PcaError, PcaModel, PcaParams,
+    PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
 };
-use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, ReadOptions};
+use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, Part, ReadOptions};
 
 use crate::budget;
 use crate::cli::{one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs};
@@ -32,7 +32,7 @@ pub struct FitArgs {
     /// n_components='mle'), gavish-donoho (Gavish & Donoho's optimal threshold on the singular
     /// values; --noise-sigma if the noise level is known) or cv (the largest held-out
     /// probabilistic-PCA log-likelihood over --folds folds, seeded by --seed).
-    #[arg(short = 'k', long, value_name = "K|mle|gavish-donoho|cv", value_parser = parse_components, conflicts_with = "variance", allow_negative_numbers = true)]
+    #[arg(short = 'k', long, value_name = "K|mle|gavish-donoho|cv", value_parser = parse_count, conflicts_with = "variance", allow_negative_numbers = true)]
     pub components: Option<ComponentCount>,
     /// With --components gavish-donoho: the noise's standard deviation per entry (in
     /// standardized units with --standardize); without it, estimated from the median singular
@@ -104,15 +104,24 @@ pub struct IterativeArgs {
     pub power_method: PowerMethod,
 }
 
+/// A whole number K (`merge`: moments alone allow no other count).
+pub(crate) fn parse_components(s: &str) -> Result<usize, String> {
+    let k: usize = s
+        .parse()
+        .map_err(|_| format!("--components {s} is not a whole number"))?;
+    check(PcaBuilder::new().components(ComponentCount::Fixed(k)))?;
+    Ok(k)
+}
+
 /// K, mle, gavish-donoho or cv, as the library's [`ComponentCount`] (its own `FromStr`), the
 /// range of K checked by the library.
-fn parse_components(s: &str) -> Result<ComponentCount, String> {
+fn parse_count(s: &str) -> Result<ComponentCount, String> {
     let count: ComponentCount = s.parse().map_err(|e| format!("--components {e}"))?;
     check(PcaBuilder::new().components(count))?;
     Ok(count)
 }
 
-fn parse_variance(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_variance(s: &str) -> Result<f64, String> {
     let f: f64 = s
         .parse()
         .map_err(|_| format!("--variance {s} is not a number"))?;
@@ -120,7 +129,7 @@ fn parse_variance(s: &str) -> Result<f64, String> {
     Ok(f)
 }
 
-fn parse_ddof(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_ddof(s: &str) -> Result<usize, String> {
     let ddof: usize = s
         .parse()
         .map_err(|_| format!("--ddof {s} is not allowed: use 0 or 1"))?;
@@ -296,7 +305,10 @@ fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value
         .sum()
 }
 
-pub fn run(config: &FitConfig) -> Result<()> {
+pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
+    if collective.size() > 1 {
+        return run_distributed(config, collective);
+    }
     let started = Instant::now();
     let reader = ChunkReader::open(&config.inputs, &config.read)?;
     let (d, rows, f32) = (reader.n_features(), reader.n_rows_hint(), reader.is_f32());
@@ -366,8 +378,63 @@ pub fn run(config: &FitConfig) -> Result<()> {
     Ok(())
 }
 
+/// `fit` over the ranks of an MPI job: every rank streams its part of the inputs (see
+/// `principal_io::Part`), the ranks combine what they accumulated, and rank 0 writes the model
+/// and prints the summary. An error on any rank (opening or reading its files, a bad value)
+/// stops every rank with that rank's message.
+fn run_distributed(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
+    let started = Instant::now();
+    let part = Part {
+        rank: collective.rank(),
+        size: collective.size(),
+    };
+    let opened = ChunkReader::open_part(&config.inputs, &config.read, part);
+    let outcome = opened
+        .as_ref()
+        .map(drop)
+        .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
+    let fit_error = || format!("cannot fit {}", describe(&config.inputs));
+    principal::agree_outcome(collective, outcome).with_context(fit_error)?;
+    let reader = opened?;
+    let d = reader.n_features();
+    let names = reader.column_names().map(<[String]>::to_vec);
+    let mut files = FileSource::from_reader(reader, budget::chunk_rows(d, config.memory_limit));
+    let model = config
+        .params
+        .fit_distributed(&mut files, collective)
+        .with_context(fit_error)?;
+    if collective.rank() != 0 {
+        return Ok(());
+    }
+    save_model(&config.output, &model, names.as_deref())?;
+    if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
+        text::stderr(&zero_variance_warning(&model, names.as_deref()));
+    }
+    let processes = collective.size();
+    let solver_plan = config
+        .params
+        .plan_across(model.n_samples(), model.n_features(), processes);
+    if config.explain {
+        let reading = ReadingPlan {
+            streaming: true,
+            why: format!("each of {processes} MPI processes streams its part of the inputs"),
+        };
+        text::stderr(&explanation(&solver_plan, &reading, config.memory_limit));
+    }
+    let timing = Timing::Distributed {
+        total: started.elapsed(),
+        processes,
+    };
+    text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
+    Ok(())
+}
+
 /// How long the work took.
 enum Timing {
+    Distributed {
+        total: std::time::Duration,
+        processes: usize,
+    },
     InMemory {
         read: std::time::Duration,
         fit: std::time::Duration,
@@ -503,6 +570,13 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
                 "time: {} reading, {} fitting{peak}",
                 text::duration(*read),
                 text::duration(*fit)
+            );
+        }
+        Timing::Distributed { total, processes } => {
+            let _ = writeln!(
+                s,
+                "time: {} reading and fitting over {processes} MPI processes (rank 0's figures){peak}",
+                text::duration(*total)
             );
         }
         Timing::Streamed { total, passes } => {

@@ -5,4 +5,6 @@ pub mod choose;
 pub mod fit;
 pub mod inspect;
 pub mod inverse;
+pub mod merge;
+pub mod stats;
 pub mod transform;

@@ -137,6 +137,8 @@ pub(crate) struct BinaryRows {
     batch_rows: usize,
     /// The bytes of one batch, reused from batch to batch.
     batch: Vec<u8>,
+    /// One past the last row to read: `nrows`, or the end of a part ([`BinaryRows::restrict`]).
+    end: usize,
 }
 
 /// Bytes read at a time by the bulk path: large enough that the cost per call vanishes, small
@@ -221,7 +223,35 @@ impl BinaryRows {
             layout,
             batch_rows,
             batch: Vec::new(),
+            end: header.nrows,
         })
+    }
+
+    /// Whether a range of rows can be read without reading the rows before it: rows stored in
+    /// order (C order) in an uncompressed file.
+    pub(crate) fn splittable(&self) -> bool {
+        !self.compressed && matches!(self.layout, Layout::Rows)
+    }
+
+    /// Reads only the rows `rows` (a process's part of the file), seeking to the first: rows
+    /// keep their numbers in the file in messages. Only for [`BinaryRows::splittable`] files.
+    pub(crate) fn restrict(&mut self, rows: std::ops::Range<usize>) -> Result<()> {
+        use std::io::{Seek, SeekFrom};
+        assert!(self.splittable() && rows.start <= rows.end && rows.end <= self.nrows);
+        let read_err = |source| IoError::Read {
+            path: self.path.clone(),
+            source,
+        };
+        let mut file = std::fs::File::open(&self.path).map_err(|source| IoError::Open {
+            path: self.path.clone(),
+            source,
+        })?;
+        let at = self.data_start + rows.start as u64 * self.row.len() as u64;
+        file.seek(SeekFrom::Start(at)).map_err(read_err)?;
+        self.reader = Box::new(std::io::BufReader::with_capacity(1 << 16, file));
+        self.next_row = rows.start;
+        self.end = rows.end;
+        Ok(())
     }
 
     pub(crate) fn nrows(&self) -> usize {
@@ -254,7 +284,7 @@ impl BinaryRows {
 
     /// Appends up to `max_rows` rows (kept columns only) to `out`; returns how many.
     pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
-        let n = max_rows.min(self.nrows - self.next_row);
+        let n = max_rows.min(self.end - self.next_row);
         if n == 0 {
             return Ok(0);
         }

@@ -25,6 +25,9 @@ pub(crate) struct CsvSource {
     kept: Vec<usize>,
     kept_names: Option<Vec<String>>,
     first_data_line: u64,
+    delimiter: u8,
+    /// Where a part ([`CsvSource::restrict`]) starts in the file: its lines count from there.
+    part_start: Option<u64>,
 }
 
 fn parse_number(field: &[u8]) -> Option<f64> {
@@ -96,11 +99,40 @@ impl CsvSource {
             names,
             kept,
             kept_names,
+            delimiter,
+            part_start: None,
         })
     }
 
     pub(crate) fn n_features(&self) -> usize {
         self.kept.len()
+    }
+
+    /// The byte at which a part's first line starts, when reading a part.
+    pub(crate) fn part_start(&self) -> Option<u64> {
+        self.part_start
+    }
+
+    /// Reads only the lines that start in the bytes `bytes` of the file (a process's part of
+    /// it), the header excepted: the stream is reopened at the first line starting at or after
+    /// `bytes.start` and ends with the line that holds `bytes.end − 1`. Only for uncompressed
+    /// files without line breaks inside quoted fields. Lines in messages count from the part's
+    /// start (`reader::part` turns them into the file's).
+    pub(crate) fn restrict(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        let data_start = self.record.position().map_or(0, |p| p.byte());
+        let start = bytes.start.max(data_start);
+        let stream = LineRange::open(&self.path, start, bytes.end.max(start), start > data_start)?;
+        self.part_start = Some(stream.at);
+        self.reader = ReaderBuilder::new()
+            .delimiter(self.delimiter)
+            .has_headers(false)
+            .flexible(true)
+            .trim(Trim::All)
+            .from_reader(Box::new(stream));
+        self.pending = false;
+        // No hint about a label column: the part's first line is not the file's first row.
+        self.first_data_line = u64::MAX;
+        Ok(())
     }
 
     pub(crate) fn kept_names(&self) -> Option<&[String]> {
@@ -173,6 +205,75 @@ impl CsvSource {
             value: String::from_utf8_lossy(&self.record[j]).into_owned(),
             hint,
         }
+    }
+}
+
+/// The bytes of the lines of a file that start in `[start, end)`: from `start` (moved on to the
+/// next line start when `start` may fall inside a line) through the line holding `end − 1`.
+struct LineRange {
+    reader: std::io::BufReader<std::fs::File>,
+    /// Bytes read so far, from the file's start.
+    at: u64,
+    end: u64,
+    /// The last byte given ended a line (or nothing was given yet at a line start).
+    line_start: bool,
+}
+
+impl LineRange {
+    fn open(path: &Path, start: u64, end: u64, mid_line: bool) -> Result<LineRange> {
+        use std::io::{BufRead, Seek, SeekFrom};
+        let read_err = |source| IoError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(|source| IoError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+        let mut at = start;
+        if mid_line {
+            // The line that holds `start − 1` belongs to the part before: skip to its end.
+            reader.seek(SeekFrom::Start(start - 1)).map_err(read_err)?;
+            let mut skipped = Vec::new();
+            at = start - 1 + reader.read_until(b'\n', &mut skipped).map_err(read_err)? as u64;
+        } else {
+            reader.seek(SeekFrom::Start(start)).map_err(read_err)?;
+        }
+        Ok(LineRange {
+            reader,
+            at,
+            end,
+            line_start: true,
+        })
+    }
+}
+
+impl Read for LineRange {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::BufRead;
+        if self.at >= self.end && self.line_start {
+            return Ok(0);
+        }
+        let available = self.reader.fill_buf()?;
+        let mut n = available.len().min(buf.len());
+        if self.at >= self.end {
+            // Past the end: only the rest of the line that started before it.
+            if let Some(k) = available[..n].iter().position(|&b| b == b'\n') {
+                n = k + 1;
+            }
+        } else {
+            n = n.min((self.end - self.at) as usize);
+        }
+        buf[..n].copy_from_slice(&available[..n]);
+        self.reader.consume(n);
+        self.at += n as u64;
+        if n > 0 {
+            self.line_start = buf[n - 1] == b'\n';
+        } else {
+            self.line_start = true;
+        }
+        Ok(n)
     }
 }
 

@@ -8,7 +8,8 @@ use crate::read::inputs::expand_inputs;
 use crate::read::matrix::Matrix;
 use crate::read::options::ReadOptions;
 use crate::read::rows::RowBuf;
-use crate::reader::shard::{DataSet, Shard};
+use crate::reader::part::{lines_in_file, slices, Part};
+use crate::reader::shard::{DataSet, Shard, Slice};
 
 /// A data set as read by [`read_table`].
 #[derive(Clone, Debug, PartialEq)]
@@ -76,6 +77,7 @@ impl ChunkReader {
             n_features: first.n_features(),
             column_names: first.column_names().map(<[String]>::to_vec),
             f32: first.is_f32(),
+            slices: None,
         };
         let mut n_rows = first.n_rows();
         let mut sizes_checked = first.size_checked();
@@ -96,6 +98,32 @@ impl ChunkReader {
             shard: 0,
             current: Some(first),
         })
+    }
+
+    /// Opens process `part.rank`'s part of the data set of `paths`, one of `part.size` parts
+    /// that, taken in rank order, are its rows in order (see [`Part`] for how files are cut).
+    /// Every shard is opened and checked as by [`ChunkReader::open`], so that the number of
+    /// features, their names and the element type are the whole data set's on every process,
+    /// even one whose part is empty. Rows (and lines) in messages are the file's.
+    pub fn open_part(paths: &[PathBuf], options: &ReadOptions, part: Part) -> Result<ChunkReader> {
+        let whole = ChunkReader::open(paths, options)?;
+        let mut data = whole.data;
+        let slices = slices(&data.paths, options, part)?;
+        let n_rows = if slices
+            .iter()
+            .all(|s| matches!(s, Slice::Skip | Slice::Whole))
+        {
+            None
+        } else {
+            slices
+                .iter()
+                .try_fold(0usize, |a, s| s.n_rows(None).map(|n| a + n))
+        };
+        data.slices = Some(slices);
+        let mut reader = ChunkReader::restart(data);
+        reader.n_rows = n_rows.filter(|_| whole.sizes_checked);
+        reader.sizes_checked = whole.sizes_checked;
+        Ok(reader)
     }
 
     /// A reader at the start of a data set opened before, which opens each shard when it gets
@@ -178,17 +206,37 @@ impl ChunkReader {
     pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
         let mut total = 0;
         while total < max_rows && self.shard < self.data.paths.len() {
+            let slice = self.data.slices.as_ref().map(|s| &s[self.shard]);
+            if slice == Some(&Slice::Skip) {
+                self.shard += 1;
+                continue;
+            }
             let shard = match &mut self.current {
                 Some(shard) => shard,
                 None => {
                     let path = &self.data.paths[self.shard];
-                    let shard = Shard::open(path, &self.data.options)?;
+                    let shard = match slice {
+                        Some(slice) => slice.open(path, &self.data.options)?,
+                        None => Shard::open(path, &self.data.options)?,
+                    };
                     // Checked again: the file may have changed since `open`.
                     self.data.check(path, &shard)?;
                     self.current.insert(shard)
                 }
             };
-            let n = shard.read_rows(max_rows - total, out)?;
+            let n = match shard.read_rows(max_rows - total, out) {
+                Ok(n) => n,
+                Err(e) => {
+                    let path = &self.data.paths[self.shard];
+                    return Err(match shard {
+                        Shard::Csv(c) => match c.part_start() {
+                            Some(start) => lines_in_file(e, path, start),
+                            None => e,
+                        },
+                        _ => e,
+                    });
+                }
+            };
             total += n;
             if total < max_rows {
                 // The shard is exhausted.

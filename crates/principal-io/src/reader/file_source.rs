@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::read::options::ReadOptions;
 use crate::read::rows::RowBuf;
 use crate::reader::chunk_reader::ChunkReader;
+use crate::reader::part::Part;
 use crate::reader::shard::DataSet;
 
 /// Files as a re-readable [`principal::ChunkSource`] for the solvers that make several passes:
@@ -43,6 +44,20 @@ impl FileSource {
     pub fn open(paths: &[PathBuf], options: &ReadOptions, chunk_rows: usize) -> Result<FileSource> {
         Ok(Self::from_reader(
             ChunkReader::open(paths, options)?,
+            chunk_rows,
+        ))
+    }
+
+    /// Process `part.rank`'s part of the data set (see [`ChunkReader::open_part`]), re-read
+    /// on every pass.
+    pub fn open_part(
+        paths: &[PathBuf],
+        options: &ReadOptions,
+        part: Part,
+        chunk_rows: usize,
+    ) -> Result<FileSource> {
+        Ok(Self::from_reader(
+            ChunkReader::open_part(paths, options, part)?,
             chunk_rows,
         ))
     }

@@ -5,4 +5,5 @@
 
 pub(crate) mod chunk_reader;
 pub(crate) mod file_source;
+pub(crate) mod part;
 pub(crate) mod shard;

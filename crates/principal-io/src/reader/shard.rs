@@ -1,6 +1,7 @@
 //! One shard of a data set, opened by its format's reader, and [`DataSet`]: the shards in order
 //! and what the first one says every other must agree with.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoError, Result};
@@ -128,6 +129,9 @@ pub(crate) struct DataSet {
     pub(crate) column_names: Option<Vec<String>>,
     /// Whether every shard's values are exact in f32.
     pub(crate) f32: bool,
+    /// A process's part of the data set: what it reads of each file (all of every file when
+    /// `None`).
+    pub(crate) slices: Option<Vec<Slice>>,
 }
 
 impl DataSet {
@@ -160,4 +164,19 @@ impl DataSet {
         }
         Ok(())
     }
+}
+
+/// What a process reads of one file (how a part is chosen and opened: `reader::part`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Slice {
+    /// Nothing.
+    Skip,
+    /// All of it.
+    Whole,
+    /// These rows of an NPY or IDX file.
+    Rows(Range<usize>),
+    /// The lines of a text file that start in these bytes.
+    Bytes(Range<u64>),
+    /// These (consecutive) row groups of a Parquet file, holding this many rows.
+    Groups(Vec<usize>, usize),
 }

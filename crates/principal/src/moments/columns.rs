@@ -4,6 +4,7 @@
 
 use faer::MatRef;
 
+use crate::collective::{agree, mean_across, Collective, Stage};
 use crate::error::{PcaError, Result};
 use crate::kernel::scan::{check_finite, column_sums};
 use crate::kernel::simd::{dispatch, Kernel};
@@ -57,6 +58,38 @@ impl ColumnAccumulator {
         }
         self.n += n_b;
         Ok(())
+    }
+}
+
+impl ColumnAccumulator {
+    /// Every rank's column moments combined, on every rank (the same bits everywhere), after
+    /// the agreement on each rank's outcome: one sum of `s_r + n_r δ_r²` per feature, as the
+    /// moment accumulator's reduction does for the whole matrix.
+    pub(crate) fn reduce(
+        local: Result<ColumnAccumulator>,
+        collective: &dyn Collective,
+    ) -> Result<ColumnAccumulator> {
+        let (acc, outcome) = match local {
+            Ok(acc) => {
+                let n = acc.n;
+                (Some(acc), Ok(n))
+            }
+            Err(e) => (None, Err(e)),
+        };
+        let counts = agree(collective, Stage::Columns, outcome)?;
+        let mut acc = acc.expect("the agreement fails on a rank whose own work failed");
+        if collective.size() == 1 {
+            return Ok(acc);
+        }
+        let (n, mean, delta) = mean_across(collective, &counts, &acc.mean);
+        let own = acc.n as f64;
+        for (s, dl) in acc.sum_sq.iter_mut().zip(&delta) {
+            *s += own * dl * dl;
+        }
+        collective.sum(&mut acc.sum_sq);
+        acc.n = n;
+        acc.mean = mean;
+        Ok(acc)
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) mod workspace;
 
 use faer::{Mat, MatRef, Par};
 
+use crate::collective::{agree, mean_across, Collective, Stage};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::kernel::bytes::GemmBytes;
@@ -79,11 +80,45 @@ pub struct MomentAccumulator {
 }
 
 /// The finished moments of a data set: what the covariance solver needs.
-#[derive(Clone, Debug)]
+///
+/// They can be stored and read back, or sent to another process, through their public parts
+/// ([`Moments::into_parts`], [`Moments::from_parts`], which checks them), and merged with
+/// others by turning them back into an accumulator (`MomentAccumulator::from(moments)`).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Moments {
     n: usize,
     mean: Vec<f64>,
     scatter: Mat<f64>,
+    precision: Precision,
+}
+
+/// The public parts of [`Moments`]: what a statistics file holds.
+///
+/// ```
+/// use principal::{faer::mat, MomentAccumulator, Moments};
+/// let mut acc = MomentAccumulator::new(2);
+/// acc.push(mat![[1.0, 2.0], [3.0, 5.0], [5.0, 11.0]].as_ref())?;
+/// let parts = acc.finish()?.into_parts();
+/// assert_eq!((parts.n_samples, parts.mean[0]), (3, 3.0));
+/// assert_eq!(parts.scatter[(0, 1)], parts.scatter[(1, 0)]);
+/// let mut damaged = parts.clone();
+/// damaged.scatter[(1, 1)] = -1.0;
+/// assert!(Moments::from_parts(damaged).is_err());
+/// let back = Moments::from_parts(parts)?;
+/// assert_eq!(back.n_samples(), 3);
+/// # Ok::<(), principal::PcaError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct MomentParts {
+    /// N, the number of rows.
+    pub n_samples: usize,
+    /// The mean of every feature (D).
+    pub mean: Vec<f64>,
+    /// `Σ (x − μ)(x − μ)ᵀ`, D×D and symmetric.
+    pub scatter: Mat<f64>,
+    /// The arithmetic the products of `f32` chunks were formed in ([`Precision::Mixed`] when
+    /// any part of the data was accumulated with it).
+    pub precision: Precision,
 }
 
 impl MomentAccumulator {
@@ -221,6 +256,7 @@ impl MomentAccumulator {
     }
 
     /// Merges another accumulator into this one; the result equals one pass over both inputs.
+    /// When either was accumulated with [`Precision::Mixed`], so is the result.
     pub fn merge(&mut self, other: MomentAccumulator) -> Result<()> {
         if other.n_features() != self.n_features() {
             return Err(PcaError::MergeMismatch {
@@ -228,10 +264,63 @@ impl MomentAccumulator {
                 right: other.n_features(),
             });
         }
+        if other.precision == Precision::Mixed {
+            self.precision = Precision::Mixed;
+        }
         if other.n > 0 {
             self.combine(other.n, &other.mean, &other.scatter);
         }
         Ok(())
+    }
+
+    /// The moments of every rank's rows, on every rank (the same bits everywhere): each rank
+    /// accumulated its own rows into `local` (or failed: the agreement then stops every rank
+    /// with that rank's error). One sum of the centred terms `M_r + n_r δ_r δ_rᵀ` (Chan's
+    /// pairwise update for any number of parts, see `collective::mean_across`), in lower
+    /// triangles: D(D+1)/2 values.
+    pub(crate) fn reduce(
+        local: Result<MomentAccumulator>,
+        collective: &dyn Collective,
+    ) -> Result<MomentAccumulator> {
+        let (acc, outcome) = match local {
+            // The count, doubled, with the precision in the low bit.
+            Ok(acc) => {
+                let code = 2 * acc.n + usize::from(acc.precision == Precision::Mixed);
+                (Some(acc), Ok(code))
+            }
+            Err(e) => (None, Err(e)),
+        };
+        let codes = agree(collective, Stage::Moments, outcome)?;
+        let mut acc = acc.expect("the agreement fails on a rank whose own work failed");
+        if collective.size() == 1 {
+            return Ok(acc);
+        }
+        let counts: Vec<usize> = codes.iter().map(|c| c / 2).collect();
+        let (n, mean, delta) = mean_across(collective, &counts, &acc.mean);
+        let d = acc.n_features();
+        let own = acc.n as f64;
+        let mut packed = Vec::with_capacity(d * (d + 1) / 2);
+        for j in 0..d {
+            let col = &acc.scatter.col_as_slice(j)[j..];
+            packed.extend(
+                col.iter()
+                    .zip(&delta[j..])
+                    .map(|(m, dl)| m + own * delta[j] * dl),
+            );
+        }
+        collective.sum(&mut packed);
+        let mut at = 0;
+        for j in 0..d {
+            let col = &mut acc.scatter.col_as_slice_mut(j)[j..];
+            col.copy_from_slice(&packed[at..at + d - j]);
+            at += d - j;
+        }
+        acc.n = n;
+        acc.mean = mean;
+        if codes.iter().any(|c| c % 2 == 1) {
+            acc.precision = Precision::Mixed;
+        }
+        Ok(acc)
     }
 
     fn combine(&mut self, n_b: usize, mean_b: &[f64], scatter_b: &Mat<f64>) {
@@ -259,11 +348,33 @@ impl MomentAccumulator {
                 n_features: self.n_features(),
             });
         }
+        let mut scatter = self.scatter;
+        // Only the lower triangle was accumulated; the moments are symmetric.
+        for j in 1..scatter.ncols() {
+            for i in 0..j {
+                scatter[(i, j)] = scatter[(j, i)];
+            }
+        }
         Ok(Moments {
             n: self.n,
             mean: self.mean,
-            scatter: self.scatter,
+            scatter,
+            precision: self.precision,
         })
+    }
+}
+
+impl From<Moments> for MomentAccumulator {
+    /// An accumulator holding `moments`, to merge them with others or push more rows.
+    fn from(moments: Moments) -> Self {
+        MomentAccumulator {
+            n: moments.n,
+            mean: moments.mean,
+            scatter: moments.scatter,
+            precision: moments.precision,
+            workspace: Default::default(),
+            helper: None,
+        }
     }
 }
 
@@ -283,6 +394,88 @@ impl Moments {
     /// `Σ (x − μ)(x − μ)ᵀ`, D×D and symmetric; divide by `N − ddof` for the covariance.
     pub fn scatter(&self) -> MatRef<'_, f64> {
         self.scatter.as_ref()
+    }
+    /// The arithmetic of the products of `f32` chunks ([`Precision::Mixed`] when any part of
+    /// the data was accumulated with it).
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The parts, to store or send.
+    pub fn into_parts(self) -> MomentParts {
+        MomentParts {
+            n_samples: self.n,
+            mean: self.mean,
+            scatter: self.scatter,
+            precision: self.precision,
+        }
+    }
+
+    /// Moments from their parts, checked: at least one sample and one feature, a mean of D
+    /// values and a D×D scatter matrix, every value finite, the scatter matrix symmetric with a
+    /// non-negative diagonal and no entry beyond Cauchy–Schwarz's bound `√(MᵢᵢMⱼⱼ)` (to
+    /// rounding): what every matrix of centred cross-products satisfies.
+    pub fn from_parts(parts: MomentParts) -> Result<Moments> {
+        let MomentParts {
+            n_samples: n,
+            mean,
+            scatter,
+            precision,
+        } = parts;
+        let d = mean.len();
+        let invalid = |detail: String| Err(PcaError::InvalidMoments(detail));
+        if n == 0 || d == 0 {
+            return invalid(format!("{n} samples × {d} features: nothing to fit"));
+        }
+        if scatter.nrows() != d || scatter.ncols() != d {
+            return invalid(format!(
+                "the scatter matrix is {}×{} for a mean of {d} features",
+                scatter.nrows(),
+                scatter.ncols()
+            ));
+        }
+        if let Some(j) = mean.iter().position(|m| !m.is_finite()) {
+            return invalid(format!("mean {j} is {}", mean[j]));
+        }
+        for j in 0..d {
+            for i in 0..d {
+                let v = scatter[(i, j)];
+                if !v.is_finite() {
+                    return invalid(format!("scatter ({i}, {j}) is {v}"));
+                }
+            }
+        }
+        for j in 0..d {
+            for i in 0..d {
+                let (v, t) = (scatter[(i, j)], scatter[(j, i)]);
+                if v.to_bits() != t.to_bits() {
+                    return invalid(format!(
+                        "the scatter matrix is not symmetric: ({i}, {j}) is {v}, ({j}, {i}) is {t}"
+                    ));
+                }
+                if i == j && v < 0.0 {
+                    return invalid(format!("scatter ({i}, {i}) is negative: {v}"));
+                }
+            }
+        }
+        for j in 0..d {
+            for i in j + 1..d {
+                let bound = (scatter[(i, i)] * scatter[(j, j)]).sqrt();
+                let v = scatter[(i, j)];
+                if v.abs() > bound * (1.0 + 1e-9) + f64::MIN_POSITIVE {
+                    return invalid(format!(
+                        "scatter ({i}, {j}) = {v} is beyond √(scatter ({i}, {i}) · scatter \
+                         ({j}, {j})) = {bound}"
+                    ));
+                }
+            }
+        }
+        Ok(Moments {
+            n,
+            mean,
+            scatter,
+            precision,
+        })
     }
 }
 
@@ -385,6 +578,67 @@ pub(crate) mod tests {
                 assert_eq!(one.mean(), other.mean());
                 assert_eq!(one.scatter(), other.scatter());
             }
+        }
+    }
+
+    /// Moments survive their parts (symmetric, as `scatter` says), merge again after a round
+    /// trip as if never stored, and damaged parts are refused with what is wrong.
+    #[test]
+    fn moments_round_trip_through_their_parts_and_damaged_parts_are_refused() {
+        let x = tall(3000, 4, 9, 1e6);
+        let whole = moments_of(x.as_ref(), 3000);
+        let s = whole.scatter();
+        for i in 0..4 {
+            for j in 0..4 {
+                assert_eq!(s[(i, j)].to_bits(), s[(j, i)].to_bits());
+            }
+        }
+        let back = Moments::from_parts(whole.clone().into_parts()).unwrap();
+        assert_eq!(back, whole);
+        let top = moments_of(x.subrows(0, 1000).as_ref(), 1000);
+        let bottom = moments_of(x.subrows(1000, 2000).as_ref(), 2000);
+        let stored = |m: Moments| Moments::from_parts(m.into_parts()).unwrap();
+        let mut acc = MomentAccumulator::from(stored(top));
+        acc.merge(MomentAccumulator::from(stored(bottom))).unwrap();
+        let merged = acc.finish().unwrap();
+        assert_eq!(merged.n_samples(), 3000);
+        for i in 0..4 {
+            let m = whole.mean()[i];
+            assert!((merged.mean()[i] - m).abs() <= 1e-15 * m);
+            for j in 0..4 {
+                let scale = (s[(i, i)] * s[(j, j)]).sqrt();
+                let e = (merged.scatter()[(i, j)] - s[(i, j)]).abs();
+                assert!(e <= 1e-10 * scale, "({i}, {j}): {e}");
+                assert_eq!(merged.scatter()[(i, j)], merged.scatter()[(j, i)]);
+            }
+        }
+        let parts = whole.into_parts();
+        type Damage = fn(&mut MomentParts);
+        let damage: [(&str, Damage); 7] = [
+            ("0 samples", |p| p.n_samples = 0),
+            ("the scatter matrix is 4×3", |p| {
+                p.scatter = p.scatter.subcols(0, 3).to_owned()
+            }),
+            ("mean 2 is NaN", |p| p.mean[2] = f64::NAN),
+            ("scatter (1, 2) is inf", |p| {
+                p.scatter[(1, 2)] = f64::INFINITY
+            }),
+            ("not symmetric", |p| p.scatter[(0, 3)] *= 1.5),
+            ("scatter (2, 2) is negative", |p| p.scatter[(2, 2)] = -1.0),
+            ("is beyond", |p| {
+                let v = 2.0 * (p.scatter[(0, 0)] * p.scatter[(1, 1)]).sqrt();
+                p.scatter[(0, 1)] = v;
+                p.scatter[(1, 0)] = v;
+            }),
+        ];
+        for (expected, damage) in damage {
+            let mut bad = parts.clone();
+            damage(&mut bad);
+            let e = Moments::from_parts(bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("inconsistent moments: ") && e.contains(expected),
+                "{e}"
+            );
         }
     }
 

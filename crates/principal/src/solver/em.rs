@@ -161,6 +161,7 @@ mod tests {
             n_components: k,
             total_variance: lambda.iter().sum(),
             options,
+            collective: &crate::collective::SingleProcess,
         }
     }
 

@@ -11,6 +11,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
+use crate::collective::{agree, Collective, Stage};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::kernel::blocks::{ensure_block, shifted_copy};
@@ -112,13 +113,15 @@ fn centred_run<T: Real>(
     }
 }
 
-/// `W = Xsᵀ (Xs P)` for the centred, scaled data Xs and a D×L block P: one pass.
+/// `W = Xsᵀ (Xs P)` for the centred, scaled data Xs and a D×L block P: one pass. Over several
+/// processes, each applies its own rows and the blocks are summed (L·(D + 1) values).
 pub(crate) fn apply_scatter(
     source: &mut dyn ChunkSource,
     mean: &[f64],
     scale: Option<&[f64]>,
     centring: Centring,
     p: MatRef<'_, f64>,
+    collective: &dyn Collective,
 ) -> Result<Mat<f64>> {
     let (d, l) = (p.nrows(), p.ncols());
     // Scaling folds into P and W: Xs = Xc S⁻¹, so Xsᵀ Xs P = S⁻¹ Xcᵀ Xc (S⁻¹ P).
@@ -133,7 +136,7 @@ pub(crate) fn apply_scatter(
     let mut wt = Mat::<f64>::zeros(l, d);
     let mut column_sums = vec![0.0; l];
     let mut halves = [BlockWork::new(l, d), BlockWork::new(l, d)];
-    source.pass(&mut |chunk| {
+    let pass = source.pass(&mut |chunk| {
         if chunk.ncols() != d {
             return Err(PcaError::FeatureMismatch {
                 expected: d,
@@ -169,10 +172,19 @@ pub(crate) fn apply_scatter(
             (Centring::Explicit, ChunkRef::F64(x)) => centred_blocks(x, mean, &ps, &mut halves),
         }
         Ok(())
-    })?;
+    });
+    agree(collective, Stage::Apply, pass.map(|()| 0))?;
     // The halves' sums, always in the same order.
     for work in &halves {
         wt += &work.wt;
+    }
+    if collective.size() > 1 {
+        // Wᵀ and the column sums in one message; Wᵀ's columns are contiguous.
+        let mut block: Vec<f64> = (0..d).flat_map(|j| wt.col(j).iter().copied()).collect();
+        block.extend_from_slice(&column_sums);
+        collective.sum(&mut block);
+        wt = Mat::from_fn(l, d, |c, j| block[j * l + c]);
+        column_sums.copy_from_slice(&block[d * l..]);
     }
     // Implicit chunks gave Xᵀ Y; remove μ (1ᵀY). Explicit chunks left column_sums at zero.
     Ok(Mat::from_fn(d, l, |j, c| {
@@ -277,7 +289,14 @@ impl IterativeProblem<'_> {
 
     /// `Xsᵀ Xs Q`: one pass over the data.
     pub(crate) fn apply(&mut self, q: MatRef<'_, f64>) -> Result<Mat<f64>> {
-        apply_scatter(self.source, self.mean, self.scale, self.centring, q)
+        apply_scatter(
+            self.source,
+            self.mean,
+            self.scale,
+            self.centring,
+            q,
+            self.collective,
+        )
     }
 
     /// The first `k` Ritz pairs as a spectrum of the covariance (divided by N − ddof).
@@ -294,6 +313,7 @@ impl IterativeProblem<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collective::SingleProcess;
     use crate::data::InMemory;
     use rand::Rng;
 
@@ -325,7 +345,9 @@ mod tests {
                 let mut in64 = InMemory::new(x.as_ref(), chunk);
                 let sources: [&mut dyn ChunkSource; 2] = [&mut in32, &mut in64];
                 for source in sources {
-                    let got = apply_scatter(source, &mean, None, centring, p.as_ref()).unwrap();
+                    let got =
+                        apply_scatter(source, &mean, None, centring, p.as_ref(), &SingleProcess)
+                            .unwrap();
                     let err = (&got - &want).norm_max();
                     assert!(err <= 1e-12 * size, "{chunk} {centring:?}: {err} of {size}");
                 }

@@ -20,6 +20,7 @@
 
 use faer::{Mat, MatMut, MatRef};
 
+use crate::collective::{Collective, SingleProcess};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::options::IterativeOptions;
@@ -188,6 +189,9 @@ pub struct IterativeProblem<'a> {
     pub(crate) total_variance: f64,
     /// Seed, tolerance and iteration limits.
     pub(crate) options: IterativeOptions,
+    /// The processes whose parts of the data make up the whole ([`SingleProcess`] unless the
+    /// fit is distributed): every pass's block is summed over them.
+    pub(crate) collective: &'a dyn Collective,
 }
 
 impl<'a> IterativeProblem<'a> {
@@ -215,7 +219,14 @@ impl<'a> IterativeProblem<'a> {
             n_components,
             total_variance,
             options,
+            collective: &SingleProcess,
         }
+    }
+
+    /// The same problem over every rank's part of the data: `source` is this rank's part, the
+    /// mean, scale, count and total variance are the whole data's.
+    pub(crate) fn across(self, collective: &'a dyn Collective) -> Self {
+        IterativeProblem { collective, ..self }
     }
 }
 

@@ -316,6 +316,11 @@ impl ColumnarSource {
         self.f32
     }
 
+    /// Numbers the rows from `row` in messages (a part that starts inside the file).
+    pub(crate) fn first_row(&mut self, row: usize) {
+        self.row = row as u64;
+    }
+
     pub(crate) fn n_rows(&self) -> Option<usize> {
         self.n_rows
     }

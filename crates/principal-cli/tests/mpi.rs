@@ -1,0 +1,307 @@
+//! `principal` under `mpirun -n 3` (feature `mpi`): each rank reads its part of the inputs and
+//! the model equals one process's to rounding, for covariance, randomized and em, standardized
+//! or not, under an offset of 1e6; only rank 0 writes and prints; `transform` writes one part
+//! per rank; a failing rank ends the job promptly with its message.
+//!
+//! Runs Open MPI's `mpirun` on this machine only (shared memory and loopback). As root, Open
+//! MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, set here.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// `mpirun -n RANKS principal ARGS…` in the test's directory.
+fn mpirun(env: &Env, ranks: usize, args: &[&str]) -> Output {
+    let ranks = ranks.to_string();
+    let mut command = std::process::Command::new("mpirun");
+    command
+        .current_dir(env.dir.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .args(["-n", &ranks, "--oversubscribe"])
+        // This machine only: shared memory between the ranks, loopback for the launcher.
+        .args([
+            "--mca",
+            "btl",
+            "self,vader,tcp",
+            "--mca",
+            "btl_tcp_if_include",
+            "lo",
+        ])
+        .args(["--mca", "oob_tcp_if_include", "lo"])
+        .args(["--mca", "btl_vader_single_copy_mechanism", "none"])
+        .arg(env!("CARGO_BIN_EXE_principal"))
+        .args(args);
+    command
+        .output()
+        .expect("mpirun runs (apt-get install openmpi-bin)")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn mpi_ok(env: &Env, ranks: usize, args: &[&str]) -> String {
+    let out = mpirun(env, ranks, args);
+    let text = stderr(&out);
+    assert!(
+        out.status.success(),
+        "mpirun {args:?}: {:?}\n{text}",
+        out.status
+    );
+    text
+}
+
+fn model_json(env: &Env, model: &str) -> serde_json::Value {
+    let mut json = env.inspect(model);
+    json.as_object_mut().unwrap().remove("iteration_report");
+    json
+}
+
+/// Tall data near 1e6 with a few strong directions.
+fn offset_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
+    let mut rng = Lcg(seed);
+    (0..n)
+        .map(|_| {
+            let (a, b) = (rng.next() - 0.5, rng.next() - 0.5);
+            (0..d)
+                .map(|j| 1e6 + 10.0 * a * (j as f64 + 1.0) + 3.0 * b * (d - j) as f64 + rng.next())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn three_ranks_fit_the_model_of_one_process() {
+    let env = Env::new();
+    let rows = offset_rows(3000, 8, 1);
+    env.write("one.npy", npy(&rows, false));
+    // The same rows as five CSV shards of unequal length, and as one CSV file.
+    let header: Vec<String> = (0..8).map(|j| format!("f{j}")).collect();
+    let mut shards = Vec::new();
+    for (k, w) in [0, 100, 1100, 1200, 2900, 3000].windows(2).enumerate() {
+        let name = format!("shard-{k}.csv");
+        env.write(&name, to_csv(Some(&header), &rows[w[0]..w[1]]));
+        shards.push(name);
+    }
+    env.write("all.csv", to_csv(Some(&header), &rows));
+    // em on the two strong directions: the third is noise among noise, where em converges
+    // slowly (to about 1e-4 in 1,000 passes), so one and three processes stop at different
+    // approximations of it.
+    let cases: [(&[&str], f64); 5] = [
+        (&["--solver", "covariance", "-k", "3"], 1e-9),
+        (
+            &["--solver", "covariance", "-k", "3", "--standardize"],
+            1e-9,
+        ),
+        (&["--solver", "randomized", "-k", "3", "--seed", "3"], 1e-9),
+        (&["--solver", "em", "-k", "2"], 1e-9),
+        (&["--solver", "auto", "-k", "3"], 1e-9),
+    ];
+    for (options, tolerance) in cases {
+        for inputs in [
+            vec!["one.npy".to_string()],
+            shards.clone(),
+            vec!["all.csv".into()],
+        ] {
+            let mut args: Vec<&str> = vec!["fit"];
+            args.extend(inputs.iter().map(String::as_str));
+            args.extend(options);
+            let mut one = args.clone();
+            one.extend(["-o", "one.pca"]);
+            env.ok(&one);
+            let mut three = args.clone();
+            three.extend(["-o", "three.pca"]);
+            let said = mpi_ok(&env, 3, &three);
+            // Only rank 0 prints its summary.
+            assert_eq!(said.matches("fitted ").count(), 1, "{said}");
+            assert!(said.contains("over 3 MPI processes"), "{said}");
+            let (a, b) = (model_json(&env, "three.pca"), model_json(&env, "one.pca"));
+            if options[1] == "auto" {
+                // One process may take svd; over three, covariance.
+                assert_eq!(a["solver"], "covariance");
+                assert_close(
+                    &numbers(&a["explained_variance"]),
+                    &numbers(&b["explained_variance"]),
+                    tolerance * numbers(&b["explained_variance"])[0],
+                    "auto",
+                );
+            } else {
+                assert_same_model(&a, &b, tolerance);
+            }
+        }
+    }
+}
+
+#[test]
+fn gram_and_svd_say_they_need_one_process() {
+    let env = Env::new();
+    let out = mpirun(
+        &env,
+        3,
+        &[
+            "fit",
+            &iris(),
+            "--exclude",
+            "species",
+            "--solver",
+            "gram",
+            "-o",
+            "m.pca",
+        ],
+    );
+    let text = stderr(&out);
+    assert!(!out.status.success());
+    assert_eq!(text.matches("error:").count(), 1, "{text}");
+    assert!(
+        text.contains("solver gram cannot be used here: it needs the whole data in one process"),
+        "{text}"
+    );
+    assert!(!env.path("m.pca").exists());
+}
+
+#[test]
+fn transform_writes_one_part_per_rank_that_concatenate_to_the_whole() {
+    let env = Env::new();
+    env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "iris.pca",
+    ]);
+    env.ok(&["transform", "iris.pca", &iris(), "-o", "codes.csv"]);
+    let said = mpi_ok(
+        &env,
+        3,
+        &["transform", "iris.pca", &iris(), "-o", "codes.csv"],
+    );
+    assert!(said.contains("3 parts"), "{said}");
+    let (_, whole) = env.read_csv("codes.csv");
+    let mut joined = Vec::new();
+    for rank in 0..3 {
+        let (names, rows) = env.read_csv(&format!("codes.part-{rank}-of-3.csv"));
+        assert_eq!(names.unwrap(), ["pc1", "pc2"]);
+        assert!(!rows.is_empty(), "rank {rank} has rows");
+        joined.extend(rows);
+    }
+    assert_eq!(joined.len(), 150);
+    for (a, b) in joined.iter().zip(&whole) {
+        assert_close(a, b, 1e-12, "codes");
+    }
+}
+
+#[test]
+fn a_failing_rank_ends_the_job_promptly_with_its_message() {
+    let env = Env::new();
+    // Three files of equal size (170 MB), one per rank, each seconds of parsing for covariance;
+    // rank 1's has a bad value on its third line.
+    let rows = offset_rows(100_000, 100, 2);
+    let header: Vec<String> = (0..100).map(|j| format!("f{j}")).collect();
+    let text = to_csv(Some(&header), &rows);
+    env.write("a.csv", &text);
+    env.write("c.csv", &text);
+    env.write("b.csv", &text);
+    // Chunks of 1,024 rows: a rank looks for another's failure between chunks.
+    let args = [
+        "fit",
+        "a.csv",
+        "b.csv",
+        "c.csv",
+        "--solver",
+        "covariance",
+        "--memory-limit",
+        "16M",
+        "-o",
+        "m.pca",
+    ];
+    // What starting a job costs, from a fit of 3 rows.
+    env.write("tiny.csv", "x,y\n1,2\n3,5\n4,4\n");
+    let started = Instant::now();
+    mpi_ok(&env, 3, &["fit", "tiny.csv", "-o", "tiny.pca"]);
+    let start_up = started.elapsed();
+    let started = Instant::now();
+    mpi_ok(&env, 3, &args);
+    let healthy = started.elapsed();
+    std::fs::remove_file(env.path("m.pca")).unwrap();
+    let first_line_end = text.find('\n').unwrap() + 1;
+    let second_line_end = first_line_end + text[first_line_end..].find('\n').unwrap() + 1;
+    let mut bad = text.clone();
+    bad.replace_range(second_line_end..second_line_end + 1, "x");
+    assert_eq!(bad.len(), text.len());
+    env.write("b.csv", &bad);
+    let started = Instant::now();
+    let out = mpirun(&env, 3, &args);
+    let failed = started.elapsed();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.matches("error:").count(), 1, "{said}");
+    assert!(
+        said.contains(
+            "error: cannot fit a.csv and 2 more file(s): rank 1: b.csv, line 3, column 1 (\"f0\"):"
+        ),
+        "{said}"
+    );
+    assert!(!env.path("m.pca").exists(), "no model");
+    // The others stopped within a chunk instead of reading their whole part.
+    // Beyond starting the job, the failing run takes well under half a healthy run's work.
+    let work = |t: Duration| t.saturating_sub(start_up);
+    assert!(
+        work(failed) < work(healthy) / 2 + Duration::from_millis(300),
+        "failed after {failed:?}, a healthy run took {healthy:?}, a tiny one {start_up:?}"
+    );
+    eprintln!("start-up {start_up:?}, healthy run {healthy:?}, failing run {failed:?}");
+}
+
+#[test]
+fn a_failing_rank_leaves_no_transform_part_behind() {
+    let env = Env::new();
+    env.ok(&[
+        "fit",
+        &iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "iris.pca",
+    ]);
+    // Three shards of 50 rows, one per rank; the middle one has a bad value on its last line.
+    let (names, rows) = iris_rows();
+    for (k, name) in ["a.csv", "b.csv", "c.csv"].iter().enumerate() {
+        let mut text = to_csv(Some(&names), &rows[50 * k..50 * (k + 1)]);
+        if k == 1 {
+            let at = text.trim_end().rfind('\n').unwrap() + 1;
+            text.replace_range(at..at + 1, "?");
+        }
+        env.write(name, text);
+    }
+    let args = [
+        "transform",
+        "iris.pca",
+        "a.csv",
+        "b.csv",
+        "c.csv",
+        "-o",
+        "codes.csv",
+    ];
+    let out = mpirun(&env, 3, &args);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.matches("error:").count(), 1, "{said}");
+    assert!(
+        said.contains("rank 1: cannot transform a.csv and 2 more file(s): b.csv, line 51"),
+        "{said}"
+    );
+    for rank in 0..3 {
+        let part = env.path(&format!("codes.part-{rank}-of-3.csv"));
+        assert!(!part.exists(), "{} was left behind", part.display());
+    }
+}
