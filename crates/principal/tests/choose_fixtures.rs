@@ -60,19 +60,24 @@ fn scaling(case: &Value) -> Scaling {
     }
 }
 
+/// The case's data fitted with `count` by `solver`, standardized if the case says so.
+fn fit(case: &Value, count: ComponentCount, solver: Solver) -> principal::PcaModel {
+    PcaBuilder::new()
+        .components(count)
+        .scaling(scaling(case))
+        .solver(solver)
+        .build()
+        .unwrap()
+        .fit(matrix(&case["x"]).as_ref())
+        .unwrap()
+}
+
 fn mle_matches_sklearn(name: &str) {
     let case = load(name);
     let x = matrix(&case["x"]);
     let want = case["sklearn_n_components"].as_u64().unwrap() as usize;
     for solver in SOLVERS {
-        let model = PcaBuilder::new()
-            .components(ComponentCount::Mle)
-            .scaling(scaling(&case))
-            .solver(solver)
-            .build()
-            .unwrap()
-            .fit(x.as_ref())
-            .unwrap();
+        let model = fit(&case, ComponentCount::Mle, solver);
         assert_eq!(model.n_components(), want, "{name}, {solver}");
         assert_eq!(model.component_choice().unwrap().criterion, Criterion::Mle);
     }
@@ -129,20 +134,13 @@ fn mle_matches_sklearn(name: &str) {
 
 fn mle_is_sane_where_sklearn_fails(name: &str) {
     let case = load(name);
-    let x = matrix(&case["x"]);
     // The fixture shows how scikit-learn failed on this data.
     let sklearn = &case["sklearn"];
     let failed = sklearn.get("error").is_some() || sklearn["n_components"].as_u64() == Some(0);
     assert!(failed, "{name}: scikit-learn did not fail: {sklearn}");
     let want = case["expected_n_components"].as_u64().unwrap() as usize;
     for solver in SOLVERS {
-        let model = PcaBuilder::new()
-            .components(ComponentCount::Mle)
-            .solver(solver)
-            .build()
-            .unwrap()
-            .fit(x.as_ref())
-            .unwrap();
+        let model = fit(&case, ComponentCount::Mle, solver);
         assert_eq!(
             model.n_components(),
             want,
@@ -154,20 +152,16 @@ fn mle_is_sane_where_sklearn_fails(name: &str) {
 
 fn gavish_donoho_matches_the_reference(name: &str) {
     let case = load(name);
-    let x = matrix(&case["x"]);
     let given = case["noise_sigma"].as_f64();
     let tau = case["tau"].as_f64().unwrap();
     let sigma = case["sigma"].as_f64().unwrap();
     let want = case["n_components"].as_u64().unwrap() as usize;
     for solver in SOLVERS {
-        let model = PcaBuilder::new()
-            .components(ComponentCount::GavishDonoho { noise_sigma: given })
-            .scaling(scaling(&case))
-            .solver(solver)
-            .build()
-            .unwrap()
-            .fit(x.as_ref())
-            .unwrap();
+        let model = fit(
+            &case,
+            ComponentCount::GavishDonoho { noise_sigma: given },
+            solver,
+        );
         let choice = model.component_choice().unwrap();
         assert_eq!(model.n_components(), want, "{name}, {solver}");
         assert!(

@@ -61,41 +61,34 @@ pub struct ChooseArgs {
 }
 
 fn parse_max_components(s: &str) -> Result<usize, String> {
-    let k: usize = s
-        .parse()
-        .map_err(|_| format!("--max-components {s} is not a whole number"))?;
-    check(ChooseOptions {
-        max_components: Some(k),
-        ..Default::default()
-    })?;
-    Ok(k)
+    parse_setting("--max-components", "a whole number", s, |o, k| {
+        o.max_components = Some(k)
+    })
 }
 
 fn parse_permutations(s: &str) -> Result<usize, String> {
-    let p: usize = s
-        .parse()
-        .map_err(|_| format!("--permutations {s} is not a whole number"))?;
-    check(ChooseOptions {
-        permutations: p,
-        ..Default::default()
-    })?;
-    Ok(p)
+    parse_setting("--permutations", "a whole number", s, |o, p| {
+        o.permutations = p
+    })
 }
 
 fn parse_percentile(s: &str) -> Result<f64, String> {
-    let q: f64 = s
-        .parse()
-        .map_err(|_| format!("--percentile {s} is not a number"))?;
-    check(ChooseOptions {
-        percentile: q,
-        ..Default::default()
-    })?;
-    Ok(q)
+    parse_setting("--percentile", "a number", s, |o, q| o.percentile = q)
 }
 
-/// The library's own check of one setting, its message naming the flag.
-fn check(options: ChooseOptions) -> Result<(), String> {
-    options.check().map_err(|e| crate::flags::message(&e))
+/// The value of `flag` (`kind` says what it must be), checked by the library's own check of
+/// the setting it makes (the message naming the flag).
+fn parse_setting<T: std::str::FromStr + Copy>(
+    flag: &str,
+    kind: &str,
+    s: &str,
+    set: impl Fn(&mut ChooseOptions, T),
+) -> Result<T, String> {
+    let value: T = s.parse().map_err(|_| format!("{flag} {s} is not {kind}"))?;
+    let mut options = ChooseOptions::default();
+    set(&mut options, value);
+    options.check().map_err(|e| crate::flags::message(&e))?;
+    Ok(value)
 }
 
 /// A validated `choose` request.

@@ -374,6 +374,39 @@ impl SampleSpectrum<'_> {
     }
 }
 
+/// The choice of a rule that takes the largest value of its curve (index M − 1; `None` where
+/// undefined), the first on ties: capped at `max` when that is beyond it; `None` when the
+/// curve has no value.
+pub(crate) fn largest_of(
+    criterion: Criterion,
+    curve: &[Option<f64>],
+    max: usize,
+) -> Option<ComponentChoice> {
+    let (m, value) = curve
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| v.map(|v| (i + 1, v)))
+        .fold(None, |best: Option<(usize, f64)>, (m, v)| match best {
+            Some((_, b)) if b >= v => best,
+            _ => Some((m, v)),
+        })?;
+    Some(if m > max {
+        ComponentChoice {
+            criterion,
+            n_components: max,
+            value: curve[max - 1].unwrap_or(f64::NAN),
+            outcome: ChoiceOutcome::Capped,
+        }
+    } else {
+        ComponentChoice {
+            criterion,
+            n_components: m,
+            value,
+            outcome: ChoiceOutcome::Chosen,
+        }
+    })
+}
+
 /// The choice of a rule that keeps the `count` leading components passing its test, within
 /// `1..=max`: at least one, at most `max`.
 pub(crate) fn leading_count(
@@ -397,19 +430,21 @@ pub(crate) fn leading_count(
     }
 }
 
+/// A spectrum of `n` samples of `d` features with ddof 1, for tests.
+#[cfg(test)]
+pub(crate) fn spectrum(values: &[f64], n: usize, d: usize) -> SampleSpectrum<'_> {
+    SampleSpectrum {
+        eigenvalues: values,
+        n_samples: n,
+        n_features: d,
+        ddof: 1,
+        total_variance: values.iter().sum(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spectrum(values: &[f64], n: usize, d: usize) -> SampleSpectrum<'_> {
-        SampleSpectrum {
-            eigenvalues: values,
-            n_samples: n,
-            n_features: d,
-            ddof: 1,
-            total_variance: values.iter().sum(),
-        }
-    }
 
     #[test]
     fn the_span_leaves_out_the_centring_direction_of_wide_data() {
@@ -439,6 +474,19 @@ mod tests {
         );
         assert!(capped.to_string().ends_with("capped at 1"), "{capped}");
         assert_eq!(spectrum(&[0.0, 0.0], 5, 2).rank(), 0);
+    }
+
+    #[test]
+    fn the_largest_value_is_the_first_on_ties_and_capped() {
+        let curve = [Some(1.0), None, Some(3.0), Some(3.0), Some(2.0)];
+        let best = largest_of(Criterion::Mle, &curve, 5).unwrap();
+        assert_eq!((best.n_components, best.value), (3, 3.0));
+        let capped = largest_of(Criterion::Mle, &curve, 2).unwrap();
+        assert_eq!(
+            (capped.n_components, capped.outcome),
+            (2, ChoiceOutcome::Capped)
+        );
+        assert!(largest_of(Criterion::Mle, &[None, None], 2).is_none());
     }
 
     #[test]

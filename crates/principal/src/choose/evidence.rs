@@ -37,7 +37,9 @@
 //! Every k costs O(d) given the previous one's sums, O(d²) in all (a direct evaluation is
 //! O(d³)).
 
-use crate::choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::choose::choice::{
+    largest_of, ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum,
+};
 use crate::error::Result;
 
 /// The number of components of largest evidence within `1..=max`, and the log evidence for
@@ -61,40 +63,17 @@ pub(crate) fn mle(spectrum: &SampleSpectrum<'_>, max: usize) -> Result<(Componen
         return Ok((choice, Curve::maximized(evidence).resized(max)));
     }
     let evidence = log_evidence(values, samples, span - 1, tie);
-    let best = evidence
-        .iter()
-        .enumerate()
-        .filter_map(|(i, e)| e.map(|e| (i + 1, e)))
-        .fold(None, |best: Option<(usize, f64)>, (k, e)| match best {
-            Some((_, b)) if b >= e => best,
-            _ => Some((k, e)),
-        });
-    let choice = match best {
-        None if span == 1 => ComponentChoice {
-            criterion: Criterion::Mle,
-            n_components: 1,
-            value: f64::NAN,
-            outcome: ChoiceOutcome::SingleDimension,
+    let choice = largest_of(Criterion::Mle, &evidence, max).unwrap_or(ComponentChoice {
+        criterion: Criterion::Mle,
+        n_components: 1,
+        value: f64::NAN,
+        // Nowhere to cut: one dimension, or every eigenvalue equal.
+        outcome: if span == 1 {
+            ChoiceOutcome::SingleDimension
+        } else {
+            ChoiceOutcome::RaisedToOne
         },
-        None => ComponentChoice {
-            criterion: Criterion::Mle,
-            n_components: 1,
-            value: f64::NAN,
-            outcome: ChoiceOutcome::RaisedToOne,
-        },
-        Some((k, e)) if k > max => ComponentChoice {
-            criterion: Criterion::Mle,
-            n_components: max,
-            value: e,
-            outcome: ChoiceOutcome::Capped,
-        },
-        Some((k, e)) => ComponentChoice {
-            criterion: Criterion::Mle,
-            n_components: k,
-            value: e,
-            outcome: ChoiceOutcome::Chosen,
-        },
-    };
+    });
     Ok((choice, Curve::maximized(evidence).resized(max)))
 }
 
@@ -164,16 +143,7 @@ fn log_evidence(values: &[f64], n: usize, last: usize, tie: f64) -> Vec<Option<f
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn spectrum(values: &[f64], n: usize, d: usize) -> SampleSpectrum<'_> {
-        SampleSpectrum {
-            eigenvalues: values,
-            n_samples: n,
-            n_features: d,
-            ddof: 1,
-            total_variance: values.iter().sum(),
-        }
-    }
+    use crate::choose::choice::spectrum;
 
     /// scikit-learn's `_assess_dimension`, term by term and pair by pair: the O(d³) reference.
     fn direct(values: &[f64], k: usize, n: usize) -> f64 {

@@ -32,7 +32,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::choose::choice::{largest_of, ComponentChoice, Criterion, Curve, SampleSpectrum};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
@@ -243,38 +243,12 @@ pub(crate) fn choose_by_likelihood(
                 .map(|total| total / n as f64)
         })
         .collect();
-    let best = mean
-        .iter()
-        .enumerate()
-        .filter_map(|(i, v)| v.map(|v| (i + 1, v)))
-        .fold(None, |best: Option<(usize, f64)>, (m, v)| match best {
-            Some((_, b)) if b >= v => best,
-            _ => Some((m, v)),
-        });
-    let Some((m, value)) = best else {
-        return Err(PcaError::CannotChoose {
-            criterion: "cv",
-            reason: "no number of components gives every fold a proper model (the training \
-                     folds are too small, or their variance is in one direction)"
-                .into(),
-        });
-    };
-    let (n_components, outcome) = if m > max {
-        (max, ChoiceOutcome::Capped)
-    } else {
-        (m, ChoiceOutcome::Chosen)
-    };
-    let value = if m > max {
-        mean[max - 1].unwrap_or(f64::NAN)
-    } else {
-        value
-    };
-    let choice = ComponentChoice {
-        criterion,
-        n_components,
-        value,
-        outcome,
-    };
+    let choice = largest_of(criterion, &mean, max).ok_or_else(|| PcaError::CannotChoose {
+        criterion: "cv",
+        reason: "no number of components gives every fold a proper model (the training \
+                 folds are too small, or their variance is in one direction)"
+            .into(),
+    })?;
     Ok((choice, Curve::maximized(mean).resized(max)))
 }
 

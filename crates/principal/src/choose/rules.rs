@@ -105,13 +105,7 @@ mod tests {
     use crate::choose::choice::ChoiceOutcome;
 
     fn spectrum(values: &[f64], d: usize) -> SampleSpectrum<'_> {
-        SampleSpectrum {
-            eigenvalues: values,
-            n_samples: 100,
-            n_features: d,
-            ddof: 1,
-            total_variance: values.iter().sum(),
-        }
+        crate::choose::choice::spectrum(values, 100, d)
     }
 
     #[test]
