@@ -10,7 +10,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use principal_io::ColumnSelector;
 
-use crate::command::{choose, fit, inspect, inverse, merge, stats, transform};
+use crate::command::{choose, classify, fit, inspect, inverse, merge, report, stats, transform};
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
 /// reconstruct data from codes, and inspect a model file.
@@ -51,6 +51,13 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Combine statistics files written by `principal stats` into a model saved to MODEL.
     Merge(merge::MergeArgs),
+    /// Draw a model's figures (PNG and SVG) and an index.html showing them with its summary:
+    /// scree plot, spectrum; with --data, the 2-D map, pairs grid and reconstruction error;
+    /// with --image-shape, components as images, reconstructions and generated images.
+    Report(report::ReportArgs),
+    /// Recognise test samples by their nearest training codes (eigenfaces): fit on the training
+    /// set, project both sets, and report the accuracy for each K and a confusion matrix.
+    Classify(classify::ClassifyArgs),
     /// How many components: every criterion's number (variance fractions, Kaiser, broken stick,
     /// parallel analysis, mle, Gavish–Donoho, cross-validation) and the curve it came from.
     ///

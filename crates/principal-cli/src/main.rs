@@ -27,7 +27,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::command::{choose, fit, inspect, inverse, merge, stats, transform};
+use crate::command::{choose, classify, fit, inspect, inverse, merge, report, stats, transform};
 use crate::processes::Processes;
 
 fn main() -> ExitCode {
@@ -94,6 +94,14 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Choose(args) => {
             processes.one_only("choose")?;
             choose::run(&choose::ChooseConfig::new(args)?)
+        }
+        Command::Report(args) => {
+            processes.one_only("report")?;
+            report::run(&report::ReportConfig::new(args))
+        }
+        Command::Classify(args) => {
+            processes.one_only("classify")?;
+            classify::run(&classify::ClassifyConfig::new(args)?)
         }
     }
 }

@@ -109,6 +109,41 @@ impl ChunkSource for Progress<'_> {
     }
 }
 
+/// A bar over the drawing steps of a report (points, images, files), one step at a time.
+/// Drawn on stderr only when it is a terminal, like the bar of the passes.
+pub struct DrawingProgress {
+    bar: ProgressBar,
+}
+
+impl DrawingProgress {
+    pub fn new() -> Self {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(style(DRAWING));
+        DrawingProgress { bar }
+    }
+}
+
+impl principal_report::Progress for DrawingProgress {
+    fn begin(&mut self, step: &str, total: u64) {
+        self.bar.reset();
+        self.bar.set_length(total);
+        self.bar.set_message(format!("drawing the {step}"));
+    }
+
+    fn advance(&mut self, done: u64) {
+        self.bar.inc(done);
+    }
+}
+
+impl Drop for DrawingProgress {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// The bar of one drawing step.
+const DRAWING: &str = "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len}";
+
 /// The bar over every pass of a fit whose passes are known: rows read in all of them.
 const WHOLE_FIT: &str =
     "{msg} [{elapsed_precise}] {wide_bar} {human_pos}/{human_len} rows in all passes (ETA {eta})";

@@ -1,8 +1,9 @@
-//! Column selection and input descriptions shared by `fit` and `transform`.
+//! Column selection and input descriptions shared by the commands that read data.
 
 use std::path::{Path, PathBuf};
 
-use principal_io::{ColumnSelector, HeaderMode, ReadOptions};
+use anyhow::{bail, Result};
+use principal_io::{ChunkReader, ColumnSelector, HeaderMode, ReadOptions};
 
 use crate::cli::SelectArgs;
 
@@ -44,6 +45,68 @@ impl Selection {
             list_column: self.list_column.clone(),
         }
     }
+}
+
+/// The columns to read from `inputs` for a model with feature names `features`: the user's
+/// selection; or, when they gave none, the model knows its feature names and the input has a
+/// header, the model's features picked by name (a missing one is an error naming it).
+/// `model` names the model in messages.
+pub fn model_read_options(
+    inputs: &[PathBuf],
+    selection: &Selection,
+    features: Option<&[String]>,
+    model: &str,
+) -> Result<ReadOptions> {
+    let options = selection.read_options();
+    let Some(features) = features else {
+        return Ok(options);
+    };
+    if selection.is_explicit() {
+        return Ok(options);
+    }
+    let probe = ChunkReader::open(inputs, &options)?;
+    let Some(header) = probe.column_names() else {
+        return Ok(options);
+    };
+    if let Some(missing) = features.iter().find(|name| !header.contains(name)) {
+        bail!(
+            "{} has no column named {missing:?}, a feature of the model {model} (its features: \
+             {}); use --columns or --exclude to choose the columns yourself",
+            describe(inputs),
+            features.join(", ")
+        );
+    }
+    Ok(ReadOptions {
+        columns: Some(
+            features
+                .iter()
+                .map(|name| ColumnSelector::Name(name.clone()))
+                .collect(),
+        ),
+        ..options
+    })
+}
+
+/// Errs unless the data read from `inputs` has the model's number of features.
+pub fn check_features(
+    found: usize,
+    expected: usize,
+    inputs: &[PathBuf],
+    selection: &Selection,
+    model: &str,
+) -> Result<()> {
+    if found != expected {
+        bail!(
+            "{} has {found} feature column(s) but the model {model} was fitted on {expected}{}",
+            describe(inputs),
+            if selection.is_explicit() {
+                ""
+            } else {
+                "; choose columns with --columns or --exclude"
+            }
+        );
+    }
+    Ok(())
 }
 
 /// The inputs for a message: one path, or the first and how many more.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::Result;
 use principal::faer::Mat;
 use principal::{ChunkRef, ChunkSource, PcaError};
-use principal_io::{ChunkReader, FileSource, IoError, MatrixWriter, ReadOptions};
+use principal_io::{ChunkReader, FileSource, MatrixWriter, ReadOptions};
 
 use crate::budget;
 use crate::progress::Progress;
@@ -52,6 +52,11 @@ impl RowStream {
         }
     }
 
+    /// The number of rows, when the files say it before they are read (NPY, IDX, Parquet).
+    pub fn n_rows_hint(&self) -> Option<usize> {
+        self.rows
+    }
+
     /// Columns of the input (after selection).
     pub fn n_features(&self) -> usize {
         self.files.n_features()
@@ -62,12 +67,29 @@ impl RowStream {
     /// is left at its path and an existing file there is kept. A row named in an error of
     /// `map` is counted from the start of the data, not of its chunk.
     pub fn map_into(
-        mut self,
+        self,
         mut out: MatrixWriter,
         mut map: impl FnMut(ChunkRef<'_>) -> principal::Result<Mat<f64>>,
     ) -> Result<u64> {
+        self.for_each(|first, chunk| {
+            let result = map(chunk).map_err(|e| from_row(e, first))?;
+            out.write_rows(result.as_ref())?;
+            Ok(())
+        })?;
+        let rows = out.rows();
+        out.finish()?;
+        Ok(rows)
+    }
+
+    /// Hands every chunk, in order, to `visit` with the row of the data it starts at, under a
+    /// progress bar (on a terminal); returns the number of rows. The first error (reading or
+    /// from `visit`) ends the pass and is returned.
+    pub fn for_each(
+        mut self,
+        mut visit: impl FnMut(usize, ChunkRef<'_>) -> Result<()>,
+    ) -> Result<u64> {
         let mut done = 0usize;
-        let mut write_error: Option<IoError> = None;
+        let mut visit_error: Option<anyhow::Error> = None;
         let mut source = Progress::new(
             &mut self.files,
             self.rows.map(|n| n as u64),
@@ -76,22 +98,19 @@ impl RowStream {
         );
         let passed = source.pass(&mut |chunk| {
             let rows = chunk.nrows();
-            let result = map(chunk).map_err(|e| from_row(e, done))?;
-            if let Err(e) = out.write_rows(result.as_ref()) {
-                write_error = Some(e);
-                return Err(PcaError::Source("the output could not be written".into()));
+            if let Err(e) = visit(done, chunk) {
+                visit_error = Some(e);
+                return Err(PcaError::Source("a chunk could not be processed".into()));
             }
             done += rows;
             Ok(())
         });
         source.finish();
-        if let Some(e) = write_error {
-            return Err(e.into());
+        if let Some(e) = visit_error {
+            return Err(e);
         }
         passed?;
-        let rows = out.rows();
-        out.finish()?;
-        Ok(rows)
+        Ok(done as u64)
     }
 }
 

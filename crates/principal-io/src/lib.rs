@@ -23,7 +23,9 @@
 //! Imports flow one way, from the top of this list to the bottom (the test
 //! `tests/layering.rs` enforces it):
 //! - `statistics_file`: the statistics file, through `model_file`'s safetensors helpers;
-//! - `model_file`: the safetensors model file, written through `write`;
+//! - `model_file`: the safetensors model file, written through `write`; `labels`: the labels
+//!   of a data set's rows, from label files or a column of the data ([`read_label_files`],
+//!   [`read_label_column`]), over the formats and `reader`;
 //! - `reader`: the data set of shards ([`ChunkReader`], [`FileSource`], [`read_table`]),
 //!   which dispatches every shard to its format; `write`: atomic writes and [`MatrixWriter`];
 //! - `format`: one reader per format (`csv`, `npy` and `idx` over the shared `binary`,
@@ -34,6 +36,7 @@
 
 mod error;
 mod format;
+mod labels;
 mod model_file;
 mod read;
 mod reader;
@@ -46,6 +49,7 @@ pub use faer::Mat;
 
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
+pub use labels::{read_label_column, read_label_files};
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};

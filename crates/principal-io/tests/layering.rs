@@ -4,6 +4,7 @@
 //! ```text
 //! 5  crate (lib.rs)  re-exports only
 //! 4  model_file      the safetensors model file, written through `write`
+//!    labels          the labels of a data set's rows (label files, a column of the data)
 //! 3  reader  write   the data set of shards (dispatches to the formats) | atomic writes
 //! 2  format          one reader per format; inside it only npy → binary, idx → binary, and
 //!                    the files of columnar/ among themselves
@@ -31,6 +32,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("reader", 3),
     ("write", 3),
     ("model_file", 4),
+    ("labels", 4),
     ("statistics_file", 5),
     ("crate", 6),
 ];
@@ -77,6 +79,7 @@ fn imports_flow_down_the_declared_layers_without_cycles() {
         ("format::csv", "read::rows"),
         ("reader::shard", "format::columnar::parquet"),
         ("model_file", "write"),
+        ("labels", "format::idx"),
         ("crate", "reader::chunk_reader"),
     ] {
         assert!(

@@ -16,6 +16,8 @@ pub(crate) struct FigureEntry {
     pub(crate) kind: FigureKind,
     pub(crate) caption: String,
     pub(crate) size: (u32, u32),
+    /// Whether `<stem>.csv` holds the numbers drawn.
+    pub(crate) numbers: bool,
 }
 
 /// Everything the page shows.
@@ -85,13 +87,7 @@ pub(crate) fn index(page: &Page<'_>) -> String {
     summary(&mut html, page);
     components(&mut html, page.model);
     if let Some(results) = page.classification {
-        let _ = write!(
-            html,
-            "<h2>Classification</h2>\n<p>Accuracy of nearest-code recognition: <b>{}</b> \
-             ({} classes).</p>\n",
-            percent(results.accuracy()),
-            results.classes().len()
-        );
+        classification(&mut html, results);
     }
     html.push_str("<h2>Figures</h2>\n");
     if page.figures.is_empty() {
@@ -101,12 +97,17 @@ pub(crate) fn index(page: &Page<'_>) -> String {
         let stem = entry.kind.file_stem();
         let heading = escape(entry.kind.title());
         let (width, height) = entry.size;
+        let numbers = if entry.numbers {
+            format!(", <a href=\"{stem}.csv\">numbers (CSV)</a>")
+        } else {
+            String::new()
+        };
         let _ = write!(
             html,
             "<figure id=\"{stem}\">\n<a href=\"{stem}.svg\"><img src=\"{stem}.png\" \
              width=\"{width}\" height=\"{height}\" alt=\"{heading}\"></a>\n\
              <figcaption><b>{heading}.</b> {} (<a href=\"{stem}.svg\">SVG</a>, \
-             <a href=\"{stem}.png\">PNG</a>)</figcaption>\n</figure>\n",
+             <a href=\"{stem}.png\">PNG</a>{numbers})</figcaption>\n</figure>\n",
             escape(&entry.caption),
         );
     }
@@ -189,7 +190,16 @@ fn summary(html: &mut String, page: &Page<'_>) {
                 row(
                     html,
                     "labels",
-                    &format!("{} classes: {}", classes.len(), names.join(", ")),
+                    &format!(
+                        "{} {}: {}",
+                        classes.len(),
+                        if classes.len() == 1 {
+                            "class"
+                        } else {
+                            "classes"
+                        },
+                        names.join(", ")
+                    ),
                 );
             }
             html.push_str("</table>\n");
@@ -206,6 +216,34 @@ fn summary(html: &mut String, page: &Page<'_>) {
             shape.height(),
             shape.width()
         );
+    }
+}
+
+fn classification(html: &mut String, results: &Classification) {
+    let method = results
+        .setting()
+        .map_or_else(|| "the nearest training code".to_owned(), |s| s.describe());
+    let _ = write!(
+        html,
+        "<h2>Classification</h2>\n<p>Test samples labelled by {}: accuracy <b>{}</b> ({} \
+         classes; the confusion matrix below).</p>\n",
+        escape(&method),
+        percent(results.accuracy()),
+        results.classes().len()
+    );
+    if !results.accuracy_by_components().is_empty() {
+        html.push_str(
+            "<table>\n<tr><th class=\"number\">components K</th>\
+             <th class=\"number\">accuracy</th></tr>\n",
+        );
+        for &(k, accuracy) in results.accuracy_by_components() {
+            let _ = writeln!(
+                html,
+                "<tr><td class=\"number\">{k}</td><td class=\"number\">{}</td></tr>",
+                percent(accuracy)
+            );
+        }
+        html.push_str("</table>\n");
     }
 }
 

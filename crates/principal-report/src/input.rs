@@ -275,6 +275,32 @@ pub struct Classification {
     classes: Vec<String>,
     confusion: Vec<Vec<u64>>,
     accuracy_by_components: Vec<(usize, f64)>,
+    setting: Option<Recognition>,
+}
+
+/// How the test samples of a confusion matrix were recognised: by a majority of their
+/// `neighbours` nearest training codes on the first `components` components.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Recognition {
+    /// K, the number of leading components the codes were compared on.
+    pub components: usize,
+    /// N, the nearest training codes that vote.
+    pub neighbours: usize,
+}
+
+impl Recognition {
+    /// "the nearest training code on the first 50 components", or "a majority of the 5 nearest
+    /// training codes on …": how captions name the method.
+    pub fn describe(&self) -> String {
+        let on = match self.components {
+            1 => "on the first component".to_owned(),
+            k => format!("on the first {k} components"),
+        };
+        match self.neighbours {
+            1 => format!("the nearest training code {on}"),
+            n => format!("a majority of the {n} nearest training codes {on}"),
+        }
+    }
 }
 
 impl Classification {
@@ -320,7 +346,26 @@ impl Classification {
             classes,
             confusion,
             accuracy_by_components,
+            setting: None,
         })
+    }
+
+    /// Says how the confusion matrix's predictions were made (shown in captions); errs on a
+    /// count of zero.
+    pub fn with_setting(mut self, setting: Recognition) -> Result<Self> {
+        if setting.components == 0 || setting.neighbours == 0 {
+            return Err(ReportError::InvalidClassification(format!(
+                "recognition with {} components and {} neighbours",
+                setting.components, setting.neighbours
+            )));
+        }
+        self.setting = Some(setting);
+        Ok(self)
+    }
+
+    /// How the confusion matrix's predictions were made, when said.
+    pub fn setting(&self) -> Option<Recognition> {
+        self.setting
     }
 
     /// Class names, in the order of the confusion matrix's rows and columns.

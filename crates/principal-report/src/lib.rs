@@ -31,7 +31,10 @@
 //!
 //! A figure whose inputs are missing is listed in `index.html` with the reason. Each figure
 //! function returns a [`Figure`]: the PNG bytes, the SVG text, a caption and the numbers it
-//! plotted ([`Plotted`]).
+//! plotted ([`Plotted`]). The numbers of curves and counts (scree, spectrum, reconstruction
+//! error, confusion matrix, accuracy) are also written beside the figure as `<stem>.csv`
+//! ([`Plotted::csv`]), for re-plotting elsewhere and for checking a report without reading
+//! pixels.
 //!
 //! Scatter figures of large data: the PNG draws every sample with markers that shrink and fade
 //! as N grows (70,000 points read as densities); the SVG, which holds one element per point,
@@ -118,6 +121,6 @@ pub use figures::{
     reconstruction_counts, ClassCount, ColourScale, Figure, FigureKind, ImagePanel,
     LatentGridOptions, Plotted, PointCounts, PointOptions, Series,
 };
-pub use input::{Classification, ImageShape, Labels, ModelView, Scaling};
+pub use input::{Classification, ImageShape, Labels, ModelView, Recognition, Scaling};
 pub use progress::{NoProgress, Progress};
 pub use report::{Omission, Report, ReportOptions, WrittenReport};

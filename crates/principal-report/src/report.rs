@@ -272,7 +272,8 @@ impl<'a> Report<'a> {
     }
 
     /// Draws every figure the report allows and writes `dir/index.html`, `dir/<stem>.png` and
-    /// `dir/<stem>.svg`.
+    /// `dir/<stem>.svg`, and for curves and counts the numbers drawn as `dir/<stem>.csv`
+    /// ([`Plotted::csv`](crate::Plotted::csv)).
     ///
     /// All or nothing: the files go into a temporary directory beside `dir`, renamed to `dir`
     /// once complete. `dir` may be absent, an empty directory, or an earlier report (its
@@ -292,10 +293,15 @@ impl<'a> Report<'a> {
                 &staging.path().join(format!("{stem}.svg")),
                 figure.svg().as_bytes(),
             )?;
+            let csv = figure.plotted().csv();
+            if let Some(csv) = &csv {
+                figures::write_file(&staging.path().join(format!("{stem}.csv")), csv.as_bytes())?;
+            }
             entries.push(FigureEntry {
                 kind,
                 caption: figure.caption().to_owned(),
                 size: figure.size(),
+                numbers: csv.is_some(),
             });
         }
         let page = Page {

@@ -11,7 +11,7 @@ use principal_report::figures::{
 };
 use principal_report::{
     Classification, ColourScale, Figure, ImageShape, LatentGridOptions, NoProgress, Plotted,
-    PointOptions, Progress,
+    PointOptions, Progress, Recognition,
 };
 
 /// Checks both files of `figure`.
@@ -343,6 +343,31 @@ fn the_confusion_matrix_draws_the_counts_given() {
         figure.caption()
     );
     assert!(figure.caption().contains("83.33%"), "{}", figure.caption());
+    assert!(
+        figure.caption().contains("by the nearest training code:"),
+        "{}",
+        figure.caption()
+    );
+    // The setting, when given, is named in the caption; a count of zero is refused.
+    let setting = Recognition {
+        components: 50,
+        neighbours: 3,
+    };
+    let results = results.with_setting(setting).unwrap();
+    let figure = confusion_matrix(&results).unwrap();
+    assert!(
+        figure
+            .caption()
+            .contains("by a majority of the 3 nearest training codes on the first 50 components"),
+        "{}",
+        figure.caption()
+    );
+    assert!(results
+        .with_setting(Recognition {
+            components: 0,
+            neighbours: 1
+        })
+        .is_err());
 }
 
 #[test]

@@ -66,8 +66,38 @@ fn a_full_report_references_only_files_that_exist_and_draws_every_figure() {
             assert!(references.contains(&name), "index.html links {name}");
         }
     }
-    // Nothing but the report: 10 figures in two formats and the page; no temporary left.
-    assert_eq!(listing(&out).len(), 21);
+    // The numbers of the curves and counts beside them, linked from the page.
+    let with_numbers = [
+        FigureKind::Scree,
+        FigureKind::Spectrum,
+        FigureKind::ReconstructionError,
+        FigureKind::ConfusionMatrix,
+        FigureKind::AccuracyByComponents,
+    ];
+    for kind in with_numbers {
+        let name = format!("{}.csv", kind.file_stem());
+        assert!(references.contains(&name), "index.html links {name}");
+    }
+    // Nothing but the report: 10 figures in two formats, 5 CSV files and the page; no
+    // temporary left.
+    assert_eq!(listing(&out).len(), 26);
+    // The CSV files hold the numbers drawn: here, the scree plot's ratios and the accuracy.
+    let scree = fs::read_to_string(out.join("scree.csv")).unwrap();
+    let ratios: Vec<f64> = scree
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("explained_variance_ratio,"))
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ratios, model.explained_variance_ratio());
+    assert_eq!(
+        fs::read_to_string(out.join("accuracy.csv")).unwrap(),
+        "series,x,y\naccuracy,1,0.6\naccuracy,4,0.85\n"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("confusion-matrix.csv")).unwrap(),
+        "true,predicted,count\na,a,9\na,b,1\nb,a,2\nb,b,8\n"
+    );
     assert_eq!(listing(dir.path()), ["report"]);
     let html = fs::read_to_string(out.join("index.html")).unwrap();
     for field in [
@@ -120,8 +150,10 @@ fn a_report_without_data_omits_the_data_figures_and_says_why() {
         listing(&out),
         [
             "index.html",
+            "scree.csv",
             "scree.png",
             "scree.svg",
+            "spectrum.csv",
             "spectrum.png",
             "spectrum.svg"
         ]

@@ -16,6 +16,10 @@
 //! part of the rows, [`PcaParams::fit_distributed`] combines what each accumulated through a
 //! small [`Collective`] trait (sum, broadcast, rank, size; [`SingleProcess`] for one).
 //!
+//! Recognition by nearest codes (eigenfaces): [`neighbours::nearest_neighbours`] finds the
+//! nearest training codes of every query by blocked matrix products, exactly as a brute-force
+//! search would, and [`neighbours::Neighbours::vote`] labels the queries.
+//!
 //! ## Conventions
 //!
 //! - Data is N×D, one sample per row. The mean μ is always subtracted; the covariance is
@@ -59,6 +63,7 @@ mod fit;
 mod kernel;
 mod model;
 mod moments;
+pub mod neighbours;
 mod options;
 mod params;
 mod plan;

@@ -55,8 +55,8 @@ const LAYERS: &[&[&str]] = &[
         "solver::svd",
     ],
     &["solver::randomized", "solver::power", "solver::em"],
-    // The model; auto's plan.
-    &["model", "plan"],
+    // The model; auto's plan; nearest neighbours among codes (recognition).
+    &["model", "plan", "neighbours"],
     // Probabilistic PCA on the model: the Gaussian model, then the door.
     &["probabilistic::gaussian"],
     &["probabilistic"],

@@ -2,9 +2,11 @@
 //! them before any file is read (`<Name>Config`), and `run`.
 
 pub mod choose;
+pub mod classify;
 pub mod fit;
 pub mod inspect;
 pub mod inverse;
 pub mod merge;
+pub mod report;
 pub mod stats;
 pub mod transform;

@@ -3,15 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use principal::{ChunkRef, Collective, PcaError};
-use principal_io::{
-    load_model, ChunkReader, ColumnSelector, MatrixWriter, Part, ReadOptions, SavedModel,
-};
+use principal_io::{load_model, ChunkReader, MatrixWriter, Part, ReadOptions, SavedModel};
 
 use crate::cli::{MemoryArgs, SelectArgs};
-use crate::select::{describe, show, Selection};
+use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
 
@@ -150,19 +148,13 @@ fn write_codes(
     output: &Path,
 ) -> Result<u64> {
     let model = &saved.model;
-    let (found, expected) = (input.n_features(), model.n_features());
-    if found != expected {
-        bail!(
-            "{} has {found} feature column(s) but the model {} was fitted on {expected}{}",
-            describe(&config.inputs),
-            show(&config.model),
-            if config.selection.is_explicit() {
-                ""
-            } else {
-                "; choose columns with --columns or --exclude"
-            }
-        );
-    }
+    check_features(
+        input.n_features(),
+        model.n_features(),
+        &config.inputs,
+        &config.selection,
+        &show(&config.model),
+    )?;
     let k = model.n_components();
     let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
     let out = MatrixWriter::create(output, k, Some(&names))?;
@@ -177,33 +169,10 @@ fn write_codes(
 /// The user's selection; or, when they gave none, the model knows its feature names and the
 /// input has a header, the model's features picked by name.
 fn read_options(config: &TransformConfig, saved: &SavedModel) -> Result<ReadOptions> {
-    let options = config.selection.read_options();
-    let Some(features) = saved.feature_names.as_deref() else {
-        return Ok(options);
-    };
-    if config.selection.is_explicit() {
-        return Ok(options);
-    }
-    let probe = ChunkReader::open(&config.inputs, &options)?;
-    let Some(header) = probe.column_names() else {
-        return Ok(options);
-    };
-    if let Some(missing) = features.iter().find(|name| !header.contains(name)) {
-        bail!(
-            "{} has no column named {missing:?}, a feature of the model {} (its features: {}); \
-             use --columns or --exclude to choose the columns yourself",
-            describe(&config.inputs),
-            show(&config.model),
-            features.join(", ")
-        );
-    }
-    Ok(ReadOptions {
-        columns: Some(
-            features
-                .iter()
-                .map(|name| ColumnSelector::Name(name.clone()))
-                .collect(),
-        ),
-        ..options
-    })
+    model_read_options(
+        &config.inputs,
+        &config.selection,
+        saved.feature_names.as_deref(),
+        &show(&config.model),
+    )
 }

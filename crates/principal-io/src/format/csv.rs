@@ -30,11 +30,11 @@ pub(crate) struct CsvSource {
     part_start: Option<u64>,
 }
 
-fn parse_number(field: &[u8]) -> Option<f64> {
+pub(crate) fn parse_number(field: &[u8]) -> Option<f64> {
     std::str::from_utf8(field).ok()?.parse().ok()
 }
 
-fn line_of(record: &ByteRecord) -> u64 {
+pub(crate) fn line_of(record: &ByteRecord) -> u64 {
     record.position().map_or(0, |p| p.line())
 }
 
@@ -45,13 +45,7 @@ impl CsvSource {
         delimiter: u8,
         options: &ReadOptions,
     ) -> Result<CsvSource> {
-        // flexible: ragged rows are reported by us, with the line and both counts.
-        let mut reader = ReaderBuilder::new()
-            .delimiter(delimiter)
-            .has_headers(false)
-            .flexible(true)
-            .trim(Trim::All)
-            .from_reader(stream);
+        let mut reader = text_reader(stream, delimiter);
         let mut record = ByteRecord::new();
         if !read_record(path, &mut reader, &mut record)? {
             return Err(IoError::NoData {
@@ -59,14 +53,7 @@ impl CsvSource {
                 detail: " (the file is empty)",
             });
         }
-        let header = match options.header {
-            HeaderMode::Present => true,
-            HeaderMode::Absent => false,
-            // An empty field is a missing value, not a name: it alone does not make a header.
-            HeaderMode::Auto => record
-                .iter()
-                .any(|f| !f.is_empty() && parse_number(f).is_none()),
-        };
+        let header = is_header(&record, options.header);
         let n_fields = record.len();
         let names = header.then(|| {
             record
@@ -123,12 +110,7 @@ impl CsvSource {
         let start = bytes.start.max(data_start);
         let stream = LineRange::open(&self.path, start, bytes.end.max(start), start > data_start)?;
         self.part_start = Some(stream.at);
-        self.reader = ReaderBuilder::new()
-            .delimiter(self.delimiter)
-            .has_headers(false)
-            .flexible(true)
-            .trim(Trim::All)
-            .from_reader(Box::new(stream));
+        self.reader = text_reader(Box::new(stream), self.delimiter);
         self.pending = false;
         // No hint about a label column: the part's first line is not the file's first row.
         self.first_data_line = u64::MAX;
@@ -277,7 +259,34 @@ impl Read for LineRange {
     }
 }
 
-fn read_record(
+/// A reader of delimited text as every reader of this crate configures it.
+pub(crate) fn text_reader(
+    stream: Box<dyn Read + Send>,
+    delimiter: u8,
+) -> Reader<Box<dyn Read + Send>> {
+    // flexible: ragged rows are reported by us, with the line and both counts.
+    ReaderBuilder::new()
+        .delimiter(delimiter)
+        .has_headers(false)
+        .flexible(true)
+        .trim(Trim::All)
+        .from_reader(stream)
+}
+
+/// Whether the first record of a text file is a header under `mode`: with
+/// [`HeaderMode::Auto`], when one of its fields does not parse as a number.
+pub(crate) fn is_header(first: &ByteRecord, mode: HeaderMode) -> bool {
+    match mode {
+        HeaderMode::Present => true,
+        HeaderMode::Absent => false,
+        // An empty field is a missing value, not a name: it alone does not make a header.
+        HeaderMode::Auto => first
+            .iter()
+            .any(|f| !f.is_empty() && parse_number(f).is_none()),
+    }
+}
+
+pub(crate) fn read_record(
     path: &Path,
     reader: &mut Reader<Box<dyn Read + Send>>,
     record: &mut ByteRecord,

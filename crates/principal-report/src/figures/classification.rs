@@ -17,10 +17,13 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
     let classes = results.classes();
     let k = classes.len();
     let total: u64 = results.confusion().iter().flatten().sum();
+    let method = results
+        .setting()
+        .map_or_else(|| "the nearest training code".to_owned(), |s| s.describe());
     let caption = format!(
-        "Test samples by true label (rows) and predicted label (columns) with the codes' nearest \
-         training sample: {} of {total} on the diagonal, an accuracy of {}. Colour: white at 0, \
-         dark blue at the largest count.",
+        "Test samples by true label (rows) and the label predicted (columns) by {method}: {} of \
+         {total} on the diagonal, an accuracy of {}. Colour: white at 0, dark blue at the largest \
+         count.",
         (0..k).map(|i| results.confusion()[i][i]).sum::<u64>(),
         percent(results.accuracy()),
     );
@@ -29,20 +32,40 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
     let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(1) as i32;
     let label_width = (longest * 11 + 30).max(60);
     let left = label_width + 40;
-    let top = 110;
+    // Column headings side by side when they fit their cells (about 11 px a character at
+    // 18 px, 9 at 15 px), otherwise turned to read upwards, with room above for the longest.
+    let char_width = if cell >= 28 { 11 } else { 9 };
+    let upright = longest * char_width <= cell - 6;
+    let top = if upright {
+        110
+    } else {
+        70 + longest * char_width + 10
+    };
     let width = (left + k as i32 * cell + 40).max(560);
     let height = top + k as i32 * cell + 40;
     let plotted = Plotted::Counts {
         classes: classes.to_vec(),
         counts: results.confusion().to_vec(),
     };
+    let title = match results.setting() {
+        Some(s) => format!(
+            "Confusion matrix, K = {} (accuracy {})",
+            s.components,
+            percent(results.accuracy())
+        ),
+        None => format!(
+            "Confusion matrix (accuracy {})",
+            percent(results.accuracy())
+        ),
+    };
     let mut drawing = ConfusionDrawing {
         names,
         counts: results.confusion(),
-        accuracy: results.accuracy(),
+        title,
         cell,
         left,
         top,
+        upright,
     };
     render(
         FigureKind::ConfusionMatrix,
@@ -56,10 +79,12 @@ pub fn confusion_matrix(results: &Classification) -> Result<Figure> {
 struct ConfusionDrawing<'a> {
     names: Vec<String>,
     counts: &'a [Vec<u64>],
-    accuracy: f64,
+    title: String,
     cell: i32,
     left: i32,
     top: i32,
+    /// Column headings horizontal (else turned 90°, reading upwards).
+    upright: bool,
 }
 
 impl Draw for ConfusionDrawing<'_> {
@@ -71,16 +96,14 @@ impl Draw for ConfusionDrawing<'_> {
         let (width, _) = root.dim_in_pixel();
         let k = self.names.len() as i32;
         let (cell, left, top) = (self.cell, self.left, self.top);
-        centred_text(
-            root,
-            &format!("Confusion matrix (accuracy {})", percent(self.accuracy)),
-            (width as i32 / 2, 14),
-            &title_font(),
-        )?;
+        centred_text(root, &self.title, (width as i32 / 2, 14), &title_font())?;
         centred_text(
             root,
             "predicted label",
-            (left + k * cell / 2, top - 50),
+            (
+                left + k * cell / 2,
+                if self.upright { top - 50 } else { 50 },
+            ),
             &label_font(),
         )?;
         let largest = self.counts.iter().flatten().copied().max().unwrap_or(1) as f64;
@@ -123,8 +146,16 @@ impl Draw for ConfusionDrawing<'_> {
         // Predicted labels across the top, true labels down the left.
         for (i, name) in self.names.iter().enumerate() {
             let centre = i as i32 * cell + cell / 2;
-            let above = names_font.pos(Pos::new(HPos::Center, VPos::Bottom));
-            root.draw(&Text::new(name.clone(), (left + centre, top - 6), above))?;
+            if self.upright {
+                let above = names_font.pos(Pos::new(HPos::Center, VPos::Bottom));
+                root.draw(&Text::new(name.clone(), (left + centre, top - 6), above))?;
+            } else {
+                // Turned 270°: the text's start is at its bottom, just above its column.
+                let upwards = names_font
+                    .transform(FontTransform::Rotate270)
+                    .pos(Pos::new(HPos::Left, VPos::Center));
+                root.draw(&Text::new(name.clone(), (left + centre, top - 8), upwards))?;
+            }
             let beside = names_font.pos(Pos::new(HPos::Right, VPos::Center));
             root.draw(&Text::new(name.clone(), (left - 10, top + centre), beside))?;
         }
@@ -161,9 +192,13 @@ pub fn accuracy_by_components(results: &Classification) -> Result<Figure> {
         .iter()
         .copied()
         .fold(points[0], |b, p| if p.1 > b.1 { p } else { b });
+    let voters = match results.setting().map_or(1, |s| s.neighbours) {
+        1 => "the nearest training code".to_owned(),
+        n => format!("a majority of the {n} nearest training codes"),
+    };
     let caption = format!(
-        "Accuracy of nearest-code recognition with the first K components, for each K tried; \
-         the best is {} at K = {}.",
+        "Accuracy of recognition by {voters} on the first K components, for each K tried; the \
+         best is {} at K = {}.",
         percent(best.1),
         best.0
     );

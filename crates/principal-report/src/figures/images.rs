@@ -159,9 +159,15 @@ pub fn reconstructions(
     let scale = ColourScale::Grey { low, high };
     let mut panels = Vec::new();
     let mut row_labels = Vec::new();
+    // Rows are named by their class when the classes differ (one sample of each), otherwise
+    // by their row in the data.
+    let mut classes: Vec<Option<usize>> = samples.iter().map(|s| s.class).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    let by_class = classes.len() == samples.len();
     for (i, sample) in samples.iter().enumerate() {
         let name = match (sample.class, data.labels()) {
-            (Some(c), Some(labels)) => format!("label {}", shorten(&labels.classes()[c], 10)),
+            (Some(c), Some(labels)) if by_class => shorten(&labels.classes()[c], 14),
             _ => format!("row {}", sample.row),
         };
         panels.push(ImagePanel {
@@ -184,9 +190,9 @@ pub fn reconstructions(
         "Each row: a sample of the data (first column, {}) and its reconstructions \
          x̃ = (B z) σ + μ from its first {} codes. One grey scale throughout: white at {}, \
          black at {} (the originals' range; reconstructions beyond it are clamped).",
-        match data.labels() {
-            Some(_) => "the first of each label",
-            None => "as chosen",
+        match (data.labels(), by_class) {
+            (Some(_), true) => "one of each label, named by it",
+            _ => "named by its row in the data, counted from 0",
         },
         counts
             .iter()
@@ -403,11 +409,18 @@ impl GridLayout {
         )
     }
 
+    /// Room for the row labels: about 11 px a character of the 18 px tick font (DejaVu Sans
+    /// averages 0.55–0.6 em), and the 12 px gap before the images.
     fn left(&self) -> i32 {
-        if self.row_labels.is_empty() {
-            20
-        } else {
-            130
+        let longest = self
+            .row_labels
+            .iter()
+            .chain(&self.row_axis)
+            .map(|l| l.chars().count())
+            .max();
+        match longest {
+            None => 20,
+            Some(chars) => (11 * chars as i32 + 30).max(80),
         }
     }
 

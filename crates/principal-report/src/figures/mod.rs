@@ -174,12 +174,57 @@ pub enum Plotted {
 }
 
 impl Plotted {
+    /// The numbers of a figure of series or counts as CSV text, in long form: `series,x,y`
+    /// (one row per point; floats as the shortest text that parses back to the same f64) or
+    /// `true,predicted,count`. `None` for scatter plots and images, whose data is the input's.
+    ///
+    /// ```
+    /// use principal_report::{Plotted, Series};
+    /// let plotted = Plotted::Series(vec![Series { name: "ratio".into(), points: vec![(1.0, 0.75)] }]);
+    /// assert_eq!(plotted.csv().unwrap(), "series,x,y\nratio,1,0.75\n");
+    /// ```
+    pub fn csv(&self) -> Option<String> {
+        let mut out = String::new();
+        match self {
+            Plotted::Series(all) => {
+                out.push_str("series,x,y\n");
+                for series in all {
+                    let name = csv_field(&series.name);
+                    for (x, y) in &series.points {
+                        out.push_str(&format!("{name},{x},{y}\n"));
+                    }
+                }
+            }
+            Plotted::Counts { classes, counts } => {
+                out.push_str("true,predicted,count\n");
+                for (t, row) in counts.iter().enumerate() {
+                    for (p, count) in row.iter().enumerate() {
+                        let (t, p) = (csv_field(&classes[t]), csv_field(&classes[p]));
+                        out.push_str(&format!("{t},{p},{count}\n"));
+                    }
+                }
+            }
+            Plotted::Points(_) | Plotted::Images(_) => return None,
+        }
+        Some(out)
+    }
+
     /// The series named `name`, if this is a figure of series.
     pub fn series(&self, name: &str) -> Option<&Series> {
         match self {
             Plotted::Series(all) => all.iter().find(|s| s.name == name),
             _ => None,
         }
+    }
+}
+
+/// `text` as one CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line
+/// break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
     }
 }
 
