@@ -54,16 +54,22 @@ pub(crate) fn assign_folds(n: usize, folds: usize, seed: u64) -> Vec<u32> {
 /// An error unless `folds` folds of `n` rows leave every training set at least 2 rows, more
 /// than `ddof`, and every fold a held-out row.
 pub(crate) fn check_folds(n: usize, folds: usize, ddof: usize) -> Result<()> {
-    let largest = n.div_ceil(folds.max(1));
-    let training = n.saturating_sub(largest);
-    if folds > n || training < 2 || training <= ddof {
-        return Err(PcaError::CannotChoose {
-            criterion: "cv",
-            reason: format!(
-                "{folds} folds of {n} sample(s) leave {training} training sample(s) in a fold; \
-                 each fold needs a held-out sample and at least 2 training samples"
-            ),
-        });
+    let cannot = |reason: String| PcaError::CannotChoose {
+        criterion: "cv",
+        reason,
+    };
+    if folds > n {
+        return Err(cannot(format!(
+            "{folds} folds of {n} sample(s) leave a fold with no held-out sample; use at most \
+             {n} folds"
+        )));
+    }
+    let training = n - n.div_ceil(folds.max(1));
+    if training < 2 || training <= ddof {
+        return Err(cannot(format!(
+            "{folds} folds of {n} sample(s) leave {training} training sample(s) in a fold; \
+             each fold needs at least 2 to fit"
+        )));
     }
     Ok(())
 }
@@ -329,12 +335,19 @@ mod tests {
 
     #[test]
     fn too_many_folds_are_an_error() {
+        let message = |n, folds, ddof| check_folds(n, folds, ddof).unwrap_err().to_string();
         assert!(check_folds(10, 5, 1).is_ok());
-        assert!(check_folds(4, 5, 1).is_err());
+        assert!(
+            message(4, 5, 1).ends_with(
+                "5 folds of 4 sample(s) leave a fold with no held-out sample; use at most 4 folds"
+            ),
+            "{}",
+            message(4, 5, 1)
+        );
         // Two rows in two folds leave one training row.
-        assert!(check_folds(2, 2, 0).is_err());
+        assert!(message(2, 2, 0).contains("leave 1 training sample(s) in a fold"));
         // Three rows in two folds leave one training row in the larger fold.
-        assert!(check_folds(3, 2, 1).is_err());
+        assert!(message(3, 2, 1).contains("leave 1 training sample(s) in a fold"));
         assert!(check_folds(3, 3, 1).is_ok());
         assert!(check_folds(6, 3, 1).is_ok());
     }
