@@ -157,11 +157,19 @@ impl PcaParams {
     /// use principal::faer::Mat;
     /// use principal::{ChooseOptions, PcaBuilder};
     ///
-    /// // Two strong directions in six features, plus a little noise.
+    /// // Two strong directions in six features, plus a little uniform noise (xorshift64).
+    /// let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    /// let noise: Vec<f64> = (0..60 * 6)
+    ///     .map(|_| {
+    ///         state ^= state << 13;
+    ///         state ^= state >> 7;
+    ///         state ^= state << 17;
+    ///         (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    ///     })
+    ///     .collect();
     /// let x = Mat::from_fn(60, 6, |i, j| {
     ///     let (a, b) = ((i as f64 * 0.7).sin(), (i as f64 * 1.3).cos());
-    ///     let noise = ((i * 31 + j * 17) % 13) as f64 / 13.0 - 0.5;
-    ///     a * (j as f64 + 1.0) + b * (6.0 - j as f64) + 0.01 * noise
+    ///     a * (j as f64 + 1.0) + b * (6.0 - j as f64) + 0.1 * noise[i * 6 + j]
     /// });
     /// let table = PcaBuilder::new().build()?.choose(x.as_ref(), &ChooseOptions::default())?;
     /// let mle = table.criteria.iter().find(|c| c.choice.criterion.name() == "mle").unwrap();
