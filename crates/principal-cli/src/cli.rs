@@ -10,7 +10,9 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use principal_io::ColumnSelector;
 
-use crate::command::{choose, classify, fit, inspect, inverse, merge, report, stats, transform};
+use crate::command::{
+    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+};
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
 /// reconstruct data from codes, and inspect a model file.
@@ -51,6 +53,14 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Combine statistics files written by `principal stats` into a model saved to MODEL.
     Merge(merge::MergeArgs),
+    /// The log-likelihood of each row under the model as probabilistic PCA (mean on stderr).
+    Score(score::ScoreArgs),
+    /// Generate data from the model as probabilistic PCA: seeded samples, or the points of
+    /// given latent coordinates.
+    Sample(sample::SampleArgs),
+    /// Fill the missing values (NaN, empty CSV cells) of data with their conditional means
+    /// given each row's observed values.
+    Impute(impute::ImputeArgs),
     /// Draw a model's figures (PNG and SVG) and an index.html showing them with its summary:
     /// scree plot, spectrum; with --data, the 2-D map, pairs grid and reconstruction error;
     /// with --image-shape, components as images, reconstructions and generated images.

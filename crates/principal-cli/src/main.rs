@@ -27,17 +27,31 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::command::{choose, classify, fit, inspect, inverse, merge, report, stats, transform};
+use crate::command::{
+    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+};
 use crate::processes::Processes;
 
 fn main() -> ExitCode {
-    // A panic is a bug; say so in one line instead of Rust's message and backtrace hint.
+    // A panic is a bug; say so in one line instead of Rust's message and backtrace hint. Not
+    // the panics of the Arrow and Parquet decoders on a damaged file: principal-io contains
+    // them and reports an error naming the file.
     std::panic::set_hook(Box::new(|info| {
+        if principal_io::panic_is_contained() {
+            return;
+        }
         let _ = writeln!(
             io::stderr(),
             "error: internal error (a bug in principal; please report it): {info}"
         );
     }));
+    // A file size limit (`ulimit -f`) hit while writing: an error (EFBIG) that removes the
+    // temporary file and keeps the old output, rather than SIGXFSZ ending the process. Caught
+    // (the flag is not read), as ignoring a signal is not possible without unsafe code here.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     // Under mpirun (feature `mpi`) every rank runs this; only rank 0 prints an error (every
     // rank has the failing rank's message) and every rank exits 1. Before the exit status is
     // known the processes are dropped, which finalizes MPI.
@@ -94,6 +108,18 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Choose(args) => {
             processes.one_only("choose")?;
             choose::run(&choose::ChooseConfig::new(args)?)
+        }
+        Command::Score(args) => {
+            processes.one_only("score")?;
+            score::run(&score::ScoreConfig::new(args))
+        }
+        Command::Sample(args) => {
+            processes.one_only("sample")?;
+            sample::run(&sample::SampleConfig::new(args))
+        }
+        Command::Impute(args) => {
+            processes.one_only("impute")?;
+            impute::run(&impute::ImputeConfig::new(args))
         }
         Command::Report(args) => {
             processes.one_only("report")?;

@@ -3,9 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
-use principal_io::{ChunkReader, ColumnSelector, HeaderMode, ReadOptions};
+use principal_io::{ChunkReader, ColumnSelector, HeaderMode, Missing, ReadOptions, SavedModel};
 
 use crate::cli::SelectArgs;
+use crate::stream::RowStream;
 
 /// Validated column selection: what `--columns`, `--exclude`, `--no-header` and `--column`
 /// asked for.
@@ -43,6 +44,7 @@ impl Selection {
             columns: self.columns.clone(),
             exclude: self.exclude.clone(),
             list_column: self.list_column.clone(),
+            ..Default::default()
         }
     }
 }
@@ -121,4 +123,36 @@ pub fn describe(paths: &[PathBuf]) -> String {
 /// `path` for a message.
 pub fn show(path: &Path) -> String {
     path.display().to_string()
+}
+
+/// The rows of `inputs` for the model `saved` (read from `model`) in one process: the model's
+/// columns ([`model_read_options`]), missing values read as `missing` says, and the width
+/// checked; `output_columns` sizes the chunks.
+pub fn open_for_model(
+    inputs: &[PathBuf],
+    selection: &Selection,
+    saved: &SavedModel,
+    model: &Path,
+    missing: Missing,
+    output_columns: usize,
+    memory_limit: u64,
+) -> Result<RowStream> {
+    let options = ReadOptions {
+        missing,
+        ..model_read_options(
+            inputs,
+            selection,
+            saved.feature_names.as_deref(),
+            &show(model),
+        )?
+    };
+    let input = RowStream::open(inputs, &options, output_columns, memory_limit)?;
+    check_features(
+        input.n_features(),
+        saved.model.n_features(),
+        inputs,
+        selection,
+        &show(model),
+    )?;
+    Ok(input)
 }

@@ -1,7 +1,8 @@
 //! `principal` under `mpirun -n 3` (feature `mpi`): each rank reads its part of the inputs and
 //! the model equals one process's to rounding, for covariance, randomized and em, standardized
 //! or not, under an offset of 1e6; only rank 0 writes and prints; `transform` writes one part
-//! per rank; a failing rank ends the job promptly with its message.
+//! per rank; a failing rank ends the job promptly with its message; `fit --missing em`, `score`,
+//! `sample` and `impute` say they run in one process.
 //!
 //! Runs Open MPI's `mpirun` on this machine only (shared memory and loopback). As root, Open
 //! MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, set here.
@@ -162,6 +163,68 @@ fn gram_and_svd_say_they_need_one_process() {
         "{text}"
     );
     assert!(!env.path("m.pca").exists());
+}
+
+/// Missing values are fitted in one process: `fit --missing em` under mpirun says so, and
+/// `score`, `sample` and `impute` run in one process only; nothing is written.
+#[test]
+fn missing_values_and_probabilistic_commands_need_one_process() {
+    let env = Env::new();
+    env.write("holes.csv", "a,b,c\n1,,3\n2,1,1\n4,0,\n3,2,2\n0,1,2\n");
+    let out = mpirun(
+        &env,
+        2,
+        &[
+            "fit",
+            "holes.csv",
+            "-k",
+            "1",
+            "--missing",
+            "em",
+            "-o",
+            "m.pca",
+        ],
+    );
+    let text = stderr(&out);
+    assert!(!out.status.success());
+    assert_eq!(text.matches("error:").count(), 1, "{text}");
+    assert!(
+        text.contains("missing values are fitted in one process for now"),
+        "{text}"
+    );
+    assert!(!env.path("m.pca").exists());
+    env.ok(&[
+        "fit",
+        "holes.csv",
+        "-k",
+        "1",
+        "--missing",
+        "em",
+        "-o",
+        "m.pca",
+    ]);
+    for args in [
+        &[
+            "score",
+            "m.pca",
+            "holes.csv",
+            "--missing",
+            "em",
+            "-o",
+            "out.csv",
+        ][..],
+        &["sample", "m.pca", "--count", "5", "-o", "out.csv"],
+        &["impute", "m.pca", "holes.csv", "-o", "out.csv"],
+    ] {
+        let out = mpirun(&env, 2, args);
+        let text = stderr(&out);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            text.contains(&format!("`principal {}` runs in one process", args[0])),
+            "{text}"
+        );
+        assert!(!env.path("out.csv").exists());
+    }
 }
 
 #[test]

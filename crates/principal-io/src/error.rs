@@ -161,9 +161,12 @@ pub enum IoError {
     #[error("{}: {detail}", path.display())]
     Format { path: PathBuf, detail: String },
     /// A binary file shorter than its header says.
-    #[error("{} is truncated: its header promises {expected} bytes{} but there are only {actual}", path.display(), if *compressed { " (decompressed)" } else { "" })]
+    #[error("{} is truncated: its header{} promises {expected} bytes{} but there are only {actual}", path.display(), in_parentheses(header), if *compressed { " (decompressed)" } else { "" })]
     Truncated {
         path: PathBuf,
+        /// The header's fields that say the size, such as `shape (30, 4), descr '<f8'`;
+        /// empty when the header itself is cut.
+        header: String,
         expected: u64,
         actual: u64,
         compressed: bool,
@@ -237,6 +240,15 @@ impl IoError {
 
 /// The crate's `Result`.
 pub type Result<T, E = IoError> = std::result::Result<T, E>;
+
+/// ` (text)`, or nothing for an empty text.
+fn in_parentheses(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" ({text})")
+    }
+}
 
 fn quote_list(names: &[String]) -> String {
     names

@@ -51,9 +51,12 @@ pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
+pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};
-pub use read::options::{ColumnSelector, HeaderMode, ParseColumnSelectorError, ReadOptions};
+pub use read::options::{
+    ColumnSelector, HeaderMode, Missing, ParseColumnSelectorError, ReadOptions,
+};
 pub use reader::chunk_reader::{read_table, ChunkReader, Table};
 pub use reader::file_source::FileSource;
 pub use reader::part::Part;

@@ -7,8 +7,12 @@
 //! `format_version`, `n_samples`, `n_features`, `n_components`, `ddof`, `standardize`,
 //! `solver`, `noise_variance`, `total_variance` (printed with `{}`, which round-trips exactly),
 //! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given),
-//! `principal_version`, and for iterative solvers `iteration_passes`,
-//! `iteration_error_estimate` and `iteration_converged`.
+//! `principal_version`, for iterative solvers `iteration_passes`,
+//! `iteration_error_estimate` and `iteration_converged`, and for a fit with missing values
+//! `missing_values` = `em` with `missing_observed`, `missing_count`, `missing_empty_rows`,
+//! `missing_iterations`, `missing_log_likelihood`, `missing_change`, `missing_error_estimate`
+//! (each absent when unknown) and `missing_converged`. Readers that do not know a key ignore it, so these
+//! optional keys leave the format version at 1.
 
 use std::collections::HashMap;
 use std::fs;
@@ -16,7 +20,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use faer::Mat;
-use principal::{IterationReport, ModelParts, PcaModel, Solver};
+use principal::{IterationReport, MissingValueReport, ModelParts, PcaModel, Solver};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::{IoError, Result};
@@ -103,6 +107,25 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
             report.error_estimate.to_string(),
         );
         meta.insert("iteration_converged".into(), report.converged.to_string());
+    }
+    if let Some(report) = model.missing_values() {
+        for (key, value) in [
+            ("missing_values", "em".to_owned()),
+            ("missing_observed", report.observed.to_string()),
+            ("missing_count", report.missing.to_string()),
+            ("missing_empty_rows", report.empty_rows.to_string()),
+            ("missing_iterations", report.iterations.to_string()),
+            ("missing_log_likelihood", report.log_likelihood.to_string()),
+            ("missing_converged", report.converged.to_string()),
+        ] {
+            meta.insert(key.into(), value);
+        }
+        if let Some(change) = report.change {
+            meta.insert("missing_change".into(), change.to_string());
+        }
+        if let Some(estimate) = report.error_estimate {
+            meta.insert("missing_error_estimate".into(), estimate.to_string());
+        }
     }
     let bytes = serialize_tensors(path, &data, meta)?;
     write_atomically(path, |w| w.write_all(&bytes))
@@ -282,6 +305,35 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         }),
     };
 
+    let missing_values = match meta.get("missing_values").map(String::as_str) {
+        None => None,
+        Some("em") => Some(MissingValueReport {
+            observed: parse(path, "missing_observed", scalar("missing_observed")?)?,
+            missing: parse(path, "missing_count", scalar("missing_count")?)?,
+            empty_rows: parse(path, "missing_empty_rows", scalar("missing_empty_rows")?)?,
+            iterations: parse(path, "missing_iterations", scalar("missing_iterations")?)?,
+            log_likelihood: parse(
+                path,
+                "missing_log_likelihood",
+                scalar("missing_log_likelihood")?,
+            )?,
+            change: match meta.get("missing_change") {
+                None => None,
+                Some(text) => Some(parse(path, "missing_change", text)?),
+            },
+            error_estimate: match meta.get("missing_error_estimate") {
+                None => None,
+                Some(text) => Some(parse(path, "missing_error_estimate", text)?),
+            },
+            converged: parse(path, "missing_converged", scalar("missing_converged")?)?,
+        }),
+        Some(other) => {
+            return Err(not_model(format!(
+                "metadata \"missing_values\" = {other:?} is not \"em\""
+            )))
+        }
+    };
+
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
         f64_tensor(&tensors, name, shape).map_err(not_model)
     };
@@ -315,6 +367,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         solver,
         zero_variance_features,
         iteration_report,
+        missing_values,
     })
     .map_err(|source| IoError::InvalidModel {
         path: path.to_owned(),
@@ -597,5 +650,37 @@ mod tests {
             "{e}"
         );
         assert!(!path.exists());
+    }
+
+    /// A fit with missing values keeps its report (counts, iterations, likelihood, change,
+    /// error estimate) through a file, exactly; a file without it reads as a complete-data fit.
+    #[test]
+    fn a_fit_with_missing_values_round_trips_with_its_report() {
+        let dir = TempDir::new().unwrap();
+        let mut x = data();
+        x[(3, 1)] = f64::NAN;
+        x[(7, 0)] = f64::NAN;
+        let model = PcaBuilder::new()
+            .components(ComponentCount::Fixed(2))
+            .missing(principal::MissingValues::Em)
+            .build()
+            .unwrap()
+            .fit(x.as_ref())
+            .unwrap();
+        let report = model.missing_values().expect("a report");
+        assert_eq!((report.missing, report.observed), (2, 46));
+        let path = dir.path().join("m.safetensors");
+        save_model(&path, &model, None).unwrap();
+        let loaded = load_model(&path).unwrap();
+        assert_eq!(loaded.model, model);
+        let bytes = fs::read(&path).unwrap();
+        let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+        let meta = header.metadata().clone().unwrap();
+        assert_eq!(meta["missing_values"], "em");
+        assert_eq!(meta["missing_count"], "2");
+        assert_eq!(meta["format_version"], "1");
+        let complete = fit(Scaling::Centre, Solver::Svd, 2);
+        save_model(&path, &complete, None).unwrap();
+        assert_eq!(load_model(&path).unwrap().model.missing_values(), None);
     }
 }

@@ -92,6 +92,9 @@ pub enum PcaError {
         column: usize,
         value: f64,
     },
+    /// A feature with no observed value: every row is missing it.
+    #[error("feature {column} has no observed value (it is missing in every row), so nothing about it can be estimated; leave it out (columns count from 0)")]
+    EmptyFeature { column: usize },
     /// More components requested than the data can have.
     #[error("{}", self.message_naming(Parameter::name))]
     TooManyComponents { requested: usize, max: usize },

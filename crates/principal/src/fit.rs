@@ -16,16 +16,20 @@ use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
 use crate::moments::columns::ColumnAccumulator;
 use crate::moments::{MomentAccumulator, Moments};
-use crate::options::{ComponentCount, Solver};
+use crate::options::{ComponentCount, MissingValues, Solver};
 use crate::params::PcaParams;
 use crate::preprocess::Preprocessing;
 use crate::real::{ChunkRef, Real};
+use crate::solver::missing::MissingProblem;
 use crate::solver::{self, IterativeProblem, Problem};
 
 /// Widest source whose first pass `auto` spends on the D×D moments (see
 /// [`PcaParams::fit_source`]): wider than this, a D×D accumulator is not worth it unless asked
 /// for.
 const COVARIANCE_FIRST_MAX_FEATURES: usize = 4096;
+
+/// Rows per chunk when data in memory is fitted with missing values.
+const MISSING_CHUNK_ROWS: usize = 4096;
 
 /// Rows per chunk when data in memory is cross-validated: bounds the copy of a fold's rows.
 const FOLD_CHUNK_ROWS: usize = 4096;
@@ -41,6 +45,10 @@ pub(crate) struct CrossValidation {
 impl PcaParams {
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
     pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
+        if self.missing() == MissingValues::Em {
+            // Chunks of rows: each pass makes a centred f64 copy of one chunk only.
+            return self.fit_missing(&mut InMemory::new(x, MISSING_CHUNK_ROWS));
+        }
         let (n, d) = (x.nrows(), x.ncols());
         self.check_shape(n, d)?;
         let solver = self.plan(n, d).solver;
@@ -80,6 +88,9 @@ impl PcaParams {
     /// on every pass. The covariance, randomized, power and em solvers never hold the data in
     /// memory; gram and svd collect it (they need it whole).
     pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        if self.missing() == MissingValues::Em {
+            return self.fit_missing(source);
+        }
         let d = source.n_features();
         if self.covariance_first(d) {
             let acc = MomentAccumulator::from_source(source, self.precision())?;
@@ -158,6 +169,13 @@ impl PcaParams {
         }
         if let Solver::Gram | Solver::Svd = self.solver() {
             return Err(one_process_only(self.solver()));
+        }
+        if self.missing() == MissingValues::Em {
+            return Err(PcaError::SolverUnsuitable {
+                solver: "em",
+                reason: "missing values are fitted in one process for now; run without mpirun"
+                    .into(),
+            });
         }
         let mut watched = Watched { source, collective };
         let widths = agree(collective, Stage::Features, Ok(watched.n_features()))?;
@@ -240,6 +258,9 @@ impl PcaParams {
     /// only when its basis spans every feature.
     pub fn planned_passes(&self, n_samples: usize, n_features: usize) -> Option<usize> {
         let (n, d) = (n_samples, n_features);
+        if self.missing() == MissingValues::Em {
+            return None;
+        }
         let covariance_first = self.covariance_first(d);
         let solver = self.plan(n, d).solver;
         if covariance_first && solver == Solver::Covariance {
@@ -312,6 +333,23 @@ impl PcaParams {
             _ => solver::randomized::solve(&mut problem)?,
         };
         self.model(spectrum, prep, n, solver, None)
+    }
+
+    /// Probabilistic PCA by EM on the observed values (NaN missing); [`PcaParams`]' builder
+    /// has checked that the number of components is fixed.
+    fn fit_missing(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        let ComponentCount::Fixed(k) = self.components() else {
+            unreachable!("PcaBuilder::build lets missing values through with a fixed count only")
+        };
+        let mut problem = MissingProblem {
+            source,
+            n_components: k,
+            scaling: self.scaling(),
+            ddof: self.ddof(),
+            options: self.iterative(),
+        };
+        let fit = solver::missing::solve(&mut problem)?;
+        PcaModel::from_missing_fit(fit, self.ddof())
     }
 
     /// The covariance solver on `moments`; `data`, when there is any, for cross-validation.

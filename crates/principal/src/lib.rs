@@ -81,10 +81,14 @@ pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
-    ComponentCount, IterativeOptions, PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
+    ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,
+    Scaling, Solver,
 };
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};
 pub use probabilistic::gaussian::{Posterior, ProbabilisticPca, Units};
+pub use probabilistic::observed::ObservedPosterior;
+pub use probabilistic::sampling::Sampler;
 pub use real::{ChunkRef, Real};
+pub use solver::missing::MissingValueReport;
 pub use solver::{IterationReport, Spectrum};

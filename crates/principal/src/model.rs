@@ -9,6 +9,7 @@ use crate::kernel::scan::check_finite;
 use crate::options::{Scaling, Solver};
 use crate::preprocess::{centre_scale_into, Preprocessing};
 use crate::real::Real;
+use crate::solver::missing::{MissingFit, MissingValueReport};
 use crate::solver::{IterationReport, Spectrum};
 
 /// A fitted principal component analysis.
@@ -31,6 +32,7 @@ pub struct PcaModel {
     zero_variance_features: Vec<usize>,
     iteration_report: Option<IterationReport>,
     component_choice: Option<ComponentChoice>,
+    missing_values: Option<MissingValueReport>,
 }
 
 /// Every field of a [`PcaModel`], public: for model files and other languages.
@@ -63,6 +65,8 @@ pub struct ModelParts {
     pub zero_variance_features: Vec<usize>,
     /// Passes and error estimate of an iterative solver; `None` for exact solvers.
     pub iteration_report: Option<IterationReport>,
+    /// How a fit with missing values went; `None` when the data had none to handle.
+    pub missing_values: Option<MissingValueReport>,
 }
 
 /// Relative tolerance under which two entries count as tied for the sign rule.
@@ -129,7 +133,29 @@ impl PcaModel {
             zero_variance_features: prep.zero_variance,
             iteration_report: spectrum.report,
             component_choice: choice,
+            missing_values: None,
         })
+    }
+
+    /// The model of a fit with missing values: its k components, the variances of C along
+    /// them, its σ² as EM found it (the mean of all D − k discarded directions' variance, by
+    /// maximum likelihood), and its total variance trace(C) = Σ λ + (D − k) σ².
+    pub(crate) fn from_missing_fit(fit: MissingFit, ddof: usize) -> Result<Self> {
+        let d = fit.mean.len();
+        let k = fit.spectrum.eigenvalues.len();
+        let total =
+            fit.spectrum.eigenvalues.iter().sum::<f64>() + (d - k) as f64 * fit.noise_variance;
+        let prep = Preprocessing {
+            mean: fit.mean,
+            scale: fit.scale,
+            zero_variance: fit.zero_variance,
+            total_variance: total,
+        };
+        let mut model =
+            Self::from_spectrum(fit.spectrum, prep, k, None, ddof, fit.n_samples, Solver::Em)?;
+        model.noise_variance = fit.noise_variance;
+        model.missing_values = Some(fit.report);
+        Ok(model)
     }
 
     /// Rebuilds a model from its parts (e.g. read from a file), checking every shape. How the
@@ -214,6 +240,7 @@ impl PcaModel {
             zero_variance_features: parts.zero_variance_features,
             iteration_report: parts.iteration_report,
             component_choice: None,
+            missing_values: parts.missing_values,
         })
     }
 
@@ -233,6 +260,7 @@ impl PcaModel {
             solver: self.solver,
             zero_variance_features: self.zero_variance_features.clone(),
             iteration_report: self.iteration_report,
+            missing_values: self.missing_values,
         }
     }
 
@@ -464,6 +492,11 @@ impl PcaModel {
     /// Passes, error estimate and convergence of an iterative solver; `None` for exact ones.
     pub fn iteration_report(&self) -> Option<IterationReport> {
         self.iteration_report
+    }
+    /// How a fit with missing values (NaN) went: counts, EM iterations, likelihood; `None`
+    /// for a fit of complete data.
+    pub fn missing_values(&self) -> Option<MissingValueReport> {
+        self.missing_values
     }
     /// Features with zero variance in the training data (kept at scale 1 when standardizing).
     pub fn zero_variance_features(&self) -> &[usize] {

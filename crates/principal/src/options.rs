@@ -231,6 +231,44 @@ impl FromStr for Solver {
     }
 }
 
+/// What a fit does with missing values (NaN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MissingValues {
+    /// A NaN is an error naming its row and column, as any non-finite value.
+    #[default]
+    Reject,
+    /// NaN marks a missing value: probabilistic PCA is fitted by EM on the observed values
+    /// only (infinities are still errors).
+    Em,
+}
+
+impl MissingValues {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["reject", "em"];
+
+    /// The name used on the command line and in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MissingValues::Reject => "reject",
+            MissingValues::Em => "em",
+        }
+    }
+}
+
+impl FromStr for MissingValues {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "reject" => Ok(MissingValues::Reject),
+            "em" => Ok(MissingValues::Em),
+            other => Err(format!(
+                "unknown treatment of missing values {other:?}; expected one of {}",
+                MissingValues::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
 /// How the power solver finds several components.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PowerMethod {

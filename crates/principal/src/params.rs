@@ -2,7 +2,7 @@
 //! data is in `fit.rs`.
 
 use crate::error::{PcaError, Result};
-use crate::options::{ComponentCount, IterativeOptions, Precision, Scaling, Solver};
+use crate::options::{ComponentCount, IterativeOptions, MissingValues, Precision, Scaling, Solver};
 use crate::plan::SolverPlan;
 
 /// Builder for [`PcaParams`]; [`PcaBuilder::build`] validates everything once.
@@ -28,6 +28,7 @@ pub struct PcaBuilder {
     iterative: IterativeOptions,
     memory_limit: Option<u64>,
     precision: Precision,
+    missing: MissingValues,
 }
 
 impl Default for PcaBuilder {
@@ -47,6 +48,7 @@ impl PcaBuilder {
             iterative: IterativeOptions::default(),
             memory_limit: None,
             precision: Precision::Full,
+            missing: MissingValues::Reject,
         }
     }
 
@@ -92,6 +94,14 @@ impl PcaBuilder {
         self
     }
 
+    /// What to do with missing values (NaN): reject them (the default) or fit probabilistic
+    /// PCA by EM on the observed values ([`MissingValues::Em`]; needs the `Auto` or `Em`
+    /// solver and a fixed number of components below the number of features).
+    pub fn missing(mut self, missing: MissingValues) -> Self {
+        self.missing = missing;
+        self
+    }
+
     /// Checks every parameter that can be checked without data; the errors name the parameter
     /// ([`PcaError::parameter`]) and its allowed values.
     pub fn build(self) -> Result<PcaParams> {
@@ -105,6 +115,22 @@ impl PcaBuilder {
         }
         if self.ddof > 1 {
             return Err(PcaError::InvalidDdof(self.ddof));
+        }
+        if self.missing == MissingValues::Em {
+            if !matches!(self.solver, Solver::Auto | Solver::Em) {
+                return Err(PcaError::SolverUnsuitable {
+                    solver: self.solver.name(),
+                    reason: "missing values are fitted by em only".into(),
+                });
+            }
+            if !matches!(self.components, ComponentCount::Fixed(_)) {
+                return Err(PcaError::SolverUnsuitable {
+                    solver: "em",
+                    reason: "with missing values, give a number of components (below the \
+                             number of features)"
+                        .into(),
+                });
+            }
         }
         match self.components {
             ComponentCount::Fixed(0) => return Err(PcaError::ZeroComponents),
@@ -129,6 +155,7 @@ impl PcaBuilder {
             iterative: self.iterative,
             memory_limit: self.memory_limit,
             precision: self.precision,
+            missing: self.missing,
         })
     }
 }
@@ -145,6 +172,7 @@ pub struct PcaParams {
     iterative: IterativeOptions,
     memory_limit: Option<u64>,
     precision: Precision,
+    missing: MissingValues,
 }
 
 impl PcaParams {
@@ -175,6 +203,11 @@ impl PcaParams {
     /// The arithmetic of the covariance solver's products for `f32` input.
     pub fn precision(&self) -> Precision {
         self.precision
+    }
+
+    /// What a fit does with missing values.
+    pub fn missing(&self) -> MissingValues {
+        self.missing
     }
 
     /// The plan for `n_samples × n_features`: every solver's estimated cost, the solver `fit`

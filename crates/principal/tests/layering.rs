@@ -54,11 +54,17 @@ const LAYERS: &[&[&str]] = &[
         "solver::gram",
         "solver::svd",
     ],
-    &["solver::randomized", "solver::power", "solver::em"],
+    &[
+        "solver::randomized",
+        "solver::power",
+        "solver::em",
+        "solver::missing",
+    ],
     // The model; auto's plan; nearest neighbours among codes (recognition).
     &["model", "plan", "neighbours"],
     // Probabilistic PCA on the model: the Gaussian model, then the door.
     &["probabilistic::gaussian"],
+    &["probabilistic::sampling", "probabilistic::observed"],
     &["probabilistic"],
     // Cross-validation's folds and their held-out likelihoods, under a fold's model.
     &["choose::held_out"],

@@ -213,3 +213,149 @@ fn every_component_kept_is_the_full_gaussian() {
         "{got} against {want}"
     );
 }
+
+/// The largest deviation of the sample mean and covariance (divisor n − 1) of `x` from the
+/// model's μ and C, each in units of its standard error: `√(C_jj / n)` for a mean and, from the
+/// Wishart distribution of `(n − 1) S ~ W(C, n − 1)`, `√((C_ij² + C_ii C_jj) / (n − 1))` for a
+/// covariance entry.
+fn largest_standardized_deviation(x: &Mat<f64>, mean: &[f64], c: &Mat<f64>) -> f64 {
+    let (n, d) = (x.nrows() as f64, x.ncols());
+    let sample_mean: Vec<f64> = (0..d).map(|j| x.col(j).iter().sum::<f64>() / n).collect();
+    let mut worst = 0.0f64;
+    for j in 0..d {
+        worst = worst.max((sample_mean[j] - mean[j]).abs() / (c[(j, j)] / n).sqrt());
+    }
+    for i in 0..d {
+        for j in 0..=i {
+            let s: f64 = (0..x.nrows())
+                .map(|r| (x[(r, i)] - sample_mean[i]) * (x[(r, j)] - sample_mean[j]))
+                .sum::<f64>()
+                / (n - 1.0);
+            let se = ((c[(i, j)].powi(2) + c[(i, i)] * c[(j, j)]) / (n - 1.0)).sqrt();
+            worst = worst.max((s - c[(i, j)]).abs() / se);
+        }
+    }
+    worst
+}
+
+/// Over 100,000 draws, the sample mean and covariance are the model's μ and C (in the original
+/// units) within 5 standard errors each (the Wishart spread for the covariance; at 5 standard
+/// errors a single entry strays with probability 6e-7, the 14 entries of 4 features together
+/// below 1e-5); a model with σ² half as large again is rejected by the same samples, so the
+/// check has the power to see a wrong noise level.
+#[test]
+fn samples_have_the_model_mean_and_covariance() {
+    let x = common::iris();
+    for scaling in [Scaling::Centre, Scaling::Standardize] {
+        let model = fit_with(
+            x.as_ref(),
+            ComponentCount::Fixed(2),
+            scaling,
+            1,
+            Solver::Svd,
+        )
+        .unwrap();
+        let ppca = model.probabilistic();
+        let samples = ppca.sample(100_000, 42);
+        let c = ppca.covariance(Units::Original);
+        let worst = largest_standardized_deviation(&samples, model.mean(), &c);
+        assert!(worst <= 5.0, "{scaling:?}: {worst} standard errors");
+        let noisier = principal::PcaModel::from_parts(principal::ModelParts {
+            noise_variance: 1.5 * model.noise_variance(),
+            ..model.to_parts()
+        })
+        .unwrap();
+        let wrong = noisier.probabilistic().covariance(Units::Original);
+        let off = largest_standardized_deviation(&samples, model.mean(), &wrong);
+        assert!(
+            off > 5.0,
+            "{scaling:?}: a wrong σ² is only {off} standard errors off"
+        );
+        println!("{scaling:?}: largest deviation {worst:.2} standard errors; σ² × 1.5: {off:.2}");
+    }
+}
+
+/// The same seed gives the same samples, bit for bit, however many are drawn at a time; another
+/// seed gives others.
+#[test]
+fn the_same_seed_gives_the_same_samples() {
+    let model = fit_with(
+        common::iris().as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Standardize,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    let ppca = model.probabilistic();
+    let whole = ppca.sample(1000, 3);
+    let mut sampler = ppca.sampler(3);
+    let mut pieces = Vec::new();
+    for rows in [1, 499, 500] {
+        pieces.push(sampler.next_block(rows));
+    }
+    let mut start = 0;
+    for piece in &pieces {
+        assert_eq!(piece.as_ref(), whole.as_ref().subrows(start, piece.nrows()));
+        start += piece.nrows();
+    }
+    assert_eq!(ppca.sample(1000, 3), whole);
+    assert_ne!(ppca.sample(1000, 4), whole);
+}
+
+/// `generate(z) = W z + μ`: the reconstruction of the codes `z ⊙ √(λ − σ²)`; the latent origin
+/// is the mean. A model with σ² = 0 samples only its subspace.
+#[test]
+fn latent_points_map_to_w_z_plus_mu() {
+    let model = fit_with(
+        common::iris().as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Standardize,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    let ppca = model.probabilistic();
+    let z = Mat::from_fn(9, 2, |i, j| (i as f64 - 4.0) * 0.5 + j as f64);
+    let x = ppca.generate(z.as_ref()).unwrap();
+    let a: Vec<f64> = model
+        .explained_variance()
+        .iter()
+        .map(|l| (l - model.noise_variance()).sqrt())
+        .collect();
+    let codes = Mat::from_fn(9, 2, |i, j| z[(i, j)] * a[j]);
+    let want = model.inverse_transform(codes.as_ref()).unwrap();
+    assert!(common::max_abs_diff(x.as_ref(), want.as_ref()) <= 1e-12 * 10.0);
+    let origin = ppca.generate(Mat::<f64>::zeros(1, 2).as_ref()).unwrap();
+    for j in 0..4 {
+        assert!((origin[(0, j)] - model.mean()[j]).abs() <= 1e-14 * model.mean()[j].abs());
+    }
+    let e = ppca.generate(Mat::<f64>::zeros(1, 3).as_ref()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            PcaError::ComponentMismatch {
+                expected: 2,
+                found: 3
+            }
+        ),
+        "{e:?}"
+    );
+    // σ² = 0 (rank 2, two components): every sample reconstructs exactly.
+    let low_rank = random_matrix(30, 5, Some(2), 3.0, 1);
+    let model = fit_with(
+        low_rank.as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Centre,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    let model = principal::PcaModel::from_parts(principal::ModelParts {
+        noise_variance: 0.0,
+        ..model.to_parts()
+    })
+    .unwrap();
+    let samples = model.probabilistic().sample(50, 1);
+    assert!(model.reconstruction_error(samples.as_ref()).unwrap() <= 1e-20);
+}

@@ -7,10 +7,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{
-    Collective, ComponentCount, IterativeOptions, PcaBuilder, PcaError, PcaModel, PcaParams,
-    PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
+    Collective, ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaError, PcaModel,
+    PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
 };
-use principal_io::{read_table, save_model, ChunkReader, FileSource, Matrix, Part, ReadOptions};
+use principal_io::{
+    read_table, save_model, ChunkReader, FileSource, Matrix, Missing, Part, ReadOptions,
+};
 
 use crate::budget;
 use crate::cli::{one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs};
@@ -71,6 +73,11 @@ pub struct FitArgs {
     /// multiply-adds and memory.
     #[arg(long)]
     pub explain: bool,
+    /// Missing values (NaN, empty CSV cells, Parquet/Arrow nulls): `em` fits probabilistic PCA
+    /// by EM on the observed values only (needs --components, below the number of features;
+    /// the em solver). Without it a missing value is an error.
+    #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]), requires = "components", conflicts_with = "variance")]
+    pub missing: Option<MissingValues>,
     #[command(flatten)]
     pub memory: MemoryArgs,
 }
@@ -82,7 +89,8 @@ pub struct IterativeArgs {
     /// (--components cv): the same seed gives the same model.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
-    /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1).
+    /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1);
+    /// with --missing em, until the estimated relative distance to EM's fixed point is.
     #[arg(long, value_name = "T", value_parser = parse_tolerance)]
     pub tolerance: Option<f64>,
     /// Passes beyond the first of the randomized solver (default: krylov 3 when K < 0.1·min(N, D),
@@ -219,10 +227,18 @@ impl FitConfig {
             .iterative(iterative)
             .memory_limit(Some(memory_limit))
             .precision(args.precision)
+            .missing(args.missing.unwrap_or_default())
             .build()?;
+        let read = ReadOptions {
+            missing: match params.missing() {
+                MissingValues::Em => Missing::AsNan,
+                _ => Missing::Reject,
+            },
+            ..Selection::new(args.select).read_options()
+        };
         Ok(FitConfig {
             inputs: args.inputs,
-            read: Selection::new(args.select).read_options(),
+            read,
             params,
             output: args.output,
             explain: args.explain,
@@ -248,6 +264,8 @@ fn reading_plan(
 ) -> Result<ReadingPlan> {
     let limit = config.memory_limit;
     let solver = match (config.params.solver(), rows) {
+        // Missing values are fitted by em, whatever auto would pick for complete data.
+        _ if config.params.missing() == MissingValues::Em => Solver::Em,
         (Solver::Auto, Some(n)) => config.params.plan(n, d).solver,
         (requested, _) => requested,
     };
@@ -537,7 +555,9 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
     };
     let _ = writeln!(s, "settings: ddof {}{standardize}", model.ddof());
     let requested = config.params.solver();
-    if requested == model.solver() {
+    if let Some(report) = model.missing_values() {
+        s.push_str(&missing_summary(&report));
+    } else if requested == model.solver() {
         let _ = writeln!(s, "solver: {}", model.solver());
     } else {
         let _ = writeln!(
@@ -588,6 +608,40 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
         }
     }
     let _ = writeln!(s, "model written to {}", show(&config.output));
+    s
+}
+
+/// The lines of a fit with missing values: how many, and how EM went.
+fn missing_summary(report: &principal::MissingValueReport) -> String {
+    let total = report.observed + report.missing;
+    let mut s = format!(
+        "missing values: {} of {} ({})",
+        report.missing,
+        total,
+        percent(report.missing as f64 / total.max(1) as f64)
+    );
+    if report.empty_rows > 0 {
+        let _ = write!(
+            s,
+            "; {} row(s) with no observed value left out",
+            report.empty_rows
+        );
+    }
+    let shown = |v: Option<f64>| v.map_or("unknown".to_string(), |v| format!("{v:.2e}"));
+    let _ = writeln!(
+        s,
+        "\nsolver: em on the observed values: {} passes, log-likelihood {:.6} per row, last \
+         change {}, error estimate {}{}",
+        report.iterations,
+        report.log_likelihood,
+        shown(report.change),
+        shown(report.error_estimate),
+        if report.converged {
+            ""
+        } else {
+            " (tolerance NOT reached)"
+        }
+    );
     s
 }
 

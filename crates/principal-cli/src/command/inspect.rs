@@ -84,6 +84,18 @@ fn to_json(saved: &SavedModel) -> Value {
             "error_estimate": r.error_estimate,
             "converged": r.converged,
         })),
+        // Fits with missing values only (`fit --missing em`): counts and how EM went.
+        "missing_values": model.missing_values().map(|r| json!({
+            "method": "em",
+            "observed": r.observed,
+            "missing": r.missing,
+            "empty_rows": r.empty_rows,
+            "iterations": r.iterations,
+            "log_likelihood": r.log_likelihood,
+            "change": r.change,
+            "error_estimate": r.error_estimate,
+            "converged": r.converged,
+        })),
     });
     value
 }
@@ -121,6 +133,21 @@ fn table(saved: &SavedModel, path: &str) -> String {
             }
         );
         let _ = writeln!(s, "{:<16}{passes}", "iterations");
+    }
+    if let Some(report) = model.missing_values() {
+        let fit = format!(
+            "em: {} of {} values missing, {} empty row(s) left out; {} passes, {}",
+            report.missing,
+            report.missing + report.observed,
+            report.empty_rows,
+            report.iterations,
+            if report.converged {
+                "converged"
+            } else {
+                "NOT converged"
+            }
+        );
+        let _ = writeln!(s, "{:<16}{fit}", "missing_values");
     }
     if let Some(names) = &saved.feature_names {
         let _ = writeln!(s, "{:<16}{}", "feature_names", text::abbreviate(names, 12));

@@ -4,9 +4,12 @@
 pub mod choose;
 pub mod classify;
 pub mod fit;
+pub mod impute;
 pub mod inspect;
 pub mod inverse;
 pub mod merge;
 pub mod report;
+pub mod sample;
+pub mod score;
 pub mod stats;
 pub mod transform;

@@ -1,14 +1,19 @@
-//! `principal transform`: project data onto a saved model's components.
+//! `principal transform`: project data onto a saved model's components; or, with
+//! `--posterior`, the posterior means of the latent points of probabilistic PCA. With
+//! `--missing em`, rows with missing values are completed from what they show first.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use principal::{ChunkRef, Collective, PcaError};
-use principal_io::{load_model, ChunkReader, MatrixWriter, Part, ReadOptions, SavedModel};
+use principal::faer::{Mat, MatRef};
+use principal::{ChunkRef, Collective, MissingValues, PcaError, PcaModel, Real};
+use principal_io::{
+    load_model, write_matrix, ChunkReader, MatrixWriter, Missing, Part, ReadOptions, SavedModel,
+};
 
-use crate::cli::{MemoryArgs, SelectArgs};
+use crate::cli::{one_of, MemoryArgs, SelectArgs};
 use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;
@@ -24,10 +29,35 @@ pub struct TransformArgs {
     /// Where to write the codes: .csv, .tsv, .npy or .parquet (columns named pc1..pcM).
     #[arg(short, long, value_name = "CODES")]
     pub output: PathBuf,
+    /// Write the posterior means of the latent points, E[z | x] = M⁻¹ Wᵀ (x − μ) with
+    /// M = WᵀW + σ²I (probabilistic PCA; columns z1..zM), instead of the codes.
+    #[arg(long)]
+    pub posterior: bool,
+    /// Also write the posterior covariance σ² M⁻¹ (M×M), which every complete row shares.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "posterior",
+        conflicts_with = "missing"
+    )]
+    pub posterior_cov: Option<PathBuf>,
+    /// Missing values (NaN, empty CSV cells, nulls) are read, not errors: a row's codes (or
+    /// posterior mean) are those given its observed values under the probabilistic model.
+    #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]))]
+    pub missing: Option<MissingValues>,
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
     pub memory: MemoryArgs,
+}
+
+/// What `transform` writes for each row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Output {
+    /// `Bᵀ (x − μ)/s`.
+    Codes,
+    /// `E[z | x]`.
+    PosteriorMeans,
 }
 
 /// A validated `transform` request.
@@ -37,6 +67,9 @@ pub struct TransformConfig {
     inputs: Vec<PathBuf>,
     selection: Selection,
     output: PathBuf,
+    what: Output,
+    posterior_cov: Option<PathBuf>,
+    missing: Missing,
     memory_limit: u64,
 }
 
@@ -47,8 +80,23 @@ impl TransformConfig {
             inputs: args.inputs,
             selection: Selection::new(args.select),
             output: args.output,
+            what: if args.posterior {
+                Output::PosteriorMeans
+            } else {
+                Output::Codes
+            },
+            posterior_cov: args.posterior_cov,
+            missing: missing_reading(args.missing),
             memory_limit: args.memory.bytes(),
         }
+    }
+}
+
+/// How the readers treat missing values under `--missing`.
+pub fn missing_reading(missing: Option<MissingValues>) -> Missing {
+    match missing {
+        Some(MissingValues::Em) => Missing::AsNan,
+        _ => Missing::Reject,
     }
 }
 
@@ -62,7 +110,10 @@ impl TransformConfig {
 pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let options = read_options(config, &saved)?;
+    let options = ReadOptions {
+        missing: config.missing,
+        ..read_options(config, &saved)?
+    };
     let (size, rank) = (collective.size(), collective.rank());
     let output = if size > 1 {
         part_path(&config.output, rank, size)
@@ -87,7 +138,7 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
             config.memory_limit,
         )?
     };
-    let written = write_codes(config, &saved, input, &output);
+    let written = write_codes(config, &saved, input, &output, collective);
     if size == 1 {
         let rows = written?;
         text::stderr(&summary(
@@ -116,6 +167,12 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
     let mut rows = [written? as f64];
     collective.sum(&mut rows);
     if rank == 0 {
+        if let Some(path) = &config.posterior_cov {
+            let k = saved.model.n_components();
+            let names: Vec<String> = (1..=k).map(|i| format!("z{i}")).collect();
+            let covariance = saved.model.probabilistic().posterior_covariance()?;
+            write_matrix(path, covariance.as_ref(), Some(&names))?;
+        }
         let k = saved.model.n_components();
         let last = part_path(&config.output, size - 1, size);
         let place = format!("{size} parts, {} … {}", show(&output), show(&last));
@@ -140,12 +197,15 @@ pub fn part_path(output: &Path, rank: usize, size: usize) -> PathBuf {
     output.with_file_name(renamed)
 }
 
-/// The codes of every row of `input`, written to `output`; the number of rows.
+/// The codes (or posterior means) of every row of `input`, written to `output`; the number of
+/// rows. On one process, `--posterior-cov` is written beside them, completed only with them, so
+/// a failure leaves neither file.
 fn write_codes(
     config: &TransformConfig,
     saved: &SavedModel,
     input: RowStream,
     output: &Path,
+    collective: &dyn Collective,
 ) -> Result<u64> {
     let model = &saved.model;
     check_features(
@@ -156,14 +216,53 @@ fn write_codes(
         &show(&config.model),
     )?;
     let k = model.n_components();
-    let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
+    let prefix = match config.what {
+        Output::Codes => "pc",
+        Output::PosteriorMeans => "z",
+    };
+    let names: Vec<String> = (1..=k).map(|i| format!("{prefix}{i}")).collect();
+    let cannot = || format!("cannot transform {}", describe(&config.inputs));
+    let covariance = match &config.posterior_cov {
+        Some(path) if collective.size() == 1 => {
+            let covariance = model
+                .probabilistic()
+                .posterior_covariance()
+                .with_context(cannot)?;
+            let mut out = MatrixWriter::create(path, k, Some(&names))?;
+            out.write_rows(covariance.as_ref())?;
+            Some(out)
+        }
+        _ => None,
+    };
     let out = MatrixWriter::create(output, k, Some(&names))?;
-    input
+    let (what, missing) = (config.what, config.missing);
+    let rows = input
         .map_into(out, |chunk| match chunk {
-            ChunkRef::F32(x) => model.transform(x),
-            ChunkRef::F64(x) => model.transform(x),
+            ChunkRef::F32(x) => project(model, x, what, missing),
+            ChunkRef::F64(x) => project(model, x, what, missing),
         })
-        .with_context(|| format!("cannot transform {}", describe(&config.inputs)))
+        .with_context(cannot)?;
+    if let Some(out) = covariance {
+        out.finish()?;
+    }
+    Ok(rows)
+}
+
+/// One chunk's codes or posterior means; with missing values read, each row given what it
+/// shows.
+fn project<T: Real>(
+    model: &PcaModel,
+    x: MatRef<'_, T>,
+    what: Output,
+    missing: Missing,
+) -> principal::Result<Mat<f64>> {
+    let ppca = model.probabilistic();
+    match (what, missing) {
+        (Output::Codes, Missing::Reject) => model.transform(x),
+        (Output::Codes, _) => ppca.transform_observed(x),
+        (Output::PosteriorMeans, Missing::Reject) => Ok(ppca.posterior(x)?.mean),
+        (Output::PosteriorMeans, _) => Ok(ppca.posterior_observed(x)?.mean),
+    }
 }
 
 /// The user's selection; or, when they gave none, the model knows its feature names and the

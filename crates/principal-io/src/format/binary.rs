@@ -5,7 +5,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoError, Result};
-use crate::read::open::read_full;
+use crate::read::bounded::{check_memory, expect_end, read_growing, GZIP_MAX_RATIO};
+use crate::read::columns::resolve_columns;
+use crate::read::open::Opened;
+use crate::read::options::{Missing, ReadOptions};
 use crate::read::rows::RowBuf;
 
 /// Element types of NPY and IDX arrays.
@@ -109,6 +112,15 @@ fn extend_checked<T: Copy, const N: usize>(
     None
 }
 
+/// Accepts NaN (a missing value), rejects infinities.
+fn not_infinite_f32(x: f32) -> bool {
+    !x.is_infinite()
+}
+
+fn not_infinite_f64(x: f64) -> bool {
+    !x.is_infinite()
+}
+
 /// Where the element bytes come from.
 enum Layout {
     /// C order: rows read from the stream in order (in batches, or one at a time).
@@ -126,17 +138,25 @@ pub(crate) struct BinaryRows {
     ncols: usize,
     kept: Vec<usize>,
     next_row: usize,
+    /// The bytes of one row (row by row), grown as data arrives.
     row: Vec<u8>,
+    row_bytes: usize,
     data_start: u64,
+    /// The header's fields that say the size, for messages.
+    header: String,
     compressed: bool,
     size_checked: bool,
+    /// The stream was read to its end after the last row (and found to end there).
+    ended: bool,
     layout: Layout,
     /// Rows per bulk read when the rows are stored in order (C order) and every column is kept
     /// in order: then whole batches are read with one call and decoded in one loop. 0 when
     /// rows must be read one at a time (column selection, Fortran order).
     batch_rows: usize,
-    /// The bytes of one batch, reused from batch to batch.
+    /// The bytes of one batch, reused from batch to batch, grown as data arrives.
     batch: Vec<u8>,
+    /// Whether a NaN is a missing value or an error.
+    missing: Missing,
     /// One past the last row to read: `nrows`, or the end of a part ([`BinaryRows::restrict`]).
     end: usize,
 }
@@ -144,10 +164,6 @@ pub(crate) struct BinaryRows {
 /// Bytes read at a time by the bulk path: large enough that the cost per call vanishes, small
 /// enough that the batch is still in cache when it is decoded.
 const BATCH_BYTES: usize = 1 << 20;
-
-/// Rows above this many bytes are refused when the file size cannot be checked (gzip):
-/// a garbage header must give an error, not an allocation failure.
-const MAX_ROW_BYTES: u64 = 1 << 30;
 
 /// What a header says about the array.
 pub(crate) struct ArrayHeader {
@@ -157,52 +173,104 @@ pub(crate) struct ArrayHeader {
     pub fortran_order: bool,
     /// Bytes before the data.
     pub data_start: u64,
+    /// The header's fields that give the size, as messages quote them, such as
+    /// `shape (30, 4), descr '<f8'`.
+    pub describe: String,
 }
 
 impl BinaryRows {
-    /// Checks the promised size against the file (`file_len` is `None` for gzip and pipes,
-    /// whose size is known only at the end) and prepares to stream rows.
+    /// Checks the size the header promises against what the file can hold before anything is
+    /// allocated: exactly the file's size for a plain file, at most what its compressed bytes
+    /// can expand to for gzip, and a row (and a Fortran-order array, read whole) within the
+    /// machine's memory. Then resolves the selection and prepares to stream rows.
     pub(crate) fn new(
         path: &Path,
-        reader: Box<dyn Read + Send>,
+        opened: Opened,
         header: ArrayHeader,
-        file_len: Option<u64>,
-        compressed: bool,
-        kept: Vec<usize>,
+        options: &ReadOptions,
     ) -> Result<Self> {
+        let Opened {
+            reader,
+            file_len,
+            compressed,
+            max_len,
+            ..
+        } = opened;
         let size = header.elem.elem.size() as u64;
+        let describe = &header.describe;
         let too_big = || IoError::Format {
             path: path.to_owned(),
-            detail: format!(
-                "the header's shape {}×{} is too large",
-                header.nrows, header.ncols
-            ),
+            detail: format!("the header ({describe}) describes an array too large to address"),
         };
         let row_bytes = (header.ncols as u64)
             .checked_mul(size)
             .ok_or_else(too_big)?;
-        let total = row_bytes
+        let data_bytes = row_bytes
             .checked_mul(header.nrows as u64)
-            .and_then(|t| t.checked_add(header.data_start))
             .ok_or_else(too_big)?;
-        match file_len {
-            Some(len) if len < total => {
+        let total = data_bytes
+            .checked_add(header.data_start)
+            .ok_or_else(too_big)?;
+        match (file_len, max_len) {
+            (Some(len), _) if len < total => {
                 return Err(IoError::Truncated {
                     path: path.to_owned(),
+                    header: describe.clone(),
                     expected: total,
                     actual: len,
                     compressed: false,
                 })
             }
-            None if row_bytes > MAX_ROW_BYTES => return Err(too_big()),
+            (Some(len), _) if len > total => {
+                return Err(IoError::Format {
+                    path: path.to_owned(),
+                    detail: format!(
+                        "{} byte(s) after the end of the array that its header ({describe}) \
+                         describes, which ends at byte {total}",
+                        len - total
+                    ),
+                })
+            }
+            (None, Some(max)) if total > max => {
+                return Err(IoError::Format {
+                    path: path.to_owned(),
+                    detail: format!(
+                        "its header ({describe}) promises {total} bytes (decompressed), more \
+                         than its {} compressed bytes can hold (at most {max})",
+                        max / GZIP_MAX_RATIO
+                    ),
+                })
+            }
             _ => {}
         }
-        let layout = if header.fortran_order && header.ncols > 1 {
+        // One row's bytes and the list of kept columns are held whatever the reading; a
+        // Fortran-order array is held whole.
+        let fortran = header.fortran_order && header.ncols > 1;
+        let held = if fortran { data_bytes } else { row_bytes };
+        check_memory(
+            path,
+            held.saturating_add((header.ncols as u64).saturating_mul(8)),
+            || {
+                if fortran {
+                    format!("the Fortran-order array ({describe}), read whole,")
+                } else {
+                    format!("a row of {} values ({describe})", header.ncols)
+                }
+            },
+        )?;
+        let row_bytes = usize::try_from(row_bytes).map_err(|_| too_big())?;
+        let kept = resolve_columns(path, header.ncols, None, options)?;
+        if header.nrows == 0 {
+            return Err(IoError::NoData {
+                path: path.to_owned(),
+                detail: " (the array has 0 rows)",
+            });
+        }
+        let layout = if fortran {
             Layout::Columns(None)
         } else {
             Layout::Rows
         };
-        let row_bytes = usize::try_from(row_bytes).map_err(|_| too_big())?;
         let in_order = kept.iter().copied().eq(0..header.ncols);
         let batch_rows = match layout {
             Layout::Rows if in_order => (BATCH_BYTES / row_bytes.max(1)).max(1),
@@ -216,13 +284,17 @@ impl BinaryRows {
             ncols: header.ncols,
             kept,
             next_row: 0,
-            row: vec![0; row_bytes],
+            row: Vec::new(),
+            row_bytes,
             data_start: header.data_start,
+            header: header.describe,
             compressed,
             size_checked: file_len.is_some(),
+            ended: false,
             layout,
             batch_rows,
             batch: Vec::new(),
+            missing: options.missing,
             end: header.nrows,
         })
     }
@@ -246,7 +318,7 @@ impl BinaryRows {
             path: self.path.clone(),
             source,
         })?;
-        let at = self.data_start + rows.start as u64 * self.row.len() as u64;
+        let at = self.data_start + rows.start as u64 * self.row_bytes as u64;
         file.seek(SeekFrom::Start(at)).map_err(read_err)?;
         self.reader = Box::new(std::io::BufReader::with_capacity(1 << 16, file));
         self.next_row = rows.start;
@@ -273,36 +345,53 @@ impl BinaryRows {
     }
 
     fn truncated(&self, data_bytes_read: u64) -> IoError {
-        let size = self.elem.elem.size() as u64;
         IoError::Truncated {
             path: self.path.clone(),
-            expected: self.data_start + self.nrows as u64 * self.ncols as u64 * size,
+            header: self.header.clone(),
+            expected: self.data_start + self.nrows as u64 * self.row_bytes as u64,
             actual: self.data_start + data_bytes_read,
             compressed: self.compressed,
         }
     }
 
+    fn read_error(&self, source: std::io::Error) -> IoError {
+        IoError::Read {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// After the last row: the stream must end there. For gzip this reads the last member's
+    /// trailer, whose CRC-32 and length the decoder verifies.
+    fn check_end(&mut self) -> Result<()> {
+        if !self.ended && self.next_row == self.nrows {
+            let end = self.data_start + self.nrows as u64 * self.row_bytes as u64;
+            expect_end(&self.path, &mut self.reader, end)?;
+            self.ended = true;
+        }
+        Ok(())
+    }
+
     /// Appends up to `max_rows` rows (kept columns only) to `out`; returns how many.
     pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
         let n = max_rows.min(self.end - self.next_row);
-        if n == 0 {
-            return Ok(0);
+        if n > 0 {
+            self.read_some(n, out)?;
         }
+        self.check_end()?;
+        Ok(n)
+    }
+
+    fn read_some(&mut self, n: usize, out: &mut RowBuf) -> Result<()> {
         if self.batch_rows > 0 {
-            self.read_batches(n, out)?;
-            return Ok(n);
+            return self.read_batches(n, out);
         }
         if let Layout::Columns(None) = self.layout {
-            let total = self.row.len() as u64 * self.nrows as u64;
+            let total = self.row_bytes * self.nrows;
             let mut all = Vec::new();
-            let got = (&mut self.reader)
-                .take(total)
-                .read_to_end(&mut all)
-                .map_err(|source| IoError::Read {
-                    path: self.path.clone(),
-                    source,
-                })?;
-            if (got as u64) < total {
+            let got =
+                read_growing(&mut self.reader, &mut all, total).map_err(|e| self.read_error(e))?;
+            if got < total {
                 return Err(self.truncated(got as u64));
             }
             self.layout = Layout::Columns(Some(all));
@@ -311,47 +400,40 @@ impl BinaryRows {
         for _ in 0..n {
             let r = self.next_row;
             if let Layout::Columns(Some(all)) = &self.layout {
+                if self.row.len() < self.row_bytes {
+                    self.row.resize(self.row_bytes, 0);
+                }
                 // Column-major: element (r, j) is at (j·nrows + r)·size.
                 for j in 0..self.ncols {
                     let at = (j * self.nrows + r) * size;
                     self.row[j * size..(j + 1) * size].copy_from_slice(&all[at..at + size]);
                 }
             } else {
-                let got =
-                    read_full(&mut self.reader, &mut self.row).map_err(|source| IoError::Read {
-                        path: self.path.clone(),
-                        source,
-                    })?;
-                if got < self.row.len() {
-                    return Err(self.truncated(r as u64 * self.row.len() as u64 + got as u64));
+                let got = read_growing(&mut self.reader, &mut self.row, self.row_bytes)
+                    .map_err(|e| self.read_error(e))?;
+                if got < self.row_bytes {
+                    return Err(self.truncated(r as u64 * self.row_bytes as u64 + got as u64));
                 }
             }
             self.push_row(r, out)?;
             self.next_row += 1;
         }
-        Ok(n)
+        Ok(())
     }
 
     /// Appends the next `n` rows to `out` in batches of `batch_rows` rows (every column kept,
     /// rows stored in order): one read per batch, one decoding loop over the whole batch.
     fn read_batches(&mut self, n: usize, out: &mut RowBuf) -> Result<()> {
-        let row_bytes = self.row.len();
+        let row_bytes = self.row_bytes;
         let end = self.next_row + n;
         while self.next_row < end {
             let len = self.batch_rows.min(end - self.next_row) * row_bytes;
-            if self.batch.len() < len {
-                self.batch.resize(len, 0);
-            }
-            let got = read_full(&mut self.reader, &mut self.batch[..len]).map_err(|source| {
-                IoError::Read {
-                    path: self.path.clone(),
-                    source,
-                }
-            })?;
+            let got = read_growing(&mut self.reader, &mut self.batch, len)
+                .map_err(|e| self.read_error(e))?;
             let read_before = self.next_row as u64 * row_bytes as u64;
             // The whole rows before a truncation are decoded first, as row by row: a non-finite
             // value in them is reported before the truncation.
-            let whole = got / row_bytes;
+            let whole = got / row_bytes.max(1);
             self.push_batch(whole, out)?;
             self.next_row += whole;
             if got < len {
@@ -365,7 +447,7 @@ impl BinaryRows {
     /// into `out`, floats checked for finiteness as they are decoded. One monomorphic loop per
     /// element type and byte order over the whole batch, so that it vectorises.
     fn push_batch(&self, rows: usize, out: &mut RowBuf) -> Result<()> {
-        let bytes = &self.batch[..rows * self.row.len()];
+        let bytes = &self.batch[..rows * self.row_bytes];
         let (elem, be) = (self.elem.elem, self.elem.big_endian);
         macro_rules! push {
             ($v:expr, $t:ty, $n:literal, $conv:expr) => {{
@@ -400,12 +482,14 @@ impl BinaryRows {
             // Not reached (a stream is f32 only when every shard fits f32); widen, never round.
             out.widen();
         }
+        let nan_ok = self.missing == Missing::AsNan;
         let non_finite = match out {
             RowBuf::F32(v) => match elem {
                 Elem::U8 => ints!(v.extend(bytes.iter().map(|&b| f32::from(b)))),
                 Elem::I8 => ints!(v.extend(bytes.iter().map(|&b| f32::from(b as i8)))),
                 Elem::U16 => ints!(push!(v, u16, 2, f32::from)),
                 Elem::I16 => ints!(push!(v, i16, 2, f32::from)),
+                _ if nan_ok => floats!(v, not_infinite_f32, f32::from_be_bytes, f32::from_le_bytes),
                 _ => floats!(v, f32::is_finite, f32::from_be_bytes, f32::from_le_bytes),
             },
             RowBuf::F64(v) => match elem {
@@ -417,12 +501,21 @@ impl BinaryRows {
                 Elem::I32 => ints!(push!(v, i32, 4, f64::from)),
                 Elem::U64 => ints!(push!(v, u64, 8, |x| x as f64)),
                 Elem::I64 => ints!(push!(v, i64, 8, |x| x as f64)),
+                Elem::F32 if nan_ok => floats!(
+                    v,
+                    not_infinite_f64,
+                    |a| f64::from(f32::from_be_bytes(a)),
+                    |a| f64::from(f32::from_le_bytes(a))
+                ),
                 Elem::F32 => floats!(
                     v,
                     f64::is_finite,
                     |a| f64::from(f32::from_be_bytes(a)),
                     |a| f64::from(f32::from_le_bytes(a))
                 ),
+                Elem::F64 if nan_ok => {
+                    floats!(v, not_infinite_f64, f64::from_be_bytes, f64::from_le_bytes)
+                }
                 Elem::F64 => floats!(v, f64::is_finite, f64::from_be_bytes, f64::from_le_bytes),
             },
         };
@@ -441,7 +534,13 @@ impl BinaryRows {
     /// Decodes the kept columns of row `r` (in `self.row`) into `out`. One monomorphic loop per
     /// element type: this is the hot path when reading image sets.
     fn push_row(&self, r: usize, out: &mut RowBuf) -> Result<()> {
-        let (row, kept, be) = (&self.row[..], &self.kept[..], self.elem.big_endian);
+        let (row, kept, be) = (
+            &self.row[..self.row_bytes],
+            &self.kept[..],
+            self.elem.big_endian,
+        );
+        let nan_ok = self.missing == Missing::AsNan;
+        let bad = |x: f64| !(x.is_finite() || nan_ok && x.is_nan());
         macro_rules! push {
             ($v:expr, $t:ty, $n:literal, $conv:expr) => {{
                 $v.extend(kept.iter().map(|&j| {
@@ -467,7 +566,7 @@ impl BinaryRows {
                 }
                 v[start..]
                     .iter()
-                    .position(|x| !x.is_finite())
+                    .position(|&x| bad(f64::from(x)))
                     .map(|k| (k, f64::from(v[start + k])))
             }
             RowBuf::F64(v) => {
@@ -486,16 +585,17 @@ impl BinaryRows {
                 }
                 v[start..]
                     .iter()
-                    .position(|x| !x.is_finite())
+                    .position(|&x| bad(x))
                     .map(|k| (k, v[start + k]))
             }
             // Not reached (a stream is f32 only when every shard fits f32); widen, never round.
             RowBuf::F32(_) => {
                 let size = self.elem.elem.size();
+                let is_bad = bad;
                 let mut bad = None;
                 for (k, &j) in kept.iter().enumerate() {
                     let x = self.elem.decode(&row[j * size..(j + 1) * size]);
-                    if !x.is_finite() && bad.is_none() {
+                    if is_bad(x) && bad.is_none() {
                         bad = Some((k, x));
                     }
                     out.push_f64(x);
@@ -718,8 +818,8 @@ mod tests {
             let cut = header + 17 * d * size + 5;
             let path = write_file(dir.path(), "t.npy.gz", &gz(&full[..cut]));
             let expected = format!(
-                "{} is truncated: its header promises {} bytes (decompressed) but there are only \
-                 {cut}",
+                "{} is truncated: its header (shape ({n}, {d}), descr {descr:?}) promises {} bytes \
+                 (decompressed) but there are only {cut}",
                 path.display(),
                 full.len()
             );

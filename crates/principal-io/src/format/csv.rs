@@ -7,7 +7,7 @@ use ::csv::{ByteRecord, Reader, ReaderBuilder, Trim};
 
 use crate::error::{IoError, Result};
 use crate::read::columns::{column_label, resolve_columns, shell_word};
-use crate::read::options::{HeaderMode, ReadOptions};
+use crate::read::options::{HeaderMode, Missing, ReadOptions};
 use crate::read::rows::RowBuf;
 
 /// A text file being read: header handled, columns resolved, rows streamed.
@@ -25,6 +25,7 @@ pub(crate) struct CsvSource {
     kept: Vec<usize>,
     kept_names: Option<Vec<String>>,
     first_data_line: u64,
+    missing: Missing,
     delimiter: u8,
     /// Where a part ([`CsvSource::restrict`]) starts in the file: its lines count from there.
     part_start: Option<u64>,
@@ -86,6 +87,7 @@ impl CsvSource {
             names,
             kept,
             kept_names,
+            missing: options.missing,
             delimiter,
             part_start: None,
         })
@@ -140,10 +142,13 @@ impl CsvSource {
                     reference: self.reference,
                 });
             }
+            let nan_is_missing = self.missing == Missing::AsNan;
             for &j in &self.kept {
                 let field = &self.record[j];
                 match parse_number(field) {
                     Some(v) if v.is_finite() => out.push_f64(v),
+                    Some(v) if v.is_nan() && nan_is_missing => out.push_f64(f64::NAN),
+                    None if field.is_empty() && nan_is_missing => out.push_f64(f64::NAN),
                     Some(_) => {
                         return Err(IoError::NonFinite {
                             path: self.path.clone(),
@@ -314,7 +319,7 @@ mod tests {
     use tempfile::TempDir;
 
     use crate::test_util::*;
-    use crate::{HeaderMode, Matrix, ReadOptions};
+    use crate::{read_table, HeaderMode, Matrix, ReadOptions};
 
     fn csv(text: &str) -> (TempDir, std::path::PathBuf) {
         let dir = TempDir::new().unwrap();
@@ -570,5 +575,37 @@ mod tests {
         assert_eq!(t.column_names, None);
         let m = t.data.to_f64();
         assert!((0..5000).all(|i| (0.0..=9.0).contains(&m[(i, 784)])));
+    }
+
+    /// With `Missing::AsNan`, empty cells and `nan` in any case are NaN (a header is still
+    /// detected); infinities stay errors; the default still rejects them.
+    #[test]
+    fn missing_values_are_read_as_nan_when_asked() {
+        let asked = ReadOptions {
+            missing: crate::Missing::AsNan,
+            ..Default::default()
+        };
+        let (_d, p) = csv("a,b,c\n1,,3\nNaN,5,nan\n,,\n");
+        let t = read_table(std::slice::from_ref(&p), &asked).unwrap();
+        assert_eq!(t.column_names, names(&["a", "b", "c"]));
+        let got = rows(&t.data);
+        let shown: Vec<Vec<String>> = got
+            .iter()
+            .map(|r| r.iter().map(|v| v.to_string()).collect())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ["1", "NaN", "3"],
+                ["NaN", "5", "NaN"],
+                ["NaN", "NaN", "NaN"]
+            ]
+        );
+        assert!(err_of(read_one(&p)).contains("line 2, column 2 (\"b\"): empty cell"));
+        for bad in ["inf", "-infinity", "1e999"] {
+            let (_d, p) = csv(&format!("a,b\n1,2\n{bad},4\n"));
+            let e = err_of(read_table(&[p], &asked));
+            assert!(e.contains("is not a finite number"), "{e}");
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::error::{IoError, Result};
 use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
-use crate::read::columns::resolve_columns;
+use crate::read::bounded::{expect_end, read_growing};
 use crate::read::open::{open, read_full, Format, Opened};
 use crate::read::options::ReadOptions;
 
@@ -24,7 +24,7 @@ fn elem_of(code: u8) -> Option<Elem> {
 }
 
 /// Reads the magic and the dimensions.
-fn read_header(path: &Path, reader: &mut dyn Read) -> Result<(Elem, Vec<usize>)> {
+fn read_header(path: &Path, reader: &mut dyn Read, compressed: bool) -> Result<(Elem, Vec<usize>)> {
     let read_err = |source| IoError::Read {
         path: path.to_owned(),
         source,
@@ -47,9 +47,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<(Elem, Vec<usize>)>
     if got < dims.len() {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: format!("{ndim} dimensions"),
             expected: 4 + dims.len() as u64,
             actual: 4 + got as u64,
-            compressed: false,
+            compressed,
         });
     }
     let dims = dims
@@ -60,28 +61,21 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<(Elem, Vec<usize>)>
 }
 
 /// Reads the header of an opened IDX file and prepares to stream its rows.
-pub(crate) fn open_rows(path: &Path, opened: Opened, options: &ReadOptions) -> Result<BinaryRows> {
-    let Opened {
-        mut reader,
-        file_len,
-        compressed,
-        ..
-    } = opened;
-    let (elem, dims) = read_header(path, &mut reader)?;
+pub(crate) fn open_rows(
+    path: &Path,
+    mut opened: Opened,
+    options: &ReadOptions,
+) -> Result<BinaryRows> {
+    let (elem, dims) = read_header(path, &mut opened.reader, opened.compressed)?;
+    let describe = format!("dimensions {dims:?} of {}-byte elements", elem.size());
+    // Their product may overflow: then the array is too large, whatever the file holds.
     let ncols = dims[1..]
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| IoError::Format {
             path: path.to_owned(),
-            detail: format!("the dimensions {dims:?} are too large"),
+            detail: format!("the header ({describe}) describes an array too large to address"),
         })?;
-    let kept = resolve_columns(path, ncols, None, options)?;
-    if dims[0] == 0 {
-        return Err(IoError::NoData {
-            path: path.to_owned(),
-            detail: " (the IDX file holds 0 items)",
-        });
-    }
     let header = ArrayHeader {
         elem: ElemType {
             elem,
@@ -91,8 +85,9 @@ pub(crate) fn open_rows(path: &Path, opened: Opened, options: &ReadOptions) -> R
         ncols,
         fortran_order: false,
         data_start: 4 + 4 * dims.len() as u64,
+        describe,
     };
-    BinaryRows::new(path, reader, header, file_len, compressed, kept)
+    BinaryRows::new(path, opened, header, options)
 }
 
 /// Reads an IDX label file (one dimension, unsigned bytes, as MNIST's
@@ -107,8 +102,9 @@ pub fn read_labels(path: &Path) -> Result<Vec<u8>> {
                     .into(),
         });
     }
+    let compressed = opened.compressed;
     let mut reader = opened.reader;
-    let (elem, dims) = read_header(path, &mut reader)?;
+    let (elem, dims) = read_header(path, &mut reader, compressed)?;
     if elem != Elem::U8 || dims.len() != 1 {
         return Err(IoError::Format {
             path: path.to_owned(),
@@ -119,22 +115,23 @@ pub fn read_labels(path: &Path) -> Result<Vec<u8>> {
         });
     }
     let n = dims[0];
+    // Grown as the labels arrive: a count that lies allocates what the file holds.
     let mut labels = Vec::new();
-    let got = reader
-        .take(n as u64)
-        .read_to_end(&mut labels)
-        .map_err(|source| IoError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+    let got = read_growing(&mut reader, &mut labels, n).map_err(|source| IoError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
     if got < n {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: format!("dimensions {dims:?}"),
             expected: 8 + n as u64,
             actual: 8 + got as u64,
-            compressed: opened.compressed,
+            compressed,
         });
     }
+    labels.truncate(n);
+    expect_end(path, &mut reader, 8 + n as u64)?;
     Ok(labels)
 }
 
@@ -229,7 +226,8 @@ mod tests {
         let e = err_of(read_one(&write_file(dir.path(), "cut-idx3-ubyte", cut)));
         assert!(
             e.contains(
-                "cut-idx3-ubyte is truncated: its header promises 28 bytes but there are only 25"
+                "cut-idx3-ubyte is truncated: its header (dimensions [3, 2, 2] of 1-byte \
+                 elements) promises 28 bytes but there are only 25"
             ),
             "{e}"
         );
@@ -253,7 +251,10 @@ mod tests {
             "hdr-idx3-ubyte",
             &full[..9],
         )));
-        assert!(e.contains("promises 16 bytes but there are only 9"), "{e}");
+        assert!(
+            e.contains("its header (3 dimensions) promises 16 bytes but there are only 9"),
+            "{e}"
+        );
         let e = err_of(read_one(&write_file(
             dir.path(),
             "empty-idx3-ubyte",

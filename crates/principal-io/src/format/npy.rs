@@ -13,7 +13,6 @@ use faer::MatRef;
 
 use crate::error::{IoError, Result};
 use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
-use crate::read::columns::resolve_columns;
 use crate::read::open::{read_full, Opened, NPY_MAGIC};
 use crate::read::options::ReadOptions;
 
@@ -22,25 +21,16 @@ const MAX_HEADER: usize = 1 << 20;
 const SUPPORTED: &str = "f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1";
 
 /// Reads the header of an opened NPY file and prepares to stream its rows.
-pub(crate) fn open_rows(path: &Path, opened: Opened, options: &ReadOptions) -> Result<BinaryRows> {
-    let Opened {
-        mut reader,
-        file_len,
-        compressed,
-        ..
-    } = opened;
-    let header = read_header(path, &mut reader)?;
-    let kept = resolve_columns(path, header.ncols, None, options)?;
-    if header.nrows == 0 {
-        return Err(IoError::NoData {
-            path: path.to_owned(),
-            detail: " (the array has 0 rows)",
-        });
-    }
-    BinaryRows::new(path, reader, header, file_len, compressed, kept)
+pub(crate) fn open_rows(
+    path: &Path,
+    mut opened: Opened,
+    options: &ReadOptions,
+) -> Result<BinaryRows> {
+    let header = read_header(path, &mut opened.reader, opened.compressed)?;
+    BinaryRows::new(path, opened, header, options)
 }
 
-fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
+fn read_header(path: &Path, reader: &mut dyn Read, compressed: bool) -> Result<ArrayHeader> {
     let bad = |detail: String| IoError::Format {
         path: path.to_owned(),
         detail: format!("bad NPY header: {detail}"),
@@ -54,9 +44,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
     if got < fixed.len() {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: String::new(),
             expected: 8,
             actual: got as u64,
-            compressed: false,
+            compressed,
         });
     }
     let major = fixed[6];
@@ -70,9 +61,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
     if got < len_bytes {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: String::new(),
             expected: (8 + len_bytes) as u64,
             actual: (8 + got) as u64,
-            compressed: false,
+            compressed,
         });
     }
     let header_len = u32::from_le_bytes(len_buf) as usize;
@@ -85,9 +77,10 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
     if got < header_len {
         return Err(IoError::Truncated {
             path: path.to_owned(),
+            header: format!("header length {header_len}"),
             expected: data_start,
             actual: (8 + len_bytes + got) as u64,
-            compressed: false,
+            compressed,
         });
     }
     let text = String::from_utf8_lossy(&text);
@@ -133,12 +126,18 @@ fn read_header(path: &Path, reader: &mut dyn Read) -> Result<ArrayHeader> {
             })
         }
     };
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    let shape = match &dims[..] {
+        [n] => format!("({n},)"),
+        _ => format!("({})", dims.join(", ")),
+    };
     Ok(ArrayHeader {
         elem,
         nrows,
         ncols,
         fortran_order,
         data_start,
+        describe: format!("shape {shape}, descr {descr:?}"),
     })
 }
 
@@ -463,7 +462,10 @@ mod tests {
         let e = err_of(read_npy(cut));
         assert_eq!(
             e.split_once(" is truncated").map(|(_, r)| r),
-            Some(": its header promises 176 bytes but there are only 171")
+            Some(
+                ": its header (shape (2, 3), descr \"<f8\") promises 176 bytes but there are only \
+                 171"
+            )
         );
         let dir = TempDir::new().unwrap();
         let p = write_file(dir.path(), "a.npy.gz", &gz(cut));
@@ -579,5 +581,47 @@ mod tests {
             let empty = read_npy(&f64_header(0, cols)).unwrap_err().to_string();
             assert!(empty.contains("no data rows"), "{empty}");
         }
+    }
+
+    /// With `Missing::AsNan`, NaN is read (in bulk and row by row, under a column selection)
+    /// and an infinity is still an error naming its row and column.
+    #[test]
+    fn nan_is_read_when_missing_values_are_asked_for() {
+        let dir = TempDir::new().unwrap();
+        let data = bytes_le(&[1.0, f64::NAN, 3.0, 4.0, f64::NAN, 6.0], f64::to_le_bytes);
+        let path = write_file(dir.path(), "a.npy", &npy("<f8", false, &[3, 2], &data));
+        for columns in [
+            None,
+            Some(vec![ColumnSelector::Index(1), ColumnSelector::Index(0)]),
+        ] {
+            let options = ReadOptions {
+                columns: columns.clone(),
+                missing: crate::Missing::AsNan,
+                ..Default::default()
+            };
+            let t = crate::read_table(std::slice::from_ref(&path), &options).unwrap();
+            let got = rows(&t.data);
+            let nan_at: Vec<(usize, usize)> = (0..3)
+                .flat_map(|i| (0..2).map(move |j| (i, j)))
+                .filter(|&(i, j)| got[i][j].is_nan())
+                .collect();
+            let want = if columns.is_none() {
+                [(0, 1), (2, 0)]
+            } else {
+                [(0, 0), (2, 1)]
+            };
+            assert_eq!(nan_at, want);
+        }
+        let data = bytes_le(&[1.0, f32::NAN, f32::NEG_INFINITY, 2.0], f32::to_le_bytes);
+        let path = write_file(dir.path(), "b.npy", &npy("<f4", false, &[2, 2], &data));
+        let options = ReadOptions {
+            missing: crate::Missing::AsNan,
+            ..Default::default()
+        };
+        let e = err_of(crate::read_table(std::slice::from_ref(&path), &options));
+        assert!(
+            e.contains("non-finite value -inf at row 1, column 0"),
+            "{e}"
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use flate2::bufread::MultiGzDecoder;
 
 use crate::error::{IoError, Result};
+use crate::read::bounded::GZIP_MAX_RATIO;
 
 /// NPY's magic bytes (`\x93NUMPY`), which also start the files this crate writes.
 pub(crate) const NPY_MAGIC: &[u8] = b"\x93NUMPY";
@@ -45,6 +46,9 @@ pub(crate) struct Opened {
     pub file_len: Option<u64>,
     /// Gzip-compressed: sizes in messages are of the decompressed content.
     pub compressed: bool,
+    /// The most bytes the content can hold: the file's size, or for gzip the most its
+    /// compressed bytes expand to ([`GZIP_MAX_RATIO`] times); `None` for pipes.
+    pub max_len: Option<u64>,
 }
 
 /// Reads until `buf` is full or the stream ends; returns the bytes read.
@@ -115,6 +119,13 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
     let (head, reader) = peek(stream, 6).map_err(read_err)?;
     let name = inner_name(path);
     let file_len = (!compressed && meta.is_file()).then_some(meta.len());
+    let max_len = meta.is_file().then(|| {
+        if compressed {
+            meta.len().saturating_mul(GZIP_MAX_RATIO)
+        } else {
+            meta.len()
+        }
+    });
     let format_err = |detail: &str| {
         Err(IoError::Format {
             path: path.to_owned(),
@@ -178,6 +189,7 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
             format: Format::Text(if tab { b'\t' } else { b',' }),
             file_len,
             compressed,
+            max_len,
         });
     };
     Ok(Opened {
@@ -185,5 +197,6 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
         format,
         file_len,
         compressed,
+        max_len,
     })
 }

@@ -67,6 +67,19 @@ pub enum HeaderMode {
     Absent,
 }
 
+/// Whether a data set may have missing values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Missing {
+    /// A missing value (an empty CSV cell, NaN) is an error naming its file, row and column.
+    #[default]
+    Reject,
+    /// Missing values are read as NaN: empty CSV/TSV cells, `nan` (any case) in text, NaN in
+    /// NPY and IDX floats, nulls and NaN in Parquet and Arrow (a null list of a list column is
+    /// a row of NaN; the first row's list, which gives the width, must not be null).
+    /// Infinities are still errors.
+    AsNan,
+}
+
 /// How to read a data set. Binary formats (NPY, IDX) have no header: `header` does not apply
 /// to them and columns are selected by index only.
 #[derive(Clone, Debug, Default)]
@@ -81,6 +94,8 @@ pub struct ReadOptions {
     /// such as embeddings, whose lists are the rows; every list must have the same length.
     /// Not combined with `columns` or `exclude`.
     pub list_column: Option<String>,
+    /// Whether missing values are read (as NaN) or are errors.
+    pub missing: Missing,
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use crate::read::rows::RowBuf;
 /// still to come.
 pub(crate) enum Shard {
     Csv(Box<CsvSource>),
-    Binary(BinaryRows),
+    Binary(Box<BinaryRows>),
     Columnar(Box<ColumnarSource>),
 }
 
@@ -44,8 +44,8 @@ impl Shard {
                 delimiter,
                 options,
             )?)),
-            Format::Npy => Shard::Binary(npy::open_rows(path, opened, options)?),
-            Format::Idx => Shard::Binary(idx::open_rows(path, opened, options)?),
+            Format::Npy => Shard::Binary(Box::new(npy::open_rows(path, opened, options)?)),
+            Format::Idx => Shard::Binary(Box::new(idx::open_rows(path, opened, options)?)),
             Format::Parquet => {
                 drop(opened);
                 Shard::Columnar(Box::new(parquet::open(path, options)?))
@@ -55,7 +55,7 @@ impl Shard {
                 Shard::Columnar(Box::new(arrow::open_file(path, options)?))
             }
             Format::ArrowStream => {
-                Shard::Columnar(Box::new(arrow::open_stream(path, opened.reader, options)?))
+                Shard::Columnar(Box::new(arrow::open_stream(path, opened, options)?))
             }
         })
     }

@@ -219,14 +219,8 @@ impl<'a> ProbabilisticPca<'a> {
     /// 0, means `Λ^{-½} Bᵀ (x − μ)`); a kept component of zero variance with σ² = 0 makes M
     /// singular, [`PcaError::DegenerateModel`].
     pub fn posterior<T: Real>(&self, x: MatRef<'_, T>) -> Result<Posterior> {
+        let covariance = self.posterior_covariance()?;
         let variances = self.component_variances();
-        if let Some(m) = variances.iter().position(|&c| c <= 0.0) {
-            return Err(PcaError::DegenerateModel(format!(
-                "component {} has variance 0 and so has the noise: M = WᵀW + σ²I is singular \
-                 and the posterior of the latent point is not defined",
-                m + 1
-            )));
-        }
         let noise = self.noise_variance();
         // M⁻¹ Wᵀ (x − μ) = diag(√(c − σ²)/c) Bᵀ (x − μ).
         let factor: Vec<f64> = variances
@@ -239,9 +233,28 @@ impl<'a> ProbabilisticPca<'a> {
                 mean[(i, m)] *= f;
             }
         }
-        let k = variances.len();
-        let covariance = Mat::from_fn(k, k, |i, j| if i == j { noise / variances[i] } else { 0.0 });
         Ok(Posterior { mean, covariance })
+    }
+
+    /// The posterior covariance `σ² M⁻¹` (M×M, diagonal) that every complete row shares.
+    pub fn posterior_covariance(&self) -> Result<Mat<f64>> {
+        let variances = self.component_variances();
+        if let Some(m) = variances.iter().position(|&c| c <= 0.0) {
+            return Err(PcaError::DegenerateModel(format!(
+                "component {} has variance 0 and so has the noise: M = WᵀW + σ²I is singular \
+                 and the posterior of the latent point is not defined",
+                m + 1
+            )));
+        }
+        let noise = self.noise_variance();
+        let k = variances.len();
+        Ok(Mat::from_fn(k, k, |i, j| {
+            if i == j {
+                noise / variances[i]
+            } else {
+                0.0
+            }
+        }))
     }
 
     /// The mean log-likelihood of the rows of `x` under the model cut to each number of

@@ -6,7 +6,9 @@
 //! units: [`PcaModel::score_samples`], [`PcaModel::score`], [`PcaModel::get_covariance`] and
 //! [`PcaModel::get_precision`].
 //!
-//! Inside: `gaussian` (covariance, precision, likelihood, posterior) at the bottom.
+//! Inside: `gaussian` (covariance, precision, likelihood, posterior) at the bottom;
+//! `sampling` (ancestral sampling, latent points) and `observed` (rows with missing values:
+//! posterior, imputation, codes, likelihood) on it.
 
 use faer::{Mat, MatRef};
 
@@ -16,6 +18,8 @@ use crate::probabilistic::gaussian::{ProbabilisticPca, Units};
 use crate::real::Real;
 
 pub mod gaussian;
+pub mod observed;
+pub mod sampling;
 
 impl PcaModel {
     /// The model seen as probabilistic PCA.

@@ -31,6 +31,7 @@ pub mod covariance;
 pub mod em;
 pub mod gram;
 pub(crate) mod iterative;
+pub mod missing;
 pub mod power;
 pub mod randomized;
 pub mod svd;

@@ -1,6 +1,8 @@
 //! The values of Arrow arrays copied into row-major rows, checked on the way: a null or a
-//! non-finite value is an error naming its row and column. Numeric columns are scattered into
-//! their place in every row; a list column's lists are rows already.
+//! non-finite value is an error naming its row and column — except, when missing values are
+//! read ([`Missing::AsNan`]), nulls and NaN, which become NaN (a null list, a row of NaN).
+//! Numeric columns are scattered into their place in every row; a list column's lists are rows
+//! already.
 
 use std::path::Path;
 
@@ -14,6 +16,7 @@ use arrow_schema::DataType;
 use half::f16;
 
 use crate::error::{IoError, Result};
+use crate::read::options::Missing;
 use crate::read::rows::{Dst, RowBuf};
 
 /// The rows of a batch being copied, for messages.
@@ -113,6 +116,9 @@ trait Num: Copy {
     fn finite(self) -> bool {
         true
     }
+    fn is_nan(self) -> bool {
+        false
+    }
 }
 
 macro_rules! int_num {
@@ -144,6 +150,10 @@ impl Num for f16 {
     fn finite(self) -> bool {
         self.is_finite()
     }
+    #[inline]
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
 }
 
 impl Num for f32 {
@@ -158,6 +168,10 @@ impl Num for f32 {
     #[inline]
     fn finite(self) -> bool {
         self.is_finite()
+    }
+    #[inline]
+    fn is_nan(self) -> bool {
+        self.is_nan()
     }
 }
 
@@ -174,14 +188,31 @@ impl Num for f64 {
     fn finite(self) -> bool {
         self.is_finite()
     }
+    #[inline]
+    fn is_nan(self) -> bool {
+        self.is_nan()
+    }
 }
 
-/// The first NaN or infinity: its index and value.
-fn first_non_finite<T: Num>(s: &[T]) -> Option<(usize, f64)> {
+/// The first NaN or infinity (the first infinity when `missing` reads NaN): its index and
+/// value.
+fn first_non_finite<T: Num>(s: &[T], missing: Missing) -> Option<(usize, f64)> {
+    let nan_ok = missing == Missing::AsNan;
     s.iter()
-        .position(|x| !x.finite())
+        .position(|x| !(x.finite() || nan_ok && x.is_nan()))
         .map(|i| (i, s[i].to_f64()))
 }
+
+/// Writes NaN at `at` (a null read as a missing value).
+fn set_nan(dst: &mut Dst<'_>, at: usize) {
+    match dst {
+        Dst::F32(out) => out[at] = f32::NAN,
+        Dst::F64(out) => out[at] = f64::NAN,
+    }
+}
+
+/// What a null is when missing values are not read.
+const NULL: &str = "null (missing values are not supported)";
 
 /// Writes `src` into column `k` of the row-major block `dst` of rows of `d` values.
 fn scatter<T: Num>(src: &[T], dst: &mut Dst<'_>, d: usize, k: usize) {
@@ -216,12 +247,14 @@ fn copy_into<T: Num>(src: &[T], dst: &mut Dst<'_>, at: usize) {
 }
 
 /// Copies `rows` of the numeric columns `cols` to `out`, row-major. Checks every value first:
-/// the error is at the first row with a null or a non-finite value (its first such column).
+/// the error is at the first row with a null or a non-finite value (its first such column);
+/// with `Missing::AsNan`, nulls and NaN are NaN and only infinities are errors.
 pub(super) fn copy_columns(
     rows: &Rows<'_>,
     batch: &RecordBatch,
     cols: &[usize],
     names: &[String],
+    missing: Missing,
     out: &mut RowBuf,
 ) -> Result<()> {
     let (start, len) = (rows.offset, rows.len);
@@ -231,10 +264,14 @@ pub(super) fn copy_columns(
         .collect();
     let mut bad: Option<(usize, usize, String)> = None;
     for (k, &c) in cols.iter().enumerate() {
-        let null = first_null(batch.column(c).as_ref(), start, len)
-            .map(|i| (i, "null (missing values are not supported)".to_owned()));
-        let non_finite = with_values!(&values[k], s => first_non_finite(&s[start..start + len]))
-            .map(|(i, v)| (i, format!("non-finite value {v}")));
+        let null = match missing {
+            Missing::Reject => first_null(batch.column(c).as_ref(), start, len),
+            Missing::AsNan => None,
+        }
+        .map(|i| (i, NULL.to_owned()));
+        let non_finite =
+            with_values!(&values[k], s => first_non_finite(&s[start..start + len], missing))
+                .map(|(i, v)| (i, format!("non-finite value {v}")));
         // A null slot holds an arbitrary value: the null is the error.
         let first = match (null, non_finite) {
             (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
@@ -263,43 +300,70 @@ pub(super) fn copy_columns(
             with_values!(v, s => scatter(&s[start + r..start + end], &mut part, d, k));
         }
     }
+    // Only with `Missing::AsNan` can a null be left here (else it was the error above).
+    for (k, &c) in cols.iter().enumerate() {
+        let column = batch.column(c);
+        if column.null_count() > 0 {
+            for i in (0..len).filter(|&i| column.is_null(start + i)) {
+                set_nan(&mut dst, i * d + k);
+            }
+        }
+    }
     Ok(())
 }
 
-/// Copies `rows` of a list column to `out`: every list is a row of `width` numbers.
+/// Copies `rows` of a list column to `out`: every list is a row of `width` numbers. With
+/// `Missing::AsNan` a null list is a row of NaN, and a null or NaN inside a list is NaN.
 pub(super) fn copy_list(
     rows: &Rows<'_>,
     column: &dyn Array,
     name: &str,
     width: usize,
+    missing: Missing,
     out: &mut RowBuf,
 ) -> Result<()> {
     let (start, len) = (rows.offset, rows.len);
-    if let Some(i) = first_null(column, start, len) {
-        return Err(rows.error(i, name, "null (missing values are not supported)".into()));
+    if missing == Missing::Reject {
+        if let Some(i) = first_null(column, start, len) {
+            return Err(rows.error(i, name, NULL.into()));
+        }
     }
+    let list = ListRows {
+        rows,
+        name,
+        width,
+        missing,
+        null: |i| column.is_null(start + i),
+    };
     match column.data_type() {
         DataType::FixedSizeList(..) => {
             let l = column.as_fixed_size_list();
             let first = l.value_offset(start) as usize;
-            copy_values(rows, l.values().as_ref(), name, width, out, |i| {
-                Ok(first + i * width)
-            })
+            list.copy_values(l.values().as_ref(), out, |i| Ok(first + i * width))
         }
-        DataType::List(_) => copy_var_list(rows, column.as_list::<i32>(), name, width, out),
-        _ => copy_var_list(rows, column.as_list::<i64>(), name, width, out),
+        DataType::List(_) => copy_var_list(&list, column.as_list::<i32>(), out),
+        _ => copy_var_list(&list, column.as_list::<i64>(), out),
     }
 }
 
-fn copy_var_list<O: OffsetSizeTrait>(
-    rows: &Rows<'_>,
-    l: &GenericListArray<O>,
-    name: &str,
+/// The rows of a list column being copied.
+struct ListRows<'a, F> {
+    rows: &'a Rows<'a>,
+    name: &'a str,
     width: usize,
+    missing: Missing,
+    /// Whether the list of row `i` (counting from `rows.offset`) is null.
+    null: F,
+}
+
+fn copy_var_list<O: OffsetSizeTrait, F: Fn(usize) -> bool>(
+    list: &ListRows<'_, F>,
+    l: &GenericListArray<O>,
     out: &mut RowBuf,
 ) -> Result<()> {
+    let (rows, width) = (list.rows, list.width);
     let offsets = l.value_offsets();
-    copy_values(rows, l.values().as_ref(), name, width, out, |i| {
+    list.copy_values(l.values().as_ref(), out, |i| {
         let (a, b) = (
             offsets[rows.offset + i].as_usize(),
             offsets[rows.offset + i + 1].as_usize(),
@@ -309,7 +373,7 @@ fn copy_var_list<O: OffsetSizeTrait>(
         } else {
             Err(rows.error(
                 i,
-                name,
+                list.name,
                 format!(
                     "a list of {} value(s) where the file's first row has {width}",
                     b - a
@@ -319,39 +383,57 @@ fn copy_var_list<O: OffsetSizeTrait>(
     })
 }
 
-/// Copies the lists of `rows` (list `i` is `values[start_of(i)..][..width]`) to `out`, checking
-/// for nulls and non-finite values inside them.
-fn copy_values(
-    rows: &Rows<'_>,
-    values: &dyn Array,
-    name: &str,
-    width: usize,
-    out: &mut RowBuf,
-    start_of: impl Fn(usize) -> Result<usize>,
-) -> Result<()> {
-    let typed = typed(values);
-    let mut dst = out.grow(rows.len * width);
-    for i in 0..rows.len {
-        let at = start_of(i)?;
-        if let Some(p) = first_null(values, at, width) {
-            return Err(rows.error(
-                i,
-                name,
-                format!("null at position {p} of the list (missing values are not supported)"),
-            ));
+impl<F: Fn(usize) -> bool> ListRows<'_, F> {
+    /// Copies the lists of the rows (list `i` is `values[start_of(i)..][..width]`) to `out`,
+    /// checking for nulls and non-finite values inside them. A null list (only with
+    /// `Missing::AsNan`) is a row of NaN, whatever its length.
+    fn copy_values(
+        &self,
+        values: &dyn Array,
+        out: &mut RowBuf,
+        start_of: impl Fn(usize) -> Result<usize>,
+    ) -> Result<()> {
+        let (rows, name, width) = (self.rows, self.name, self.width);
+        let typed = typed(values);
+        let mut dst = out.grow(rows.len * width);
+        for i in 0..rows.len {
+            if (self.null)(i) {
+                for p in 0..width {
+                    set_nan(&mut dst, i * width + p);
+                }
+                continue;
+            }
+            let at = start_of(i)?;
+            if self.missing == Missing::Reject {
+                if let Some(p) = first_null(values, at, width) {
+                    return Err(rows.error(
+                        i,
+                        name,
+                        format!(
+                            "null at position {p} of the list (missing values are not \
+                             supported)"
+                        ),
+                    ));
+                }
+            }
+            let bad = with_values!(&typed, s => {
+                let list = &s[at..at + width];
+                copy_into(list, &mut dst, i * width);
+                first_non_finite(list, self.missing)
+            });
+            if let Some((p, v)) = bad {
+                return Err(rows.error(
+                    i,
+                    name,
+                    format!("non-finite value {v} at position {p} of the list"),
+                ));
+            }
+            if values.null_count() > 0 {
+                for p in (0..width).filter(|&p| values.is_null(at + p)) {
+                    set_nan(&mut dst, i * width + p);
+                }
+            }
         }
-        let bad = with_values!(&typed, s => {
-            let list = &s[at..at + width];
-            copy_into(list, &mut dst, i * width);
-            first_non_finite(list)
-        });
-        if let Some((p, v)) = bad {
-            return Err(rows.error(
-                i,
-                name,
-                format!("non-finite value {v} at position {p} of the list"),
-            ));
-        }
+        Ok(())
     }
-    Ok(())
 }

@@ -9,24 +9,39 @@
 pub(crate) mod arrow;
 mod copy;
 pub(crate) mod parquet;
+mod thrift;
 
 use std::path::{Path, PathBuf};
 
+use ::parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, DataType, Schema};
 
 use crate::error::{IoError, Result};
 use crate::format::columnar::copy::{copy_columns, copy_list, list_row_len, Rows};
+use crate::read::bounded::contain;
 use crate::read::columns::{resolve_columns, shell_word};
-use crate::read::options::{ColumnSelector, ReadOptions};
+use crate::read::options::{ColumnSelector, Missing, ReadOptions};
 use crate::read::rows::RowBuf;
 
 /// Values per record batch: big enough to amortise the per-batch work, small enough that a
 /// batch (8 MiB of f64) is nothing next to a chunk.
 const BATCH_VALUES: usize = 1 << 20;
 
-type Batches = Box<dyn Iterator<Item = std::result::Result<RecordBatch, ArrowError>> + Send>;
+/// Where record batches come from.
+pub(crate) enum Batches {
+    /// Parquet's reader, with the last row of every row group (counting from 0), to name the
+    /// row group of an error.
+    Parquet {
+        reader: Box<ParquetRecordBatchReader>,
+        group_ends: Vec<u64>,
+    },
+    /// Arrow IPC's batches, framed and checked by `arrow`.
+    Arrow(Box<dyn Iterator<Item = Result<RecordBatch>> + Send>),
+    /// After an error or a contained panic: the decoder's state is not to be trusted.
+    Failed,
+}
 
 /// Which columns become the features.
 #[derive(Clone, Debug)]
@@ -51,6 +66,8 @@ struct Selected {
     width: Option<usize>,
     /// A kept column that does not hold numbers.
     non_numeric: Option<NonNumeric>,
+    /// Whether nulls and NaN are missing values or errors.
+    missing: Missing,
 }
 
 /// A kept column that does not hold numbers: an error at the first read, as a label column of
@@ -72,6 +89,8 @@ pub(crate) struct ColumnarSource {
     plan: Plan,
     non_numeric: Option<NonNumeric>,
     f32: bool,
+    /// Whether nulls and NaN are missing values or errors.
+    missing: Missing,
     n_rows: Option<usize>,
     size_checked: bool,
     batch: Option<RecordBatch>,
@@ -114,14 +133,15 @@ fn format_error(path: &Path, detail: String) -> IoError {
     }
 }
 
-/// An Arrow error while reading: I/O errors keep their kind, the rest are about the content.
-fn arrow_error(path: &Path, format: &str, e: ArrowError) -> IoError {
+/// An Arrow error while reading `what`: I/O errors keep their kind, the rest are about the
+/// content.
+fn arrow_error(path: &Path, what: &str, e: ArrowError) -> IoError {
     match e {
         ArrowError::IoError(_, source) => IoError::Read {
             path: path.to_owned(),
             source,
         },
-        e => format_error(path, format!("cannot decode the {format} data: {e}")),
+        e => format_error(path, format!("{what} cannot be decoded: {e}")),
     }
 }
 
@@ -174,6 +194,7 @@ fn select(path: &Path, schema: &Schema, options: &ReadOptions) -> Result<Selecte
             f32: fits_f32(child),
             width,
             non_numeric: None,
+            missing: options.missing,
         });
     }
     let kept = resolve_columns(path, names.len(), Some(&names), options)?;
@@ -209,6 +230,7 @@ fn select(path: &Path, schema: &Schema, options: &ReadOptions) -> Result<Selecte
         f32,
         width,
         non_numeric,
+        missing: options.missing,
     })
 }
 
@@ -255,6 +277,7 @@ impl ColumnarSource {
             plan: selected.plan,
             non_numeric: selected.non_numeric,
             f32: selected.f32,
+            missing: selected.missing,
             n_rows,
             size_checked,
             batch: None,
@@ -289,8 +312,16 @@ impl ColumnarSource {
                         path: source.path.clone(),
                         row: 0,
                         column: name.clone(),
-                        detail: "null (missing values are not supported)".into(),
-                    })
+                        detail: match source.missing {
+                            Missing::Reject => "null (missing values are not supported)".into(),
+                            // The lists' length is read from the first row.
+                            Missing::AsNan => {
+                                "a null list in the first row, whose list must give the \
+                                 number of features"
+                                    .into()
+                            }
+                        },
+                    });
                 }
             }
         }
@@ -340,17 +371,54 @@ impl ColumnarSource {
         }
     }
 
-    /// Moves to the next non-empty batch; `false` at the end.
+    /// What the next batch is part of, for messages: the row group of a Parquet file, the
+    /// batch of an Arrow file (which names itself).
+    fn next_label(&self) -> String {
+        match &self.batches {
+            Batches::Parquet { group_ends, .. } => {
+                match group_ends.iter().position(|&last| last >= self.row) {
+                    Some(k) => format!("row group {k} (from row {})", self.row),
+                    None => format!("the row group after row {}", self.row),
+                }
+            }
+            _ => format!("the record batch after row {}", self.row),
+        }
+    }
+
+    /// Moves to the next non-empty batch; `false` at the end. The decoders of other crates run
+    /// contained: a panic in them is an error naming the file and the row group or batch.
     fn next_batch(&mut self) -> Result<bool> {
         loop {
-            match self.batches.next() {
-                None => {
+            let label = self.next_label();
+            let path = &self.path;
+            let batches = &mut self.batches;
+            let next = contain(
+                path,
+                || label.clone(),
+                || {
+                    Ok(match batches {
+                        Batches::Parquet { reader, .. } => reader.next().map(|b| {
+                            b.map_err(|e| {
+                                arrow_error(path, &format!("the Parquet data of {label}"), e)
+                            })
+                        }),
+                        Batches::Arrow(reader) => reader.next(),
+                        Batches::Failed => None,
+                    })
+                },
+            );
+            match next {
+                Ok(None) => {
                     self.batch = None;
                     return Ok(false);
                 }
-                Some(Err(e)) => return Err(arrow_error(&self.path, self.format, e)),
-                Some(Ok(batch)) if batch.num_rows() == 0 => {}
-                Some(Ok(batch)) => {
+                Err(e) | Ok(Some(Err(e))) => {
+                    self.batches = Batches::Failed;
+                    self.batch = None;
+                    return Err(e);
+                }
+                Ok(Some(Ok(batch))) if batch.num_rows() == 0 => {}
+                Ok(Some(Ok(batch))) => {
                     self.batch = Some(batch);
                     self.offset = 0;
                     return Ok(true);
@@ -398,14 +466,14 @@ impl ColumnarSource {
             };
             match &self.plan {
                 Plan::Columns { at: cols, names } => {
-                    copy_columns(&at, batch, cols, names, out)?;
+                    copy_columns(&at, batch, cols, names, self.missing, out)?;
                 }
                 Plan::List {
                     at: col,
                     name,
                     width,
                 } => {
-                    copy_list(&at, batch.column(*col), name, *width, out)?;
+                    copy_list(&at, batch.column(*col), name, *width, self.missing, out)?;
                 }
             }
             self.offset += take;
@@ -770,6 +838,143 @@ mod tests {
         ));
         assert!(
             e.ends_with("row 1 (counting from 0), column \"b\": non-finite value -inf"),
+            "{e}"
+        );
+    }
+
+    /// With `Missing::AsNan`, nulls (of any numeric type, of a list, inside a list) and NaN
+    /// are read as NaN, in Parquet and Arrow, whole and chunk by chunk; infinities stay errors.
+    #[test]
+    fn nulls_are_read_as_nan_when_missing_values_are_asked_for() {
+        let dir = TempDir::new().unwrap();
+        let as_nan = |options: ReadOptions| ReadOptions {
+            missing: Missing::AsNan,
+            ..options
+        };
+        // NaN as None, to compare.
+        let holes = |m: &Matrix| -> Vec<Vec<Option<f64>>> {
+            rows(m)
+                .into_iter()
+                .map(|r| r.into_iter().map(|v| (!v.is_nan()).then_some(v)).collect())
+                .collect()
+        };
+        let b = batch(vec![
+            (
+                "x",
+                Arc::new(Float64Array::from(vec![
+                    Some(1.0),
+                    None,
+                    Some(3.0),
+                    Some(4.0),
+                ])) as ArrayRef,
+            ),
+            (
+                "u",
+                Arc::new(UInt8Array::from(vec![None, Some(2), Some(3), None])),
+            ),
+            ("y", f32s(&[0.5, 1.5, f32::NAN, 3.5])),
+        ]);
+        let want = vec![
+            vec![Some(1.0), None, Some(0.5)],
+            vec![None, Some(2.0), Some(1.5)],
+            vec![Some(3.0), Some(3.0), None],
+            vec![Some(4.0), None, Some(3.5)],
+        ];
+        let paths = [
+            parquet_file(dir.path(), "m.parquet", &b, 3),
+            arrow_file(
+                dir.path(),
+                "m.arrow",
+                &[b.slice(0, 1), b.slice(1, 3)],
+                false,
+            ),
+        ];
+        for p in &paths {
+            let options = as_nan(ReadOptions::default());
+            let t = read_table(std::slice::from_ref(p), &options).unwrap();
+            assert_eq!(holes(&t.data), want, "{p:?}");
+            let mut r = ChunkReader::open(std::slice::from_ref(p), &options).unwrap();
+            let mut all = Vec::new();
+            while let Some(c) = r.next_chunk(1).unwrap() {
+                all.extend(holes(&c));
+            }
+            assert_eq!(all, want, "{p:?} row by row");
+            // Without the option the first null is the error it always was.
+            let e = err_of(read_table(std::slice::from_ref(p), &ReadOptions::default()));
+            assert!(
+                e.ends_with("row 0 (counting from 0), column \"u\": null (missing values are not supported)"),
+                "{e}"
+            );
+        }
+        let b = batch(vec![("x", f64s(&[1.0, f64::NAN, f64::INFINITY]))]);
+        let p = parquet_file(dir.path(), "inf.parquet", &b, 3);
+        let e = err_of(read_table(
+            std::slice::from_ref(&p),
+            &as_nan(ReadOptions::default()),
+        ));
+        assert!(
+            e.ends_with("row 2 (counting from 0), column \"x\": non-finite value inf"),
+            "{e}"
+        );
+
+        // Lists: a null list is a row of NaN; a null or NaN inside a list is NaN.
+        let fixed = FixedSizeListArray::from_iter_primitive::<Float64Type, _, _>(
+            [
+                Some(vec![Some(1.0), Some(2.0)]),
+                None,
+                Some(vec![None, Some(f64::NAN)]),
+                Some(vec![Some(7.0), None]),
+            ],
+            2,
+        );
+        let var = ListArray::from_iter_primitive::<Float32Type, _, _>([
+            Some(vec![Some(1.0), Some(2.0)]),
+            None,
+            Some(vec![None, Some(f32::NAN)]),
+            Some(vec![Some(7.0), None]),
+        ]);
+        let want = vec![
+            vec![Some(1.0), Some(2.0)],
+            vec![None, None],
+            vec![None, None],
+            vec![Some(7.0), None],
+        ];
+        for (name, array) in [
+            ("fixed", Arc::new(fixed) as ArrayRef),
+            ("var", Arc::new(var) as ArrayRef),
+        ] {
+            let b = batch(vec![("v", array)]);
+            for p in [
+                parquet_file(dir.path(), &format!("{name}.parquet"), &b, 2),
+                arrow_file(
+                    dir.path(),
+                    &format!("{name}.arrow"),
+                    std::slice::from_ref(&b),
+                    false,
+                ),
+            ] {
+                let options = as_nan(list_options("v"));
+                let t = read_table(std::slice::from_ref(&p), &options).unwrap();
+                assert_eq!(holes(&t.data), want, "{p:?}");
+                let e = err_of(read_table(std::slice::from_ref(&p), &list_options("v")));
+                assert!(e.contains("row 1 (counting from 0)"), "{e}");
+            }
+        }
+        // A variable-length list column's first row gives the width: it cannot be null.
+        let var = ListArray::from_iter_primitive::<Float64Type, _, _>([
+            None,
+            Some(vec![Some(1.0), Some(2.0)]),
+        ]);
+        let b = batch(vec![("v", Arc::new(var) as ArrayRef)]);
+        let p = parquet_file(dir.path(), "first.parquet", &b, 2);
+        let e = err_of(read_table(
+            std::slice::from_ref(&p),
+            &as_nan(list_options("v")),
+        ));
+        assert!(
+            e.ends_with(
+                "a null list in the first row, whose list must give the number of features"
+            ),
             "{e}"
         );
     }

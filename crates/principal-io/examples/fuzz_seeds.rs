@@ -1,0 +1,47 @@
+//! Writes the seed corpus of the fuzz targets (`fuzz/corpus/<target>/`): one small good file of
+//! each format a target reads, the same files the mutation tests damage.
+//!
+//! `cargo run --release -p principal-io --example fuzz_seeds -- fuzz/corpus`
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+
+use common::{arrow_bytes, csv_bytes, gz, idx, model_bytes, npy, parquet_bytes};
+
+fn main() -> std::io::Result<()> {
+    let root = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| "fuzz/corpus".into()),
+    );
+    let data: Vec<f64> = (0..24).map(|k| f64::from(k) * 0.125 - 1.0).collect();
+    let scratch = tempfile::TempDir::new()?;
+    let seeds: Vec<(&str, &str, Vec<u8>)> = vec![
+        ("csv", "iris-like.csv", csv_bytes()),
+        ("csv", "tabs.tsv", b"a\tb\n1\t2\n3\t4\n".to_vec()),
+        ("npy", "c-order.npy", npy(&data, 6, 4)),
+        ("idx", "images-idx3-ubyte", idx(4)),
+        ("parquet", "snappy.parquet", parquet_bytes()),
+        ("arrow_ipc", "plain.arrow", arrow_bytes(false, false)),
+        ("arrow_ipc", "lz4.arrow", arrow_bytes(false, true)),
+        ("arrow_ipc", "plain.arrows", arrow_bytes(true, false)),
+        ("arrow_ipc", "lz4.arrows", arrow_bytes(true, true)),
+        ("gzip", "csv.gz", gz(&csv_bytes())),
+        ("gzip", "npy.gz", gz(&npy(&data, 6, 4))),
+        ("gzip", "idx.gz", gz(&idx(4))),
+        ("gzip", "arrows.gz", gz(&arrow_bytes(true, false))),
+        (
+            "model_file",
+            "model.safetensors",
+            model_bytes(scratch.path()),
+        ),
+    ];
+    for (target, name, bytes) in seeds {
+        let dir = root.join(target);
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join(format!("seed-{name}")), bytes)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! Small good files of every format, built in memory, and the seeded mutations that damage
+//! them: the base of the damaged files the tests make (here and in the command-line tool's
+//! tests, which include this file), and of the fuzzers' seed corpus
+//! (`examples/fuzz_seeds.rs` includes it too).
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use principal_io::save_model;
+
+/// Gzip of `bytes`, as one member.
+pub fn gz(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// An NPY version 1.0 file with this header dict (padded as numpy pads it) and raw data.
+pub fn npy_with(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut dict = dict.to_owned();
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// An NPY file of `rows` × `cols` little-endian f64 in C order.
+pub fn npy(data: &[f64], rows: usize, cols: usize) -> Vec<u8> {
+    let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    npy_with(
+        &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({rows}, {cols}), }}"),
+        &bytes,
+    )
+}
+
+/// The temporary files (`.NAME.tmp-…`) left in `dir`.
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect()
+}
+
+/// An IDX file of `rows` 3×3 images of bytes.
+pub fn idx(rows: u32) -> Vec<u8> {
+    let mut out = vec![0, 0, 0x08, 3];
+    for d in [rows, 3, 3] {
+        out.extend_from_slice(&d.to_be_bytes());
+    }
+    out.extend((0..rows * 9).map(|k| (k * 7 % 256) as u8));
+    out
+}
+
+/// Three columns (f64, f32, i32) of `rows` rows.
+pub fn record_batch(rows: usize, offset: f64) -> arrow_array::RecordBatch {
+    use arrow_array::{ArrayRef, Float32Array, Float64Array, Int32Array};
+    let a: ArrayRef = Arc::new(Float64Array::from(
+        (0..rows)
+            .map(|i| offset + i as f64 * 0.5)
+            .collect::<Vec<_>>(),
+    ));
+    let b: ArrayRef = Arc::new(Float32Array::from(
+        (0..rows).map(|i| (i * i) as f32).collect::<Vec<_>>(),
+    ));
+    let c: ArrayRef = Arc::new(Int32Array::from(
+        (0..rows).map(|i| 1000 - i as i32).collect::<Vec<_>>(),
+    ));
+    arrow_array::RecordBatch::try_from_iter([("a", a), ("b", b), ("c", c)]).unwrap()
+}
+
+/// A Snappy Parquet file of 40 rows in row groups of 16.
+pub fn parquet_bytes() -> Vec<u8> {
+    let batch = record_batch(40, 1.0);
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(16)
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .build();
+    let mut out = Vec::new();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    out
+}
+
+/// An Arrow IPC stream or file of two batches (21 rows), LZ4-compressed or not.
+pub fn arrow_bytes(stream: bool, compressed: bool) -> Vec<u8> {
+    use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
+    let batches = [record_batch(12, 0.0), record_batch(9, 100.0)];
+    let schema = batches[0].schema();
+    let options = if compressed {
+        IpcWriteOptions::default()
+            .try_with_compression(Some(arrow_ipc::CompressionType::LZ4_FRAME))
+            .unwrap()
+    } else {
+        IpcWriteOptions::default()
+    };
+    let mut out = Vec::new();
+    if stream {
+        let mut w = StreamWriter::try_new_with_options(&mut out, &schema, options).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    } else {
+        let mut w = FileWriter::try_new_with_options(&mut out, &schema, options).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    out
+}
+
+/// A CSV file with a header and 25 rows of 3 numbers.
+pub fn csv_bytes() -> Vec<u8> {
+    let mut text = String::from("x,y,z\n");
+    for i in 0..25 {
+        text.push_str(&format!(
+            "{},{},{}\n",
+            i,
+            f64::from(i) * 0.25 - 3.0,
+            7 * i % 11
+        ));
+    }
+    text.into_bytes()
+}
+
+/// A model file of a 4-feature fit (written through `dir`).
+pub fn model_bytes(dir: &Path) -> Vec<u8> {
+    let x = principal::faer::Mat::<f64>::from_fn(30, 4, |i, j| {
+        ((i * 7 + j * 3) % 11) as f64 + (i as f64 * 0.3).sin() * j as f64
+    });
+    let model = principal::PcaBuilder::new()
+        .build()
+        .unwrap()
+        .fit(x.as_ref())
+        .unwrap();
+    let path = dir.join("good.safetensors");
+    let names: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+    save_model(&path, &model, Some(&names)).unwrap();
+    std::fs::read(&path).unwrap()
+}
+
+/// splitmix64: a small, seeded, reproducible generator.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One mutation, described for messages.
+#[derive(Debug, Clone)]
+pub enum Mutation {
+    Flip {
+        at: usize,
+        xor: u8,
+    },
+    Truncate {
+        len: usize,
+    },
+    Insert {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+    Duplicate {
+        at: usize,
+        len: usize,
+    },
+    /// A huge or negative size written over bytes of a header or footer.
+    Lie {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+}
+
+impl Mutation {
+    pub fn random(rng: &mut Rng, len: usize) -> Mutation {
+        let lies: [&[u8]; 6] = [
+            &[0xff; 4],
+            &[0xff, 0xff, 0xff, 0x7f],
+            &[0x7f, 0xff, 0xff, 0xff],
+            &[0xff; 8],
+            &[0x00, 0x00, 0x00, 0x40],
+            &[0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39, 0x39],
+        ];
+        match rng.below(5) {
+            0 => Mutation::Flip {
+                at: rng.below(len),
+                xor: 1 + rng.below(255) as u8,
+            },
+            1 => Mutation::Truncate {
+                len: rng.below(len),
+            },
+            2 => Mutation::Insert {
+                at: rng.below(len + 1),
+                bytes: (0..1 + rng.below(8)).map(|_| rng.next() as u8).collect(),
+            },
+            3 => {
+                let at = rng.below(len);
+                Mutation::Duplicate {
+                    at,
+                    len: 1 + rng.below(64.min(len - at)),
+                }
+            }
+            _ => {
+                // Headers and footers: the first and the last 256 bytes.
+                let zone = 256.min(len);
+                let at = if rng.below(2) == 0 {
+                    rng.below(zone)
+                } else {
+                    len - 1 - rng.below(zone)
+                };
+                Mutation::Lie {
+                    at,
+                    bytes: lies[rng.below(lies.len())].to_vec(),
+                }
+            }
+        }
+    }
+
+    pub fn changes_length(&self) -> bool {
+        matches!(
+            self,
+            Mutation::Truncate { .. } | Mutation::Insert { .. } | Mutation::Duplicate { .. }
+        )
+    }
+
+    pub fn apply(&self, good: &[u8]) -> Vec<u8> {
+        let mut out = good.to_vec();
+        match self {
+            Mutation::Flip { at, xor } => out[*at] ^= xor,
+            Mutation::Truncate { len } => out.truncate(*len),
+            Mutation::Insert { at, bytes } => {
+                out.splice(*at..*at, bytes.iter().copied());
+            }
+            Mutation::Duplicate { at, len } => {
+                let copy = good[*at..*at + len].to_vec();
+                out.splice(*at..*at, copy);
+            }
+            Mutation::Lie { at, bytes } => {
+                for (k, b) in bytes.iter().enumerate() {
+                    if let Some(x) = out.get_mut(at + k) {
+                        *x = *b;
+                    }
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,240 @@
+//! Thousands of damaged files of every format, made from small good files by seeded mutations
+//! (byte flips, truncations, inserted and duplicated bytes, headers overwritten with huge
+//! sizes) and read through the real readers: each read must end in an error naming the file or
+//! in a correct read, never a panic, an abort or a hang, and no damaged file may be accepted
+//! where the damage is detectable.
+//!
+//! What is detectable: everything in a gzip file (its CRC-32 and length cover every byte of
+//! the content; a change in the gzip header's own fields such as the time stamp changes
+//! nothing read, so the read must then give the original data exactly); and any change of
+//! length in NPY, IDX, Arrow IPC files and streams, and model files, whose headers, framing and
+//! footers fix their length exactly. What is not: a changed byte inside the values of a format
+//! without checksums (NPY, IDX, CSV, Arrow, Parquet without page checksums) is another valid
+//! value; a changed header field can describe another valid file of the same size (`<f8` to
+//! `>f8`, shape (20, 4) to (40, 2)); CSV has no end marker, so a file cut at a line end, or a
+//! digit inserted, reads as other valid data; Parquet pages carry no checksum here, so a
+//! byte inserted inside a page's values can shift them. Those reads are counted and printed.
+//!
+//! Reproduce one case: the seed is `SEED`, and every failure prints its format, case number
+//! and mutation.
+//!
+//! `cargo test --release -p principal-io --test mutations -- --nocapture`
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::{arrow_bytes, csv_bytes, gz, idx, model_bytes, npy, parquet_bytes, Mutation, Rng};
+use principal_io::{load_model, panic_is_contained, read_table, Matrix, ReadOptions, Table};
+use tempfile::TempDir;
+
+const SEED: u64 = 0x5eed_0019;
+/// Mutations per format.
+const CASES: usize = 320;
+
+/// How damage to a format can go unseen.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Detects {
+    /// Gzip: every change of the content is refused.
+    Everything,
+    /// Every change of length is refused; a changed byte may be another valid file.
+    LengthChanges,
+    /// A change may always read as other valid data (CSV, Parquet without page checksums).
+    Structure,
+}
+
+struct Format {
+    name: &'static str,
+    file: &'static str,
+    bytes: Vec<u8>,
+    detects: Detects,
+    /// Mutate the gzip content rather than the compressed bytes (for half the cases).
+    gz_of: Option<Vec<u8>>,
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    refused: usize,
+    same: usize,
+    /// Accepted with other data: undetectable damage (a value changed).
+    other: usize,
+    panics: Vec<String>,
+    wrong: Vec<String>,
+}
+
+fn formats(dir: &Path) -> Vec<Format> {
+    let data: Vec<f64> = (0..80).map(|k| f64::from(k) * 0.125 - 4.0).collect();
+    let plain = |name, file, bytes, detects| Format {
+        name,
+        file,
+        bytes,
+        detects,
+        gz_of: None,
+    };
+    let zipped = |name, file, content: Vec<u8>| Format {
+        name,
+        file,
+        bytes: gz(&content),
+        detects: Detects::Everything,
+        gz_of: Some(content),
+    };
+    vec![
+        plain("CSV", "d.csv", csv_bytes(), Detects::Structure),
+        zipped("CSV.gz", "d.csv.gz", csv_bytes()),
+        plain("NPY", "d.npy", npy(&data, 20, 4), Detects::LengthChanges),
+        zipped("NPY.gz", "d.npy.gz", npy(&data, 20, 4)),
+        plain("IDX", "d-idx3-ubyte", idx(12), Detects::LengthChanges),
+        zipped("IDX.gz", "d-idx3-ubyte.gz", idx(12)),
+        plain("Parquet", "d.parquet", parquet_bytes(), Detects::Structure),
+        plain(
+            "Arrow IPC file",
+            "d.arrow",
+            arrow_bytes(false, false),
+            Detects::LengthChanges,
+        ),
+        plain(
+            "Arrow IPC file (LZ4)",
+            "z.arrow",
+            arrow_bytes(false, true),
+            Detects::LengthChanges,
+        ),
+        plain(
+            "Arrow IPC stream",
+            "d.arrows",
+            arrow_bytes(true, false),
+            Detects::LengthChanges,
+        ),
+        zipped(
+            "Arrow IPC stream.gz",
+            "d.arrows.gz",
+            arrow_bytes(true, false),
+        ),
+        plain(
+            "model file",
+            "m.safetensors",
+            model_bytes(dir),
+            Detects::LengthChanges,
+        ),
+    ]
+}
+
+/// What a read gives: the table, or a model's bytes written again, to compare.
+#[derive(PartialEq, Debug)]
+enum Read {
+    Table(Matrix, Option<Vec<String>>),
+    Model(String),
+}
+
+fn read(path: &Path, model: bool) -> Result<Read, String> {
+    if model {
+        load_model(path)
+            .map(|m| Read::Model(format!("{:?}", m)))
+            .map_err(|e| e.to_string())
+    } else {
+        read_table(&[path.to_owned()], &ReadOptions::default())
+            .map(|Table { data, column_names }| Read::Table(data, column_names))
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn damaged_files_of_every_format_are_refused_or_read_correctly() {
+    // Contained panics (inside the Arrow and Parquet decoders) are errors, not failures: keep
+    // them quiet; any other panic is reported by the harness below.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !panic_is_contained() {
+            default_hook(info);
+        }
+    }));
+    let dir = TempDir::new().unwrap();
+    let mut rng = Rng(SEED);
+    let mut failures = Vec::new();
+    let mut total = 0;
+    println!(
+        "{:<22} {:>6} {:>8} {:>10} {:>14}",
+        "format", "files", "refused", "read same", "read other*"
+    );
+    for format in formats(dir.path()) {
+        let model = format.file.ends_with(".safetensors");
+        let good_path = dir.path().join(format!("good-{}", format.file));
+        std::fs::write(&good_path, &format.bytes).unwrap();
+        let good = read(&good_path, model)
+            .unwrap_or_else(|e| panic!("the good {} file does not read: {e}", format.name));
+        let mut tally = Tally::default();
+        let started = std::time::Instant::now();
+        let mut slowest = (std::time::Duration::ZERO, 0);
+        for case in 0..CASES {
+            // Half the gzip cases damage the content (a lying header inside a good gzip).
+            let inner = format.gz_of.as_ref().filter(|_| case % 2 == 1);
+            let base = inner.unwrap_or(&format.bytes);
+            let mutation = Mutation::random(&mut rng, base.len());
+            let mutated = mutation.apply(base);
+            let bytes = if inner.is_some() {
+                gz(&mutated)
+            } else {
+                mutated
+            };
+            let path: PathBuf = dir.path().join(format.file);
+            std::fs::write(&path, &bytes).unwrap();
+            let label = format!("{} case {case}: {mutation:?}", format.name);
+            let one = std::time::Instant::now();
+            let outcome = std::panic::catch_unwind(|| read(&path, model));
+            slowest = slowest.max((one.elapsed(), case));
+            match outcome {
+                Err(_) => tally.panics.push(label),
+                Ok(Err(message)) => {
+                    tally.refused += 1;
+                    if !message.contains(&path.display().to_string()) {
+                        tally.wrong.push(format!(
+                            "{label}: the error does not name the file: {message}"
+                        ));
+                    }
+                }
+                Ok(Ok(got)) if got == good => tally.same += 1,
+                Ok(Ok(_)) => {
+                    tally.other += 1;
+                    let detectable = match format.detects {
+                        Detects::Everything => inner.is_none() || mutation.changes_length(),
+                        Detects::LengthChanges => mutation.changes_length(),
+                        Detects::Structure => false,
+                    };
+                    // Inside a good gzip, damage to the content is judged by the content's
+                    // own format (the gzip itself is intact).
+                    let detectable =
+                        detectable && !(inner.is_some() && format.name.starts_with("CSV"));
+                    if detectable {
+                        tally
+                            .wrong
+                            .push(format!("{label}: a damaged file was accepted"));
+                    }
+                }
+            }
+            total += 1;
+        }
+        println!(
+            "{:<22} {:>6} {:>8} {:>10} {:>14}   panics {}, {:.2} s, slowest case {} {:.3} s",
+            format.name,
+            CASES,
+            tally.refused,
+            tally.same,
+            tally.other,
+            tally.panics.len(),
+            started.elapsed().as_secs_f64(),
+            slowest.1,
+            slowest.0.as_secs_f64()
+        );
+        failures.extend(tally.panics.iter().map(|p| format!("panic: {p}")));
+        failures.extend(tally.wrong);
+    }
+    println!(
+        "{total} damaged files; * read as other valid data, where the damage cannot be seen \
+         (see the module's documentation)"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
