@@ -57,7 +57,16 @@ fn main() -> ExitCode {
     // known the processes are dropped, which finalizes MPI.
     let processes = Processes::start();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&processes)));
-    let root = processes.is_root();
+    // Rank 0 writes the error before MPI is finalized: once finalized, the other ranks exit 1
+    // and mpirun ends the job, which could kill rank 0 before its line was written.
+    if let Ok(Err(err)) = &outcome {
+        if processes.is_root() && !is_broken_pipe(err) && !err.is::<clap::Error>() {
+            // One write: under mpirun, output forwarded from other processes could otherwise
+            // land inside the line.
+            let line = format!("error: {}\n", error_chain(err));
+            let _ = io::stderr().write_all(line.as_bytes());
+        }
+    }
     drop(processes);
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
@@ -67,16 +76,7 @@ fn main() -> ExitCode {
             Ok(usage) => usage.exit(),
             Err(_) => ExitCode::from(2),
         },
-        Ok(Err(err)) => {
-            if root {
-                // One write: under mpirun, output forwarded from other processes could
-                // otherwise land inside the line.
-                let line = format!("error: {}\n", error_chain(&err));
-                let _ = io::stderr().write_all(line.as_bytes());
-            }
-            ExitCode::from(1)
-        }
-        Err(_) => ExitCode::from(1),
+        Ok(Err(_)) | Err(_) => ExitCode::from(1),
     }
 }
 
