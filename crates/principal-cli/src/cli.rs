@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use principal_io::ColumnSelector;
 
 use crate::command::{
-    classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
 };
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
@@ -68,6 +68,12 @@ pub enum Command {
     /// Recognise test samples by their nearest training codes (eigenfaces): fit on the training
     /// set, project both sets, and report the accuracy for each K and a confusion matrix.
     Classify(classify::ClassifyArgs),
+    /// How many components: every criterion's number (variance fractions, Kaiser, broken stick,
+    /// parallel analysis, mle, Gavish–Donoho, cross-validation) and the curve it came from.
+    ///
+    /// One exact fit gives every criterion but two: parallel analysis adds the eigenvalues of
+    /// --permutations permuted copies of the data, cross-validation one fit per fold.
+    Choose(choose::ChooseArgs),
 }
 
 /// Which columns of a table to use.
@@ -137,6 +143,44 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         return Err(format!("--memory-limit {s:?} is below the minimum of 1M"));
     }
     Ok(bytes as u64)
+}
+
+/// A usage error found after parsing (a combination of flags clap cannot express): clap's own
+/// error, which `main` prints with the usage and exits 2.
+pub fn usage_error(command: &str, message: String) -> clap::Error {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    let mut sub = cli.find_subcommand_mut(command).cloned().unwrap_or(cli);
+    sub.error(clap::error::ErrorKind::ArgumentConflict, message)
+}
+
+/// `--noise-sigma`: the noise's standard deviation per entry (a positive number), checked by
+/// the library.
+pub fn parse_noise_sigma(s: &str) -> Result<f64, String> {
+    let sigma: f64 = s
+        .parse()
+        .map_err(|_| format!("--noise-sigma {s} is not a number"))?;
+    let count = principal::ComponentCount::GavishDonoho {
+        noise_sigma: Some(sigma),
+    };
+    principal::PcaBuilder::new()
+        .components(count)
+        .build()
+        .map_err(|e| crate::flags::message(&e))?;
+    Ok(sigma)
+}
+
+/// `--folds`: the folds of cross-validation (at least 2), checked by the library.
+pub fn parse_folds(s: &str) -> Result<usize, String> {
+    let folds: usize = s
+        .parse()
+        .map_err(|_| format!("--folds {s} is not a whole number"))?;
+    let count = principal::ComponentCount::CrossValidated { folds, seed: 0 };
+    principal::PcaBuilder::new()
+        .components(count)
+        .build()
+        .map_err(|e| crate::flags::message(&e))?;
+    Ok(folds)
 }
 
 /// A parser for one of the library's option enums: clap lists `names` in `--help` and in its

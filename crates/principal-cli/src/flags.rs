@@ -10,6 +10,11 @@ fn flag(parameter: Parameter) -> &'static str {
         Parameter::Ddof => "--ddof",
         Parameter::Tolerance => "--tolerance",
         Parameter::MaxIterations => "--max-iterations",
+        Parameter::NoiseSigma => "--noise-sigma",
+        Parameter::Folds => "--folds",
+        Parameter::Permutations => "--permutations",
+        Parameter::Percentile => "--percentile",
+        Parameter::MaxComponents => "--max-components",
         _ => "a parameter",
     }
 }

@@ -28,7 +28,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::command::{
-    classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
 };
 use crate::processes::Processes;
 
@@ -57,21 +57,26 @@ fn main() -> ExitCode {
     // known the processes are dropped, which finalizes MPI.
     let processes = Processes::start();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&processes)));
-    let root = processes.is_root();
+    // Rank 0 writes the error before MPI is finalized: once finalized, the other ranks exit 1
+    // and mpirun ends the job, which could kill rank 0 before its line was written.
+    if let Ok(Err(err)) = &outcome {
+        if processes.is_root() && !is_broken_pipe(err) && !err.is::<clap::Error>() {
+            // One write: under mpirun, output forwarded from other processes could otherwise
+            // land inside the line.
+            let line = format!("error: {}\n", error_chain(err));
+            let _ = io::stderr().write_all(line.as_bytes());
+        }
+    }
     drop(processes);
     match outcome {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(err)) if is_broken_pipe(&err) => ExitCode::SUCCESS,
-        Ok(Err(err)) => {
-            if root {
-                // One write: under mpirun, output forwarded from other processes could
-                // otherwise land inside the line.
-                let line = format!("error: {}\n", error_chain(&err));
-                let _ = io::stderr().write_all(line.as_bytes());
-            }
-            ExitCode::from(1)
-        }
-        Err(_) => ExitCode::from(1),
+        // A usage error found while validating: clap prints it with the usage, exit 2.
+        Ok(Err(err)) if err.is::<clap::Error>() => match err.downcast::<clap::Error>() {
+            Ok(usage) => usage.exit(),
+            Err(_) => ExitCode::from(2),
+        },
+        Ok(Err(_)) | Err(_) => ExitCode::from(1),
     }
 }
 
@@ -99,6 +104,10 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Merge(args) => {
             processes.one_only("merge")?;
             merge::run(&merge::MergeConfig::new(args))
+        }
+        Command::Choose(args) => {
+            processes.one_only("choose")?;
+            choose::run(&choose::ChooseConfig::new(args)?)
         }
         Command::Score(args) => {
             processes.one_only("score")?;

@@ -22,6 +22,16 @@ pub enum Parameter {
     Tolerance,
     /// The iterative solvers' limit on passes, [`crate::IterativeOptions::max_iterations`].
     MaxIterations,
+    /// The noise level given to [`crate::ComponentCount::GavishDonoho`].
+    NoiseSigma,
+    /// The folds of [`crate::ComponentCount::CrossValidated`].
+    Folds,
+    /// The permutations of parallel analysis, [`crate::ChooseOptions::permutations`].
+    Permutations,
+    /// The percentile of parallel analysis, [`crate::ChooseOptions::percentile`].
+    Percentile,
+    /// The largest number of components considered, [`crate::ChooseOptions::max_components`].
+    MaxComponents,
 }
 
 impl Parameter {
@@ -34,6 +44,11 @@ impl Parameter {
             Parameter::Ddof => "ddof",
             Parameter::Tolerance => "tolerance",
             Parameter::MaxIterations => "max iterations",
+            Parameter::NoiseSigma => "noise sigma",
+            Parameter::Folds => "folds",
+            Parameter::Permutations => "permutations",
+            Parameter::Percentile => "percentile",
+            Parameter::MaxComponents => "max components",
         }
     }
 }
@@ -98,6 +113,28 @@ pub enum PcaError {
     /// `ddof` other than 0 or 1.
     #[error("{}", self.message_naming(Parameter::name))]
     InvalidDdof(usize),
+    /// A noise level that is not a positive number.
+    #[error("{}", self.message_naming(Parameter::name))]
+    NoiseSigmaOutOfRange(f64),
+    /// Fewer than 2 folds of cross-validation.
+    #[error("{}", self.message_naming(Parameter::name))]
+    TooFewFolds(usize),
+    /// Parallel analysis with no permutation.
+    #[error("{}", self.message_naming(Parameter::name))]
+    ZeroPermutations,
+    /// A percentile outside (0, 100).
+    #[error("{}", self.message_naming(Parameter::name))]
+    PercentileOutOfRange(f64),
+    /// A largest number of components of 0.
+    #[error("{}", self.message_naming(Parameter::name))]
+    ZeroMaxComponents,
+    /// The data does not allow a criterion to choose a number of components (too few samples
+    /// or features for it).
+    #[error("{criterion} cannot choose the number of components: {reason}")]
+    CannotChoose {
+        criterion: &'static str,
+        reason: String,
+    },
     /// Every feature is constant, so no fraction of the variance can be reached.
     #[error("every feature is constant (total variance 0): no number of components explains a fraction of the variance")]
     ZeroTotalVariance,
@@ -193,6 +230,26 @@ impl PcaError {
                 Parameter::Ddof,
                 format!("{ddof} is not allowed: use 0 (divide by N) or 1 (divide by N − 1)"),
             ),
+            PcaError::NoiseSigmaOutOfRange(sigma) => (
+                Parameter::NoiseSigma,
+                format!("{sigma} is not allowed: the noise's standard deviation must be a positive number"),
+            ),
+            PcaError::TooFewFolds(folds) => (
+                Parameter::Folds,
+                format!("{folds} is not allowed: cross-validation needs at least 2 folds"),
+            ),
+            PcaError::ZeroPermutations => (
+                Parameter::Permutations,
+                "0 is not allowed: parallel analysis needs at least 1 permutation".into(),
+            ),
+            PcaError::PercentileOutOfRange(percentile) => (
+                Parameter::Percentile,
+                format!("{percentile} is outside the allowed range (0, 100)"),
+            ),
+            PcaError::ZeroMaxComponents => (
+                Parameter::MaxComponents,
+                "0 is not allowed: at least 1 component is considered".into(),
+            ),
             _ => return None,
         })
     }
@@ -215,6 +272,11 @@ mod tests {
             Parameter::Ddof => "--ddof",
             Parameter::Tolerance => "--tolerance",
             Parameter::MaxIterations => "--max-iterations",
+            Parameter::NoiseSigma => "--noise-sigma",
+            Parameter::Folds => "--folds",
+            Parameter::Permutations => "--permutations",
+            Parameter::Percentile => "--percentile",
+            Parameter::MaxComponents => "--max-components",
         };
         for (error, parameter, message) in [
             (
@@ -249,6 +311,31 @@ mod tests {
                 PcaError::InvalidDdof(2),
                 Parameter::Ddof,
                 "ddof 2 is not allowed: use 0 (divide by N) or 1 (divide by N − 1)",
+            ),
+            (
+                PcaError::NoiseSigmaOutOfRange(-1.0),
+                Parameter::NoiseSigma,
+                "noise sigma -1 is not allowed: the noise's standard deviation must be a positive number",
+            ),
+            (
+                PcaError::TooFewFolds(1),
+                Parameter::Folds,
+                "folds 1 is not allowed: cross-validation needs at least 2 folds",
+            ),
+            (
+                PcaError::ZeroPermutations,
+                Parameter::Permutations,
+                "permutations 0 is not allowed: parallel analysis needs at least 1 permutation",
+            ),
+            (
+                PcaError::PercentileOutOfRange(100.0),
+                Parameter::Percentile,
+                "percentile 100 is outside the allowed range (0, 100)",
+            ),
+            (
+                PcaError::ZeroMaxComponents,
+                Parameter::MaxComponents,
+                "max components 0 is not allowed: at least 1 component is considered",
             ),
         ] {
             assert_eq!(error.parameter(), Some(parameter));

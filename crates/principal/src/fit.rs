@@ -5,6 +5,11 @@
 
 use faer::{Mat, MatRef};
 
+use crate::choose::choice::{ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::choose::evidence;
+use crate::choose::held_out::{self, FoldRows, FoldScores, FoldSide};
+use crate::choose::rules;
+use crate::choose::threshold;
 use crate::collective::{agree, agree_end, Collective, SingleProcess, Stage, Watched};
 use crate::data::{ChunkSource, InMemory};
 use crate::error::{PcaError, Result};
@@ -26,6 +31,17 @@ const COVARIANCE_FIRST_MAX_FEATURES: usize = 4096;
 /// Rows per chunk when data in memory is fitted with missing values.
 const MISSING_CHUNK_ROWS: usize = 4096;
 
+/// Rows per chunk when data in memory is cross-validated: bounds the copy of a fold's rows.
+const FOLD_CHUNK_ROWS: usize = 4096;
+
+/// What cross-validation found: the choice, the mean held-out log-likelihood per M, and the
+/// folds fitted.
+pub(crate) struct CrossValidation {
+    pub(crate) choice: ComponentChoice,
+    pub(crate) curve: Curve,
+    pub(crate) fold_fits: usize,
+}
+
 impl PcaParams {
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
     pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
@@ -41,7 +57,8 @@ impl PcaParams {
                 let mut acc = MomentAccumulator::new(d).with_precision(self.precision());
                 // The accumulator works through the rows in cache-sized pieces itself.
                 acc.push(x)?;
-                self.fit_resolved_moments(&acc.finish()?, solver)
+                let mut data = InMemory::new(x, FOLD_CHUNK_ROWS);
+                self.fit_resolved_moments(&acc.finish()?, solver, Some(&mut data))
             }
             Solver::Randomized | Solver::Power | Solver::Em => {
                 let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
@@ -61,7 +78,8 @@ impl PcaParams {
                     Solver::Gram => solver::gram::solve(&problem)?,
                     _ => solver::svd::solve(&problem)?,
                 };
-                self.model(spectrum, prep, n, solver)
+                let mut data = InMemory::new(x, FOLD_CHUNK_ROWS);
+                self.model(spectrum, prep, n, solver, Some(&mut data))
             }
         }
     }
@@ -80,7 +98,7 @@ impl PcaParams {
             self.check_shape(n, d)?;
             let solver = self.plan(n, d).solver;
             if solver == Solver::Covariance {
-                return self.fit_resolved_moments(&acc.finish()?, solver);
+                return self.fit_resolved_moments(&acc.finish()?, solver, Some(source));
             }
         }
         let mut columns = ColumnAccumulator::new(d);
@@ -101,7 +119,7 @@ impl PcaParams {
             }
             Solver::Covariance => {
                 let acc = MomentAccumulator::from_source(source, self.precision())?;
-                self.fit_resolved_moments(&acc.finish()?, solver)
+                self.fit_resolved_moments(&acc.finish()?, solver, Some(source))
             }
             Solver::Gram | Solver::Svd | Solver::Auto => {
                 let mut whole = Mat::<f64>::zeros(n, d);
@@ -189,7 +207,7 @@ impl PcaParams {
             self.check_shape(n, d)?;
             let solver = self.plan_across(n, d, processes).solver;
             if solver == Solver::Covariance {
-                return self.fit_resolved_moments(&acc.finish()?, solver);
+                return self.fit_resolved_moments(&acc.finish()?, solver, None);
             }
         }
         let mut columns = ColumnAccumulator::new(d);
@@ -212,7 +230,7 @@ impl PcaParams {
             Solver::Covariance => {
                 let local = MomentAccumulator::from_source(source, precision);
                 let acc = MomentAccumulator::reduce(local, collective)?;
-                self.fit_resolved_moments(&acc.finish()?, solver)
+                self.fit_resolved_moments(&acc.finish()?, solver, None)
             }
             Solver::Gram | Solver::Svd | Solver::Auto => Err(one_process_only(solver)),
         }
@@ -223,7 +241,7 @@ impl PcaParams {
     pub fn fit_moments(&self, moments: &Moments) -> Result<PcaModel> {
         match self.solver() {
             Solver::Auto | Solver::Covariance => {
-                self.fit_resolved_moments(moments, Solver::Covariance)
+                self.fit_resolved_moments(moments, Solver::Covariance, None)
             }
             other => Err(PcaError::SolverUnsuitable {
                 solver: other.name(),
@@ -260,13 +278,13 @@ impl PcaParams {
         }
     }
 
-    /// The components an iterative solver computes for `n × d` data; `None` for a fraction of
-    /// variance, which needs the whole spectrum.
+    /// The components an iterative solver computes for `n × d` data; `None` for a count that
+    /// depends on the whole spectrum (a fraction of variance, mle, gavish-donoho, cv).
     fn iterative_components(&self, n: usize, d: usize) -> Option<usize> {
         match self.components() {
             ComponentCount::Fixed(k) => Some(k),
             ComponentCount::All => Some(n.min(d)),
-            ComponentCount::VarianceFraction(_) => None,
+            _ => None,
         }
     }
 
@@ -293,7 +311,10 @@ impl PcaParams {
             .iterative_components(n, d)
             .ok_or_else(|| PcaError::SolverUnsuitable {
                 solver: solver.name(),
-                reason: "a fraction of variance needs the whole spectrum; give a number of components or use an exact solver".into(),
+                reason: format!(
+                    "{} needs the whole spectrum; give a number of components or use an exact solver",
+                    spectrum_rule(self.components())
+                ),
             })?;
         let mut problem = IterativeProblem::new(
             source,
@@ -311,7 +332,7 @@ impl PcaParams {
             Solver::Em => solver::em::solve(&mut problem)?,
             _ => solver::randomized::solve(&mut problem)?,
         };
-        self.model(spectrum, prep, n, solver)
+        self.model(spectrum, prep, n, solver, None)
     }
 
     /// Probabilistic PCA by EM on the observed values (NaN missing); [`PcaParams`]' builder
@@ -331,30 +352,125 @@ impl PcaParams {
         PcaModel::from_missing_fit(fit, self.ddof())
     }
 
-    fn fit_resolved_moments(&self, moments: &Moments, solver: Solver) -> Result<PcaModel> {
+    /// The covariance solver on `moments`; `data`, when there is any, for cross-validation.
+    fn fit_resolved_moments(
+        &self,
+        moments: &Moments,
+        solver: Solver,
+        data: Option<&mut dyn ChunkSource>,
+    ) -> Result<PcaModel> {
         let (n, d) = (moments.n_samples(), moments.n_features());
         self.check_shape(n, d)?;
         let prep = Preprocessing::from_moments(moments, self.scaling(), self.ddof());
         let k = self.wanted_vectors(n.min(d));
         let spectrum = solver::covariance::solve(moments, prep.scale.as_deref(), self.ddof(), k)?;
-        self.model(spectrum, prep, n, solver)
+        self.model(spectrum, prep, n, solver, data)
     }
 
+    /// The model: the number of components resolved (a rule applied to the spectrum, or
+    /// cross-validation over `data`), then the components kept.
     fn model(
         &self,
         spectrum: solver::Spectrum,
         prep: Preprocessing,
         n: usize,
         solver: Solver,
+        data: Option<&mut dyn ChunkSource>,
     ) -> Result<PcaModel> {
-        PcaModel::from_spectrum(spectrum, prep, self.components(), self.ddof(), n, solver)
+        let d = prep.mean.len();
+        let max = n.min(d);
+        let sample = SampleSpectrum {
+            eigenvalues: &spectrum.eigenvalues,
+            n_samples: n,
+            n_features: d,
+            ddof: self.ddof(),
+            total_variance: prep.total_variance,
+        };
+        let choice = match self.components() {
+            ComponentCount::Fixed(_) | ComponentCount::All => None,
+            ComponentCount::VarianceFraction(f) => {
+                Some(rules::variance_fraction(&sample, f, max)?.0)
+            }
+            ComponentCount::Mle => Some(evidence::mle(&sample, max)?.0),
+            ComponentCount::GavishDonoho { noise_sigma } => {
+                let varying = sample.varying(prep.zero_variance.len());
+                Some(threshold::gavish_donoho(&varying, noise_sigma, max)?.0)
+            }
+            ComponentCount::CrossValidated { folds, seed } => {
+                let data = data.ok_or_else(|| PcaError::CannotChoose {
+                    criterion: "cv",
+                    reason: "cross-validation refits the rows themselves: moments alone, or a \
+                             fit across processes, cannot be cross-validated"
+                        .into(),
+                })?;
+                let constant = &prep.zero_variance;
+                let varying = sample.varying(constant.len());
+                Some(
+                    self.cross_validate(data, &varying, constant, folds, seed, max)?
+                        .choice,
+                )
+            }
+        };
+        let m = match (self.components(), choice) {
+            (ComponentCount::Fixed(k), _) => k,
+            (_, Some(choice)) => choice.n_components,
+            _ => max,
+        };
+        PcaModel::from_spectrum(spectrum, prep, m, choice, self.ddof(), n, solver)
+    }
+
+    /// Chooses M by `folds`-fold cross-validation of the held-out probabilistic-PCA
+    /// log-likelihood over the rows of `data` (whose whole spectrum is `sample`, its constant
+    /// features left out as [`SampleSpectrum::varying`] says), among
+    /// `1..=max`: one exact fit with every component per fold, then one pass scoring its held-out
+    /// rows for every M at once. The `constant` features (zero variance in all of `data`) are
+    /// left out of the folds: they carry nothing to score.
+    pub(crate) fn cross_validate(
+        &self,
+        data: &mut dyn ChunkSource,
+        sample: &SampleSpectrum<'_>,
+        constant: &[usize],
+        folds: usize,
+        seed: u64,
+        max: usize,
+    ) -> Result<CrossValidation> {
+        let n = sample.n_samples;
+        sample.check_choosable("cv")?;
+        held_out::check_folds(n, folds, self.ddof())?;
+        let criterion = Criterion::CrossValidation { folds, seed };
+        // Every component of the training rows, by an exact solver.
+        let requested = self.solver();
+        let exact = if requested.is_exact() {
+            requested
+        } else {
+            Solver::Auto
+        };
+        let fold_params = self.with_components(ComponentCount::All).with_solver(exact);
+        let fold_of = held_out::assign_folds(n, folds, seed);
+        let kept = held_out::kept_columns(data.n_features(), constant);
+        let up_to = sample.n_features.min(n);
+        let mut per_fold = Vec::with_capacity(folds);
+        for fold in 0..folds {
+            let mut training = FoldRows::new(data, &fold_of, fold, FoldSide::Training, &kept);
+            let model = fold_params.fit_source(&mut training)?;
+            let mut scores = FoldScores::new();
+            FoldRows::new(data, &fold_of, fold, FoldSide::HeldOut, &kept)
+                .pass(&mut |chunk| scores.add(&model, chunk))?;
+            per_fold.push(scores.totals(&model, up_to));
+        }
+        let (choice, curve) = held_out::choose_by_likelihood(&per_fold, n, criterion, max)?;
+        Ok(CrossValidation {
+            choice,
+            curve,
+            fold_fits: folds,
+        })
     }
 
     /// How many eigenvectors a solver must return so that the count can be chosen afterwards.
     fn wanted_vectors(&self, max: usize) -> usize {
         match self.components() {
             ComponentCount::Fixed(k) => k.min(max),
-            ComponentCount::VarianceFraction(_) | ComponentCount::All => max,
+            _ => max,
         }
     }
 
@@ -363,6 +479,14 @@ impl PcaParams {
             return Err(PcaError::EmptyData {
                 n_samples: n,
                 n_features: d,
+            });
+        }
+        // Before ddof's own check, which would suggest ddof 0: no rule chooses from one sample.
+        let rule = self.components();
+        if n < 2 && rule.needs_spectrum() && !matches!(rule, ComponentCount::VarianceFraction(_)) {
+            return Err(PcaError::CannotChoose {
+                criterion: spectrum_rule(rule),
+                reason: format!("it needs at least 2 samples; the data has {n}"),
             });
         }
         if n <= self.ddof() {
@@ -380,6 +504,17 @@ impl PcaParams {
             }
         }
         Ok(())
+    }
+}
+
+/// The rule a spectrum-dependent count names: `variance fraction`, `mle`, `gavish-donoho`, `cv`.
+fn spectrum_rule(count: ComponentCount) -> &'static str {
+    match count {
+        ComponentCount::VarianceFraction(_) => "a fraction of variance",
+        ComponentCount::Mle => "mle",
+        ComponentCount::GavishDonoho { .. } => "gavish-donoho",
+        ComponentCount::CrossValidated { .. } => "cv",
+        ComponentCount::Fixed(_) | ComponentCount::All => "a number of components",
     }
 }
 

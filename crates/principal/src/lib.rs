@@ -55,6 +55,7 @@
 //! # Ok::<(), principal::PcaError>(())
 //! ```
 
+mod choose;
 mod collective;
 mod data;
 mod error;
@@ -71,6 +72,8 @@ mod probabilistic;
 mod real;
 pub mod solver;
 
+pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
+pub use choose::{ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, VARIANCE_FRACTIONS};
 pub use collective::{agree_outcome, Collective, SingleProcess};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};

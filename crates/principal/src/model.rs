@@ -3,9 +3,10 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
+use crate::choose::choice::ComponentChoice;
 use crate::error::{PcaError, Result};
 use crate::kernel::scan::check_finite;
-use crate::options::{ComponentCount, Scaling, Solver};
+use crate::options::{Scaling, Solver};
 use crate::preprocess::{centre_scale_into, Preprocessing};
 use crate::real::Real;
 use crate::solver::missing::{MissingFit, MissingValueReport};
@@ -30,6 +31,7 @@ pub struct PcaModel {
     solver: Solver,
     zero_variance_features: Vec<usize>,
     iteration_report: Option<IterationReport>,
+    component_choice: Option<ComponentChoice>,
     missing_values: Option<MissingValueReport>,
 }
 
@@ -71,12 +73,14 @@ pub struct ModelParts {
 const SIGN_TIE: f64 = 1e-9;
 
 impl PcaModel {
-    /// The model of `n_samples` rows from a solver's spectrum and the training preprocessing:
-    /// the number of components chosen by `count`, signs fixed, variances and ratios.
+    /// The model of `n_samples` rows from a solver's spectrum and the training preprocessing,
+    /// with the first `m` components (signs fixed, variances and ratios) and how `m` was chosen
+    /// when a rule chose it.
     pub(crate) fn from_spectrum(
         spectrum: Spectrum,
         prep: Preprocessing,
-        count: ComponentCount,
+        m: usize,
+        choice: Option<ComponentChoice>,
         ddof: usize,
         n_samples: usize,
         solver: Solver,
@@ -86,26 +90,6 @@ impl PcaModel {
         let values = &spectrum.eigenvalues;
         let total = prep.total_variance;
         let ratio_of = |v: f64| if total > 0.0 { v / total } else { 0.0 };
-        let m = match count {
-            ComponentCount::Fixed(k) => k,
-            ComponentCount::All => max,
-            ComponentCount::VarianceFraction(f) => {
-                if total <= 0.0 {
-                    return Err(PcaError::ZeroTotalVariance);
-                }
-                // Smallest M reaching f; the slack absorbs rounding so that f = 1 stops at the rank.
-                let mut cumulative = 0.0;
-                let mut chosen = max;
-                for (i, &v) in values.iter().enumerate() {
-                    cumulative += ratio_of(v);
-                    if cumulative >= f - 1e-12 {
-                        chosen = i + 1;
-                        break;
-                    }
-                }
-                chosen.min(max)
-            }
-        };
         assert!(
             m <= spectrum.vectors.ncols(),
             "solver returned too few eigenvectors"
@@ -148,6 +132,7 @@ impl PcaModel {
             solver,
             zero_variance_features: prep.zero_variance,
             iteration_report: spectrum.report,
+            component_choice: choice,
             missing_values: None,
         })
     }
@@ -166,20 +151,15 @@ impl PcaModel {
             zero_variance: fit.zero_variance,
             total_variance: total,
         };
-        let mut model = Self::from_spectrum(
-            fit.spectrum,
-            prep,
-            ComponentCount::Fixed(k),
-            ddof,
-            fit.n_samples,
-            Solver::Em,
-        )?;
+        let mut model =
+            Self::from_spectrum(fit.spectrum, prep, k, None, ddof, fit.n_samples, Solver::Em)?;
         model.noise_variance = fit.noise_variance;
         model.missing_values = Some(fit.report);
         Ok(model)
     }
 
-    /// Rebuilds a model from its parts (e.g. read from a file), checking every shape.
+    /// Rebuilds a model from its parts (e.g. read from a file), checking every shape. How the
+    /// number of components was chosen is a fact of the fit, not a part: it is `None` here.
     pub fn from_parts(parts: ModelParts) -> Result<Self> {
         let d = parts.mean.len();
         let m = parts.components.nrows();
@@ -259,6 +239,7 @@ impl PcaModel {
             solver: parts.solver,
             zero_variance_features: parts.zero_variance_features,
             iteration_report: parts.iteration_report,
+            component_choice: None,
             missing_values: parts.missing_values,
         })
     }
@@ -520,6 +501,12 @@ impl PcaModel {
     /// Features with zero variance in the training data (kept at scale 1 when standardizing).
     pub fn zero_variance_features(&self) -> &[usize] {
         &self.zero_variance_features
+    }
+    /// How the number of components was chosen, when a rule chose it (a fraction of variance,
+    /// mle, gavish-donoho, cv): the criterion, the number and the value that decided it.
+    /// `None` for a number given by the caller, and for a model rebuilt from its parts.
+    pub fn component_choice(&self) -> Option<&ComponentChoice> {
+        self.component_choice.as_ref()
     }
 }
 

@@ -15,6 +15,74 @@ pub enum ComponentCount {
     VarianceFraction(f64),
     /// Every component: `min(n_samples, n_features)`.
     All,
+    /// Minka's Bayesian model selection (scikit-learn's `n_components='mle'`): the M of largest
+    /// evidence under probabilistic PCA. Defined for every shape: with N ≤ D it works in the
+    /// N − 1 dimensions the centred data spans; data of exact rank r (noise-free beyond r)
+    /// gets r. Needs the whole spectrum (an exact solver).
+    Mle,
+    /// Gavish & Donoho's optimal hard threshold on the singular values of the centred data: the
+    /// number of singular values above `λ*(β)·√n·σ` for noise of standard deviation σ per
+    /// entry (in the model's units), or above `ω(β)·median` when σ is not given. Needs the
+    /// whole spectrum (an exact solver).
+    GavishDonoho {
+        /// The noise's standard deviation per entry, if known (`σ > 0`); else estimated from
+        /// the median singular value.
+        noise_sigma: Option<f64>,
+    },
+    /// The M of largest mean held-out probabilistic-PCA log-likelihood in k-fold
+    /// cross-validation: one exact fit per fold, each giving every candidate M. Needs an exact
+    /// solver.
+    CrossValidated {
+        /// Number of folds, at least 2.
+        folds: usize,
+        /// Seed of the rows' random assignment to folds.
+        seed: u64,
+    },
+}
+
+impl ComponentCount {
+    /// The number of folds [`ComponentCount::CrossValidated`] uses unless told otherwise.
+    pub const DEFAULT_FOLDS: usize = 5;
+
+    /// Whether the count depends on the spectrum, so that the solver must return all of it
+    /// (an exact solver).
+    pub fn needs_spectrum(self) -> bool {
+        !matches!(self, ComponentCount::Fixed(_) | ComponentCount::All)
+    }
+
+    /// The name used on the command line: `mle`, `gavish-donoho`, `cv`, or the number itself.
+    pub fn name(self) -> String {
+        match self {
+            ComponentCount::Fixed(k) => k.to_string(),
+            ComponentCount::VarianceFraction(f) => format!("variance {f}"),
+            ComponentCount::All => "all".into(),
+            ComponentCount::Mle => "mle".into(),
+            ComponentCount::GavishDonoho { .. } => "gavish-donoho".into(),
+            ComponentCount::CrossValidated { .. } => "cv".into(),
+        }
+    }
+}
+
+impl FromStr for ComponentCount {
+    type Err = String;
+
+    /// A whole number K (`Fixed(K)`), `mle`, `gavish-donoho` (noise estimated) or `cv`
+    /// ([`ComponentCount::DEFAULT_FOLDS`] folds, seed 0); the range of K is checked by
+    /// [`crate::PcaBuilder::build`].
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "mle" => Ok(ComponentCount::Mle),
+            "gavish-donoho" => Ok(ComponentCount::GavishDonoho { noise_sigma: None }),
+            "cv" => Ok(ComponentCount::CrossValidated {
+                folds: ComponentCount::DEFAULT_FOLDS,
+                seed: 0,
+            }),
+            other => other
+                .parse()
+                .map(ComponentCount::Fixed)
+                .map_err(|_| format!("{other} is not a whole number, mle, gavish-donoho or cv")),
+        }
+    }
 }
 
 /// Whether features are divided by their standard deviation after centring.

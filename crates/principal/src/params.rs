@@ -137,6 +137,14 @@ impl PcaBuilder {
             ComponentCount::VarianceFraction(f) if !(f > 0.0 && f <= 1.0) => {
                 return Err(PcaError::VarianceFractionOutOfRange(f))
             }
+            ComponentCount::GavishDonoho {
+                noise_sigma: Some(sigma),
+            } if !(sigma > 0.0 && sigma.is_finite()) => {
+                return Err(PcaError::NoiseSigmaOutOfRange(sigma))
+            }
+            ComponentCount::CrossValidated { folds, .. } if folds < 2 => {
+                return Err(PcaError::TooFewFolds(folds))
+            }
             _ => {}
         }
         Ok(PcaParams {
@@ -213,7 +221,8 @@ impl PcaParams {
     pub fn plan_across(&self, n_samples: usize, n_features: usize, processes: usize) -> SolverPlan {
         let k = match self.components {
             ComponentCount::Fixed(k) => Some(k),
-            ComponentCount::All | ComponentCount::VarianceFraction(_) => None,
+            // Every component, or a count that depends on the spectrum: an exact solver.
+            _ => None,
         };
         SolverPlan::across(
             self.solver,
@@ -229,6 +238,14 @@ impl PcaParams {
     pub(crate) fn with_solver(&self, solver: Solver) -> PcaParams {
         PcaParams {
             solver,
+            ..self.clone()
+        }
+    }
+
+    /// The same parameters keeping `components` instead.
+    pub(crate) fn with_components(&self, components: ComponentCount) -> PcaParams {
+        PcaParams {
+            components,
             ..self.clone()
         }
     }

@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // What everything may use: the error type and the options.
     &["error", "options"],
+    // Choosing the number of components, the rules that read a spectrum: what a choice
+    // records, then the rules (Gavish–Donoho on the Marchenko–Pastur median).
+    &["choose::choice", "choose::marchenko_pastur"],
+    &["choose::rules", "choose::evidence", "choose::threshold"],
     // The element types (f32, f64) and chunks of them.
     &["real"],
     // Re-readable sources; the leaves of the numeric kernels.
@@ -40,6 +44,8 @@ const LAYERS: &[&[&str]] = &[
     &["moments"],
     // Centring and scaling from moments or data.
     &["preprocess"],
+    // Parallel analysis: permuted copies of data in memory.
+    &["choose::parallel"],
     // The solvers: the problems and the shared eigensolver, then one file per solver.
     &["solver"],
     &[
@@ -60,9 +66,13 @@ const LAYERS: &[&[&str]] = &[
     &["probabilistic::gaussian"],
     &["probabilistic::sampling", "probabilistic::observed"],
     &["probabilistic"],
+    // Cross-validation's folds and their held-out likelihoods, under a fold's model.
+    &["choose::held_out"],
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
+    // Every criterion side by side, from one fit.
+    &["choose"],
     // The crate root: re-exports only.
     &["crate"],
 ];

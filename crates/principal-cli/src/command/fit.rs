@@ -15,7 +15,7 @@ use principal_io::{
 };
 
 use crate::budget;
-use crate::cli::{one_of, MemoryArgs, SelectArgs};
+use crate::cli::{one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs};
 use crate::progress::Progress;
 use crate::select::{describe, show, Selection};
 use crate::text::{self, percent};
@@ -29,9 +29,21 @@ pub struct FitArgs {
     /// a directory (its data files, sorted) or a quoted glob pattern such as 'parts/*.parquet'.
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
-    /// Keep K components (1 ≤ K ≤ min(n_samples, n_features)).
-    #[arg(short = 'k', long, value_name = "K", value_parser = parse_components, conflicts_with = "variance", allow_negative_numbers = true)]
-    pub components: Option<usize>,
+    /// Keep K components (1 ≤ K ≤ min(n_samples, n_features)), or let a criterion choose
+    /// them from the whole spectrum: mle (Minka's Bayesian evidence, as scikit-learn's
+    /// n_components='mle'), gavish-donoho (Gavish & Donoho's optimal threshold on the singular
+    /// values; --noise-sigma if the noise level is known) or cv (the largest held-out
+    /// probabilistic-PCA log-likelihood over --folds folds, seeded by --seed).
+    #[arg(short = 'k', long, value_name = "K|mle|gavish-donoho|cv", value_parser = parse_count, conflicts_with = "variance", allow_negative_numbers = true)]
+    pub components: Option<ComponentCount>,
+    /// With --components gavish-donoho: the noise's standard deviation per entry (in
+    /// standardized units with --standardize); without it, estimated from the median singular
+    /// value.
+    #[arg(long, value_name = "SIGMA", value_parser = parse_noise_sigma, requires = "components", allow_negative_numbers = true)]
+    pub noise_sigma: Option<f64>,
+    /// With --components cv: the number of folds (at least 2; default 5).
+    #[arg(long, value_name = "K", value_parser = parse_folds, requires = "components")]
+    pub folds: Option<usize>,
     /// Keep the fewest components that explain at least this fraction F of the variance (0 < F ≤ 1).
     #[arg(long, value_name = "F", value_parser = parse_variance, allow_negative_numbers = true)]
     pub variance: Option<f64>,
@@ -73,7 +85,8 @@ pub struct FitArgs {
 /// Settings of the randomized, power and em solvers.
 #[derive(Debug, Args)]
 pub struct IterativeArgs {
-    /// Seed of the random start (randomized, power, em): the same seed gives the same model.
+    /// Seed of the random start (randomized, power, em) and of the rows' assignment to folds
+    /// (--components cv): the same seed gives the same model.
     #[arg(long, value_name = "S", default_value_t = 0)]
     pub seed: u64,
     /// Iterate until the a-posteriori error estimate max‖S b − λ b‖/λ₁ is at most T (0 < T < 1);
@@ -99,12 +112,21 @@ pub struct IterativeArgs {
     pub power_method: PowerMethod,
 }
 
+/// A whole number K (`merge`: moments alone allow no other count).
 pub(crate) fn parse_components(s: &str) -> Result<usize, String> {
     let k: usize = s
         .parse()
         .map_err(|_| format!("--components {s} is not a whole number"))?;
     check(PcaBuilder::new().components(ComponentCount::Fixed(k)))?;
     Ok(k)
+}
+
+/// K, mle, gavish-donoho or cv, as the library's [`ComponentCount`] (its own `FromStr`), the
+/// range of K checked by the library.
+fn parse_count(s: &str) -> Result<ComponentCount, String> {
+    let count: ComponentCount = s.parse().map_err(|e| format!("--components {e}"))?;
+    check(PcaBuilder::new().components(count))?;
+    Ok(count)
 }
 
 pub(crate) fn parse_variance(s: &str) -> Result<f64, String> {
@@ -157,10 +179,30 @@ pub struct FitConfig {
 impl FitConfig {
     pub fn new(args: FitArgs) -> Result<Self> {
         let components = match (args.components, args.variance) {
-            (Some(k), _) => ComponentCount::Fixed(k),
+            (Some(ComponentCount::GavishDonoho { .. }), _) => ComponentCount::GavishDonoho {
+                noise_sigma: args.noise_sigma,
+            },
+            (Some(ComponentCount::CrossValidated { .. }), _) => ComponentCount::CrossValidated {
+                folds: args.folds.unwrap_or(ComponentCount::DEFAULT_FOLDS),
+                seed: args.iterative.seed,
+            },
+            (Some(count), _) => count,
             (None, Some(f)) => ComponentCount::VarianceFraction(f),
             (None, None) => ComponentCount::All,
         };
+        let misplaced = match components {
+            ComponentCount::GavishDonoho { .. } => args.folds.map(|_| ("--folds", "cv")),
+            ComponentCount::CrossValidated { .. } => {
+                args.noise_sigma.map(|_| ("--noise-sigma", "gavish-donoho"))
+            }
+            _ => (args.noise_sigma.map(|_| ("--noise-sigma", "gavish-donoho")))
+                .or(args.folds.map(|_| ("--folds", "cv"))),
+        };
+        if let Some((flag, rule)) = misplaced {
+            return Err(
+                usage_error("fit", format!("{flag} applies only to --components {rule}")).into(),
+            );
+        }
         let scaling = if args.standardize {
             Scaling::Standardize
         } else {
@@ -524,6 +566,9 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
             model.solver()
         );
     }
+    if let Some(choice) = model.component_choice() {
+        let _ = writeln!(s, "components: {choice}");
+    }
     if let Some(report) = model.iteration_report() {
         let _ = writeln!(
             s,
@@ -620,6 +665,33 @@ mod tests {
         for name in principal::Solver::NAMES {
             assert_eq!(fit_args(&["--solver", name]).solver.name(), *name);
         }
+    }
+
+    #[test]
+    fn components_parse_to_the_library_count() {
+        use principal::ComponentCount;
+        let parsed = |v: &str| fit_args(&["--components", v]).components;
+        assert_eq!(parsed("3"), Some(ComponentCount::Fixed(3)));
+        assert_eq!(parsed("mle"), Some(ComponentCount::Mle));
+        assert_eq!(
+            parsed("gavish-donoho"),
+            Some(ComponentCount::GavishDonoho { noise_sigma: None })
+        );
+        assert!(matches!(
+            parsed("cv"),
+            Some(ComponentCount::CrossValidated { .. })
+        ));
+        let words = [
+            "principal",
+            "fit",
+            "x.csv",
+            "-o",
+            "m",
+            "--components",
+            "many",
+        ];
+        let err = Cli::try_parse_from(words).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
     }
 
     #[test]

@@ -44,6 +44,22 @@ pub enum Units {
     Original,
 }
 
+/// Over which directions [`ProbabilisticPca::score_by_component_count`]'s σ²_M averages the
+/// discarded variance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum NoiseAverage {
+    /// The r − M discarded directions of the data's span, r = min(N, D): the model's
+    /// `noise_variance` (scikit-learn's).
+    Span,
+    /// All D − M directions the model does not keep (Tipping & Bishop's maximum likelihood,
+    /// the zero eigenvalues beyond the span included; the same when N ≥ D), and at least
+    /// `floor`: the rounding of a zero eigenvalue, so that data of exact rank scores finitely.
+    Ambient {
+        /// The smallest σ²_M.
+        floor: f64,
+    },
+}
+
 /// The posterior of the latent point of complete rows: its means, one row per sample, and its
 /// covariance, the same for every complete row.
 #[derive(Clone, Debug, PartialEq)]
@@ -254,6 +270,17 @@ impl<'a> ProbabilisticPca<'a> {
         x: MatRef<'_, T>,
         units: Units,
     ) -> Result<Vec<Option<f64>>> {
+        self.score_by_component_count_with(x, units, NoiseAverage::Span)
+    }
+
+    /// [`Self::score_by_component_count`] with σ²_M averaged as `noise` says (cross-validation
+    /// of wide data needs [`NoiseAverage::Ambient`]).
+    pub(crate) fn score_by_component_count_with<T: Real>(
+        &self,
+        x: MatRef<'_, T>,
+        units: Units,
+        noise_average: NoiseAverage,
+    ) -> Result<Vec<Option<f64>>> {
         let model = self.model;
         let (d, k) = (model.n_features(), model.n_components());
         let n = x.nrows().max(1) as f64;
@@ -277,7 +304,15 @@ impl<'a> ProbabilisticPca<'a> {
         let rank = model.n_samples().min(d);
         let mut curve = Vec::with_capacity(k + 1);
         for m in 0..=k {
-            let noise = truncated_noise(lambda, model.noise_variance(), rank, m);
+            let span_noise = truncated_noise(lambda, model.noise_variance(), rank, m);
+            let noise = match noise_average {
+                NoiseAverage::Span => span_noise,
+                // The same discarded variance over all D − M directions (0 when m ≥ rank).
+                NoiseAverage::Ambient { floor } if m < rank => {
+                    (span_noise * (rank - m) as f64 / (d - m) as f64).max(floor)
+                }
+                NoiseAverage::Ambient { floor } => span_noise.max(floor),
+            };
             let variances: Vec<f64> = lambda[..m]
                 .iter()
                 .map(|&l| noise + (l - noise).max(0.0))
