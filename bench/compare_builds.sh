@@ -23,7 +23,8 @@ for round in $(seq "$rounds"); do
             bin=$old; [ "$build" = new ] && bin=$new
             start=$(date +%s.%N)
             # shellcheck disable=SC2086 # the case's arguments are words
-            "$bin" fit ${cases[$case]} --output "$tmp/$build-$case.pca" >/dev/null
+            "$bin" fit ${cases[$case]} --output "$tmp/$build-$case.pca" >/dev/null 2>"$tmp/stderr" ||
+                { cat "$tmp/stderr" >&2; exit 1; }
             echo "$case $build $(echo "$(date +%s.%N) - $start" | bc)" >>"$tmp/times"
         done
         cmp -s "$tmp/old-$case.pca" "$tmp/new-$case.pca" || echo "$case: the models differ" >&2
