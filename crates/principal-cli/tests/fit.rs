@@ -72,7 +72,7 @@ fn iris_fit_and_inspect_json_match_the_reference_values() {
     let sign = pc1[0].signum() * IRIS_PC1[0].signum();
     let expected: Vec<f64> = IRIS_PC1.iter().map(|v| v * sign).collect();
     assert_close(pc1, &expected, 1e-6, "first component");
-    // SPEC's sign rule: the entry of largest magnitude is positive.
+    // The sign rule: the entry of largest magnitude is positive.
     for row in &components {
         let largest = row
             .iter()

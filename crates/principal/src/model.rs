@@ -521,7 +521,7 @@ pub(crate) fn truncated_noise(lambda: &[f64], noise: f64, rank: usize, m: usize)
     (lambda[m..].iter().sum::<f64>() + beyond) / (rank - m) as f64
 }
 
-/// SPEC's sign rule: the entry of largest magnitude is positive; among entries tied to within
+/// The sign rule (see the crate's conventions): the entry of largest magnitude is positive; among entries tied to within
 /// a relative 1e-9, the first one decides (so solvers that differ by rounding agree).
 fn fix_sign(mut row: faer::RowMut<'_, f64>) {
     let n = row.ncols();

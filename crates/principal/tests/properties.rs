@@ -1,6 +1,8 @@
-//! SPEC's relations as properties over random shapes (tall, wide, square, a single row),
-//! ranks, offsets, scalings and ddof: every exact solver satisfies relations 1–4, an offset of
-//! 1e6 changes nothing beyond rounding (relation 5), mixed precision stays within its stated
+//! The relations of PCA as properties over random shapes (tall, wide, square, a single row),
+//! ranks, offsets, scalings and ddof: every exact solver satisfies the relations of
+//! `common::check_relations` (uncorrelated codes of variance λ, reconstruction error equal to
+//! the discarded eigenvalues, residual orthogonal to the components, orthonormal components),
+//! an offset of 1e6 changes nothing beyond rounding, mixed precision stays within its stated
 //! bound, merged moments equal one pass, and row order does not matter.
 //!
 //! Failing cases proptest finds are kept in `proptest-regressions/properties.txt` beside this

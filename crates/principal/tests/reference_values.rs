@@ -1,4 +1,4 @@
-//! SPEC's reference values (the houses example, Iris) and what follows from them: the
+//! Reference values (the houses example, Iris's eigenvalues and components as published) and what follows from them: the
 //! variance fraction, standardization, constant features; every exact solver.
 
 mod common;

@@ -1,5 +1,5 @@
 //! What the whole-fit tests share: data (Iris, random matrices, signal plus noise), fitting
-//! shorthands, and SPEC's relations 1–3 as a checked property.
+//! shorthands, and the relations every fit satisfies on its training data as a checked property.
 // Each test file uses some of these.
 #![allow(dead_code)]
 
@@ -78,7 +78,10 @@ pub fn max_abs_diff(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
     m
 }
 
-/// Relations 1–3 of SPEC on the training data, with tolerances of rounding size.
+/// The relations every fit satisfies on its training data, with tolerances of rounding size:
+/// 1. the codes are uncorrelated with variances λ_m; 2. the mean squared reconstruction error is
+/// ((N − ddof)/N) Σ discarded λ; 3. the residual is orthogonal to every component; and the
+/// components are orthonormal.
 pub fn check_relations(x: MatRef<'_, f64>, model: &PcaModel) -> Result<(), TestCaseError> {
     let (n, m) = (x.nrows(), model.n_components());
     let ddof = model.ddof();
