@@ -79,8 +79,8 @@ pub fn max_abs_diff(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
 }
 
 /// The relations every fit satisfies on its training data, with tolerances of rounding size:
-/// 1. the codes are uncorrelated with variances λ_m; 2. the mean squared reconstruction error is
-/// ((N − ddof)/N) Σ discarded λ; 3. the residual is orthogonal to every component; and the
+/// the codes are uncorrelated with variances λ_m, the mean squared reconstruction error is
+/// ((N − ddof)/N) Σ discarded λ, the residual is orthogonal to every component, and the
 /// components are orthonormal.
 pub fn check_relations(x: MatRef<'_, f64>, model: &PcaModel) -> Result<(), TestCaseError> {
     let (n, m) = (x.nrows(), model.n_components());
