@@ -25,10 +25,13 @@ use principal::{
     ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaModel, Scaling, Solver,
 };
 use principal_io::{read_table, ColumnSelector, Matrix, ReadOptions};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 type Error = Box<dyn std::error::Error>;
+
+// The knock-outs, synthetic data and angle of the library's missing-values tests.
+#[path = "../../principal/tests/missing_data/mod.rs"]
+mod missing_data;
+use missing_data::{knock_out, largest_angle_sine, low_rank_plus_noise, mean_imputed};
 
 /// One data set of the table.
 struct DataSet {
@@ -189,8 +192,8 @@ fn measure(set: &DataSet, exact: &PcaModel, fraction: f64, seed: u64) -> Result<
         (sum / count.max(1) as f64).sqrt()
     };
     Ok(Run {
-        em_angle: largest_angle_degrees(&em, exact)?,
-        imputed_angle: largest_angle_degrees(&imputed, exact)?,
+        em_angle: largest_angle_sine(&em, exact)?.asin().to_degrees(),
+        imputed_angle: largest_angle_sine(&imputed, exact)?.asin().to_degrees(),
         em_rmse: error(&em.probabilistic().impute(holed.as_ref())?),
         imputed_rmse: error(&imputed.probabilistic().impute(holed.as_ref())?),
         column_mean_rmse: error(&filled),
@@ -209,22 +212,6 @@ fn fit_exact(x: &Mat<f64>, k: usize) -> Result<PcaModel, Error> {
         .fit(x.as_ref())?)
 }
 
-/// The largest principal angle between the spans of two models' components, in degrees: the
-/// arcsine of the largest singular value of the part of b's rows outside span(a).
-fn largest_angle_degrees(a: &PcaModel, b: &PcaModel) -> Result<f64, Error> {
-    let (ba, bb) = (a.components(), b.components());
-    let outside = bb - (bb * ba.transpose()) * ba;
-    let s = outside
-        .singular_values()
-        .map_err(|e| format!("SVD: {e:?}"))?;
-    Ok(s.iter()
-        .cloned()
-        .fold(0.0, f64::max)
-        .min(1.0)
-        .asin()
-        .to_degrees())
-}
-
 /// A data file of the repository with `exclude`d columns left out, as f64.
 fn read(path: &str, exclude: &[&str]) -> Result<Mat<f64>, Error> {
     let options = ReadOptions {
@@ -239,47 +226,4 @@ fn read(path: &str, exclude: &[&str]) -> Result<Mat<f64>, Error> {
         Matrix::F32(x) => Mat::from_fn(x.nrows(), x.ncols(), |i, j| f64::from(x[(i, j)])),
         Matrix::F64(x) => Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)]),
     })
-}
-
-/// A copy of `x` with each value missing (NaN) with probability `fraction`, independently.
-fn knock_out(x: &Mat<f64>, fraction: f64, seed: u64) -> Mat<f64> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
-        if rng.random::<f64>() < fraction {
-            f64::NAN
-        } else {
-            x[(i, j)]
-        }
-    })
-}
-
-/// Each NaN replaced by the mean of its column's observed values.
-fn mean_imputed(x: &Mat<f64>) -> Mat<f64> {
-    let means: Vec<f64> = (0..x.ncols())
-        .map(|j| {
-            let seen: Vec<f64> = x.col(j).iter().copied().filter(|v| !v.is_nan()).collect();
-            seen.iter().sum::<f64>() / seen.len().max(1) as f64
-        })
-        .collect();
-    Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
-        if x[(i, j)].is_nan() {
-            means[j]
-        } else {
-            x[(i, j)]
-        }
-    })
-}
-
-/// Rank-`r` Gaussian structure (strengths 5, 4, 3, …) in `d` features plus isotropic noise of
-/// standard deviation `noise`, offset 10.
-fn low_rank_plus_noise(n: usize, d: usize, r: usize, noise: f64, seed: u64) -> Mat<f64> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut normal =
-        move || -> f64 { rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng) };
-    let w = Mat::from_fn(d, r, |_, m| {
-        normal() * (5.0 - m as f64).max(1.0) / (d as f64).sqrt()
-    });
-    let z = Mat::from_fn(n, r, |_, _| normal());
-    let signal = &z * w.transpose();
-    Mat::from_fn(n, d, |i, j| 10.0 + signal[(i, j)] + noise * normal())
 }

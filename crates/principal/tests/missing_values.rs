@@ -5,15 +5,15 @@
 //! documented.
 
 mod common;
+mod missing_data;
 
 use common::{fit_with, iris, random_matrix};
+use missing_data::{knock_out, largest_angle_sine, low_rank_plus_noise, mean_imputed};
 use principal::faer::{Mat, MatRef};
 use principal::{
     ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaError, PcaModel, Scaling,
     Solver,
 };
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 fn fit_missing(
     x: MatRef<'_, f64>,
@@ -32,58 +32,6 @@ fn fit_missing(
         })
         .build()?
         .fit(x)
-}
-
-/// The sine of the largest principal angle between the spans of two models' components.
-fn largest_angle_sine(a: &PcaModel, b: &PcaModel) -> f64 {
-    let (ba, bb) = (a.components(), b.components());
-    // The part of b's rows outside span(a): bb − (bb baᵀ) ba; its largest singular value.
-    let outside = bb - (bb * ba.transpose()) * ba;
-    let s = outside.singular_values().unwrap();
-    s.iter().cloned().fold(0.0, f64::max).min(1.0)
-}
-
-/// A copy of `x` with each value missing (NaN) with probability `fraction`, independently.
-fn knock_out(x: &Mat<f64>, fraction: f64, seed: u64) -> Mat<f64> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
-        if rng.random::<f64>() < fraction {
-            f64::NAN
-        } else {
-            x[(i, j)]
-        }
-    })
-}
-
-/// Each NaN replaced by the mean of its column's observed values.
-fn mean_imputed(x: &Mat<f64>) -> Mat<f64> {
-    let means: Vec<f64> = (0..x.ncols())
-        .map(|j| {
-            let seen: Vec<f64> = x.col(j).iter().copied().filter(|v| !v.is_nan()).collect();
-            seen.iter().sum::<f64>() / seen.len() as f64
-        })
-        .collect();
-    Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
-        if x[(i, j)].is_nan() {
-            means[j]
-        } else {
-            x[(i, j)]
-        }
-    })
-}
-
-/// Rank-`r` Gaussian structure (strengths 5, 4, 3, …) in `d` features plus isotropic noise of
-/// standard deviation `noise`, offset 10.
-fn low_rank_plus_noise(n: usize, d: usize, r: usize, noise: f64, seed: u64) -> Mat<f64> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut normal =
-        move || -> f64 { rand_distr::Distribution::sample(&rand_distr::StandardNormal, &mut rng) };
-    let w = Mat::from_fn(d, r, |_, m| {
-        normal() * (5.0 - m as f64).max(1.0) / (d as f64).sqrt()
-    });
-    let z = Mat::from_fn(n, r, |_, _| normal());
-    let signal = &z * w.transpose();
-    Mat::from_fn(n, d, |i, j| 10.0 + signal[(i, j)] + noise * normal())
 }
 
 /// With nothing missing, EM's fixed point is the exact PCA: the same subspace, eigenvalues and
@@ -108,7 +56,7 @@ fn with_nothing_missing_em_is_the_exact_fit() {
             let report = em.missing_values().expect("a missing-value fit reports");
             assert_eq!(report.missing, 0);
             assert!(report.converged, "{report:?}");
-            let sine = largest_angle_sine(&em, &exact);
+            let sine = largest_angle_sine(&em, &exact).unwrap();
             let lambda = exact.explained_variance();
             let what = format!("{scaling:?}, k = {k}, {} iterations", report.iterations);
             assert!(sine <= 1e-8, "{what}: sin of the largest angle {sine:e}");
@@ -198,8 +146,11 @@ fn em_recovers_the_subspace_better_than_mean_imputation() {
             Solver::Svd,
         )
         .unwrap();
-        let em_angle = largest_angle_sine(&em, &truth).asin().to_degrees();
-        let imputed_angle = largest_angle_sine(&imputed, &truth).asin().to_degrees();
+        let em_angle = largest_angle_sine(&em, &truth).unwrap().asin().to_degrees();
+        let imputed_angle = largest_angle_sine(&imputed, &truth)
+            .unwrap()
+            .asin()
+            .to_degrees();
         println!("{fraction}: EM {em_angle:.3}°, mean imputation {imputed_angle:.3}°");
         assert!(em_angle <= bound_degrees, "{fraction}: EM {em_angle}°");
         assert!(
@@ -227,7 +178,7 @@ fn little_noise_converges_in_few_passes() {
         Solver::Svd,
     )
     .unwrap();
-    let angle = largest_angle_sine(&em, &truth).asin().to_degrees();
+    let angle = largest_angle_sine(&em, &truth).unwrap().asin().to_degrees();
     assert!(angle < 0.1, "{angle}°");
     println!("{} passes, {angle:.4}°", report.iterations);
 }
