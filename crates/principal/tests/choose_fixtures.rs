@@ -14,7 +14,6 @@
 //! unit tests of `choose::held_out` and `choose::marchenko_pastur`, which read the same files.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use principal::faer::Mat;
 use principal::{
@@ -23,11 +22,10 @@ use principal::{
 };
 use serde_json::Value;
 
-const SOLVERS: [Solver; 4] = [Solver::Auto, Solver::Covariance, Solver::Gram, Solver::Svd];
+mod fixture_files;
+use fixture_files::{fixture_tests, fixtures_dir, json_stems};
 
-fn fixtures_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures"))
-}
+const SOLVERS: [Solver; 4] = [Solver::Auto, Solver::Covariance, Solver::Gram, Solver::Svd];
 
 fn load(name: &str) -> Value {
     let path = fixtures_dir().join("choose").join(format!("{name}.json"));
@@ -186,19 +184,6 @@ fn gavish_donoho_matches_the_reference(name: &str) {
     }
 }
 
-macro_rules! fixture_tests {
-    ($($check:ident: $($name:ident),*;)*) => {
-        /// Every case with a test of its own (so that a failure names its case).
-        const CASES: &[&str] = &[$($(stringify!($name)),*),*];
-        $($(
-            #[test]
-            fn $name() {
-                $check(stringify!($name));
-            }
-        )*)*
-    };
-}
-
 fixture_tests!(
     mle_matches_sklearn: mle_iris, mle_wine, mle_wine_standardized,
         mle_breast_cancer_standardized, mle_digits_200, mle_tall_rank3, mle_square_rank2,
@@ -218,12 +203,7 @@ const CHECKED_IN_UNIT_TESTS: &[&str] = &["marchenko_pastur", "heldout_tall", "he
 #[test]
 fn every_fixture_has_a_test_and_its_script() {
     let dir = fixtures_dir().join("choose");
-    let found: BTreeSet<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|entry| entry.expect("directory entry").path())
-        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("json"))
-        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
-        .collect();
+    let found = json_stems(&dir);
     let listed: BTreeSet<String> = CASES
         .iter()
         .chain(CHECKED_IN_UNIT_TESTS)

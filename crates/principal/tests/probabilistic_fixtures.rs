@@ -15,14 +15,14 @@ use principal::faer::Mat;
 use principal::{ComponentCount, PcaBuilder, PcaModel, Scaling, Solver, Units};
 use serde_json::Value;
 
+mod fixture_files;
+use fixture_files::{fixture_tests, json_stems};
+
 const TOL: f64 = 1e-9;
 const SOLVERS: [Solver; 4] = [Solver::Covariance, Solver::Gram, Solver::Svd, Solver::Auto];
 
 fn fixtures_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/probabilistic"
-    ))
+    fixture_files::fixtures_dir().join("probabilistic")
 }
 
 fn load(name: &str) -> Value {
@@ -201,26 +201,15 @@ fn condition(model: &PcaModel) -> f64 {
     largest / smallest
 }
 
-macro_rules! fixture_tests {
-    ($($name:ident),* $(,)?) => {
-        const CASES: &[&str] = &[$(stringify!($name)),*];
-        $(
-            #[test]
-            fn $name() {
-                run_case(stringify!($name));
-            }
-        )*
-    };
-}
-
 fixture_tests!(
+    run_case:
     ppca_iris_m2,
     ppca_iris_m4,
     ppca_iris_standardized_m2,
     ppca_wide_8x20_m3,
     ppca_offset_1e6_40x5_m2,
     ppca_digits_150x32_m8,
-    ppca_wine_standardized_m4,
+    ppca_wine_standardized_m4;
 );
 
 /// Every fixture file has a test above and is made by the script (its name is in
@@ -229,14 +218,7 @@ fixture_tests!(
 #[test]
 fn every_fixture_file_has_a_test_and_a_script() {
     let dir = fixtures_dir();
-    let found: BTreeSet<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(|entry| {
-            let path = entry.expect("directory entry").path();
-            (path.extension().and_then(|e| e.to_str()) == Some("json"))
-                .then(|| path.file_stem().unwrap().to_string_lossy().into_owned())
-        })
-        .collect();
+    let found = json_stems(&dir);
     let listed: BTreeSet<String> = CASES.iter().map(|s| s.to_string()).collect();
     assert_eq!(found, listed, "fixture files and tests differ");
     let script = std::fs::read_to_string(dir.join("../generate_probabilistic.py")).unwrap();

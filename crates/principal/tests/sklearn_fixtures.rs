@@ -25,21 +25,19 @@
 //! only in the determined columns.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use principal::faer::Mat;
 use principal::{ComponentCount, PcaBuilder, PcaModel, Scaling, Solver};
 use serde_json::Value;
+
+mod fixture_files;
+use fixture_files::{fixture_tests, fixtures_dir, json_stems};
 
 const TOL: f64 = 1e-10;
 const EPS: f64 = f64::EPSILON;
 const SOLVERS: [Solver; 4] = [Solver::Covariance, Solver::Gram, Solver::Svd, Solver::Auto];
 /// Messages shown per failing case (the count of all failures is always shown).
 const MAX_MESSAGES: usize = 60;
-
-fn fixtures_dir() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures"))
-}
 
 /// One fixture file, parsed.
 struct Case {
@@ -478,20 +476,8 @@ fn run_case(name: &str) {
     }
 }
 
-macro_rules! fixture_tests {
-    ($($name:ident),* $(,)?) => {
-        /// Every case with a test of its own (so that a failure names its case).
-        const CASES: &[&str] = &[$(stringify!($name)),*];
-        $(
-            #[test]
-            fn $name() {
-                run_case(stringify!($name));
-            }
-        )*
-    };
-}
-
 fixture_tests!(
+    run_case:
     iris_m2,
     iris_m4,
     iris_variance_095,
@@ -505,7 +491,7 @@ fixture_tests!(
     random_standardized_ddof0_m3,
     center_ddof0_35x5_m2,
     digits_200_m10,
-    wine_standardized_m5,
+    wine_standardized_m5;
 );
 
 /// The directory holds at least 10 fixtures and every one of them has a test above: the suite
@@ -513,18 +499,7 @@ fixture_tests!(
 #[test]
 fn every_fixture_file_has_a_test() {
     let dir = fixtures_dir();
-    let found: BTreeSet<String> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .filter_map(|entry| {
-            let path = entry.expect("directory entry").path();
-            (path.extension().and_then(|e| e.to_str()) == Some("json")).then(|| {
-                path.file_stem()
-                    .expect("file stem")
-                    .to_string_lossy()
-                    .into_owned()
-            })
-        })
-        .collect();
+    let found = json_stems(&dir);
     assert!(
         found.len() >= 10,
         "only {} fixture files in {}: {found:?}",
