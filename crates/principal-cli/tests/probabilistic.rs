@@ -312,8 +312,28 @@ fn fit_with_missing_values_by_em() {
             "x.pca",
         ],
     );
+    // A criterion chooses from a complete fit's eigenvalues: with missing values, a usage error.
+    for criterion in ["mle", "gavish-donoho", "cv"] {
+        let stderr = env.fails(
+            2,
+            &[
+                "fit",
+                "holes.csv",
+                "--missing",
+                "em",
+                "--components",
+                criterion,
+                "-o",
+                "x.pca",
+            ],
+        );
+        assert!(
+            stderr.contains("with missing values, give a number of components"),
+            "{stderr}"
+        );
+    }
     let stderr = env.fails(
-        1,
+        2,
         &[
             "fit",
             "holes.csv",

@@ -228,7 +228,10 @@ impl FitConfig {
             .memory_limit(Some(memory_limit))
             .precision(args.precision)
             .missing(args.missing.unwrap_or_default())
-            .build()?;
+            .build()
+            // The builder sees parameters only, no data: what it refuses is a combination of
+            // flags (`--missing em --components mle`, `--solver svd --missing em`), exit 2.
+            .map_err(|e| usage_error("fit", crate::flags::message(&e)))?;
         let read = ReadOptions {
             missing: match params.missing() {
                 MissingValues::Em => Missing::AsNan,
