@@ -13,6 +13,7 @@ use faer::{Accum, Mat, MatRef, Par, Side};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 use crate::choose::choice::{leading_count, ComponentChoice, Criterion, Curve, SampleSpectrum};
 use crate::error::{PcaError, Result};
@@ -34,6 +35,10 @@ pub(crate) struct PermutedSpectra {
 /// own type, so that pixels and other small integers take its exact byte and integer paths as
 /// a fit does; with N < D the N×N Gram matrix of the centred copy is formed instead.
 ///
+/// The permutations run in parallel, one copy of the data per thread: the eigenvalue
+/// computation of one D×D matrix keeps only about one core busy. Permutation k draws from
+/// stream k of the seed's generator, so the spectra do not depend on the number of threads.
+///
 /// # Panics
 /// When `mean` (or `scale`) is not one per column, or `n_samples ≤ ddof`.
 #[track_caller]
@@ -52,55 +57,29 @@ pub(crate) fn permuted_spectra<T: Real>(
     assert!(n > ddof, "{n} samples with ddof {ddof}");
     let count = n.min(d);
     let divisor = (n - ddof) as f64;
-    let scale_of = |j: usize| scale.map_or(1.0, |s| s[j]);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut order: Vec<usize> = (0..n).collect();
-    let mut permuted = Mat::<T>::from_fn(n, d, |i, j| x[(i, j)]);
-    // The centred copy and its Gram matrix, for N < D only.
-    let mut centred = Mat::<f64>::zeros(if n < d { n } else { 0 }, d);
-    let mut gram = Mat::<f64>::zeros(if n < d { n } else { 0 }, if n < d { n } else { 0 });
-    // samples[i] holds the i-th largest eigenvalue of every permutation.
+    let permuter = Permuter {
+        x,
+        mean,
+        scale,
+        precision,
+        seed,
+    };
+    // Contiguous runs of permutations, one per thread, each with its own buffers.
+    let threads = rayon::current_num_threads().clamp(1, permutations.max(1));
+    let runs: Vec<std::ops::Range<usize>> = (0..threads)
+        .map(|t| permutations * t / threads..permutations * (t + 1) / threads)
+        .collect();
+    let spectra: Vec<Vec<Vec<f64>>> = runs
+        .into_par_iter()
+        .map(|run| {
+            let mut buffers = permuter.buffers();
+            run.map(|k| permuter.spectrum(k, &mut buffers))
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<_>>()?;
+    // samples[i] holds the i-th largest eigenvalue of every permutation, in order.
     let mut samples = vec![Vec::with_capacity(permutations); count];
-    for _ in 0..permutations {
-        for j in 0..d {
-            order.shuffle(&mut rng);
-            for (i, &row) in order.iter().enumerate() {
-                permuted[(i, j)] = x[(row, j)];
-            }
-        }
-        let eigenvalues = |product: &Mat<f64>| {
-            product
-                .self_adjoint_eigenvalues(Side::Lower)
-                .map_err(|e| PcaError::NoConvergence {
-                    solver: "parallel analysis",
-                    detail: format!("{e:?}"),
-                })
-        };
-        let ascending = if n >= d {
-            let mut acc = MomentAccumulator::new(d).with_precision(precision);
-            acc.push(permuted.as_ref())?;
-            let moments = acc.finish()?;
-            let scatter = moments.scatter();
-            eigenvalues(&Mat::from_fn(d, d, |i, j| {
-                scatter[(i, j)] / (scale_of(i) * scale_of(j))
-            }))?
-        } else {
-            for j in 0..d {
-                for i in 0..n {
-                    centred[(i, j)] = (permuted[(i, j)].to_f64() - mean[j]) / scale_of(j);
-                }
-            }
-            let c = centred.as_ref();
-            matmul(
-                gram.as_mut(),
-                Accum::Replace,
-                c,
-                c.transpose(),
-                1.0,
-                Par::rayon(0),
-            );
-            eigenvalues(&gram)?
-        };
+    for ascending in spectra.iter().flatten() {
         for (i, value) in ascending.iter().rev().take(count).enumerate() {
             samples[i].push((value / divisor).max(0.0));
         }
@@ -113,6 +92,90 @@ pub(crate) fn permuted_spectra<T: Real>(
         percentiles,
         spectra: permutations,
     })
+}
+
+/// What every permutation reads: the data, its mean and scale, and the seed.
+struct Permuter<'a, T> {
+    x: MatRef<'a, T>,
+    mean: &'a [f64],
+    scale: Option<&'a [f64]>,
+    precision: Precision,
+    seed: u64,
+}
+
+/// One thread's working copies: the row order, the permuted data, and for N < D the centred
+/// copy and its Gram matrix.
+struct Buffers<T> {
+    order: Vec<usize>,
+    permuted: Mat<T>,
+    centred: Mat<f64>,
+    gram: Mat<f64>,
+}
+
+impl<T: Real> Permuter<'_, T> {
+    fn buffers(&self) -> Buffers<T> {
+        let (n, d) = (self.x.nrows(), self.x.ncols());
+        let gram_side = if n < d { n } else { 0 };
+        Buffers {
+            order: Vec::with_capacity(n),
+            permuted: Mat::from_fn(n, d, |i, j| self.x[(i, j)]),
+            centred: Mat::zeros(gram_side, d),
+            gram: Mat::zeros(gram_side, gram_side),
+        }
+    }
+
+    fn scale_of(&self, j: usize) -> f64 {
+        self.scale.map_or(1.0, |s| s[j])
+    }
+
+    /// The eigenvalues (ascending, unscaled by N − ddof) of permutation `k`.
+    fn spectrum(&self, k: usize, b: &mut Buffers<T>) -> Result<Vec<f64>> {
+        let (x, (n, d)) = (self.x, (self.x.nrows(), self.x.ncols()));
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(k as u64);
+        for j in 0..d {
+            b.order.clear();
+            b.order.extend(0..n);
+            b.order.shuffle(&mut rng);
+            for (i, &row) in b.order.iter().enumerate() {
+                b.permuted[(i, j)] = x[(row, j)];
+            }
+        }
+        let eigenvalues = |product: &Mat<f64>| {
+            product
+                .self_adjoint_eigenvalues(Side::Lower)
+                .map_err(|e| PcaError::NoConvergence {
+                    solver: "parallel analysis",
+                    detail: format!("{e:?}"),
+                })
+        };
+        if n >= d {
+            let mut acc = MomentAccumulator::new(d).with_precision(self.precision);
+            acc.push(b.permuted.as_ref())?;
+            let moments = acc.finish()?;
+            let scatter = moments.scatter();
+            eigenvalues(&Mat::from_fn(d, d, |i, j| {
+                scatter[(i, j)] / (self.scale_of(i) * self.scale_of(j))
+            }))
+        } else {
+            for j in 0..d {
+                for i in 0..n {
+                    b.centred[(i, j)] =
+                        (b.permuted[(i, j)].to_f64() - self.mean[j]) / self.scale_of(j);
+                }
+            }
+            let c = b.centred.as_ref();
+            matmul(
+                b.gram.as_mut(),
+                Accum::Replace,
+                c,
+                c.transpose(),
+                1.0,
+                Par::rayon(0),
+            );
+            eigenvalues(&b.gram)
+        }
+    }
 }
 
 /// The `q`-quantile of `values` by linear interpolation between order statistics (numpy's
@@ -183,6 +246,45 @@ mod tests {
         assert_eq!(a.spectra, 20);
         let c = permuted_spectra(x.as_ref(), &mean, None, 1, Precision::Full, 20, 95.0, 8).unwrap();
         assert_ne!(a.percentiles, c.percentiles);
+    }
+
+    /// Permutation k draws from its own stream: one, two or three threads give the same bits,
+    /// for tall data and wide.
+    #[test]
+    fn permuted_spectra_do_not_depend_on_the_number_of_threads() {
+        for (n, d) in [(40, 6), (6, 11)] {
+            let x = Mat::from_fn(n, d, |i, j| {
+                ((i * 13 + j * j * 5) % 17) as f64 - 3.0 * j as f64
+            });
+            let mean: Vec<f64> = (0..d)
+                .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
+                .collect();
+            let in_pool = |threads: usize, percentile: f64| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| {
+                        permuted_spectra(
+                            x.as_ref(),
+                            &mean,
+                            None,
+                            1,
+                            Precision::Full,
+                            7,
+                            percentile,
+                            5,
+                        )
+                        .unwrap()
+                        .percentiles
+                    })
+            };
+            for percentile in [0.0, 50.0, 95.0, 100.0] {
+                let one = in_pool(1, percentile);
+                assert_eq!(one, in_pool(2, percentile), "{n}×{d}, {percentile}");
+                assert_eq!(one, in_pool(3, percentile), "{n}×{d}, {percentile}");
+            }
+        }
     }
 
     /// Wide data (N < D) takes the N×N product: the same eigenvalues.
