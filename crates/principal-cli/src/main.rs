@@ -55,7 +55,15 @@ fn main() -> ExitCode {
     // Under mpirun (feature `mpi`) every rank runs this; only rank 0 prints an error (every
     // rank has the failing rank's message) and every rank exits 1. Before the exit status is
     // known the processes are dropped, which finalizes MPI.
-    let processes = Processes::start();
+    let processes = match Processes::start() {
+        Ok(processes) => processes,
+        Err(message) => {
+            if let Some(message) = message {
+                let _ = io::stderr().write_all(format!("error: {message}\n").as_bytes());
+            }
+            return ExitCode::from(1);
+        }
+    };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&processes)));
     // Rank 0 writes the error before MPI is finalized: once finalized, the other ranks exit 1
     // and mpirun ends the job, which could kill rank 0 before its line was written.

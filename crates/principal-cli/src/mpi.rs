@@ -20,14 +20,6 @@ use mpi::traits::*;
 /// The tag of failure notices.
 const FAILURE: mpi::Tag = 0x0fa1;
 
-/// Whether an MPI launcher started this process (Open MPI's mpirun, or srun with PMI/PMIx):
-/// only then is MPI initialized, so that a plain run needs no MPI runtime.
-pub fn launched() -> bool {
-    ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some())
-}
-
 /// Initializes MPI; a panic on this rank from now on aborts the whole job.
 pub fn start() -> (MpiWorld, Universe) {
     let universe = mpi::initialize().expect("MPI is initialized once");
