@@ -4,8 +4,10 @@
 //! per rank; a failing rank ends the job promptly with its message; `fit --missing em`, `score`,
 //! `sample` and `impute` say they run in one process.
 //!
-//! Runs Open MPI's `mpirun` on this machine only (shared memory and loopback). As root, Open
-//! MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, set here.
+//! Runs Open MPI's `mpirun` on this machine: most tests with every rank on it (shared memory
+//! and loopback), one over two hosts from a hostfile, the hosts being network namespaces with
+//! their own names and addresses on a bridge (TCP only between them; root and iproute2). As
+//! root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, set here.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -383,4 +385,176 @@ fn a_failing_rank_leaves_no_transform_part_behind() {
         "rank 1: cannot transform a.csv and 2 more file(s): b.csv, line 51",
         &unwritten,
     );
+}
+
+/// Hosts on this machine for a job launched as on a cluster: network namespaces (each its own
+/// network stack and address, as `ph{k}`-like hosts would have) joined by a bridge, and Open
+/// MPI's rsh launcher with an agent that enters a namespace where a cluster's would `ssh`.
+/// Needs root and iproute2; removed on drop.
+struct Hosts {
+    names: Vec<String>,
+    bridge: String,
+    /// The hosts' subnet, as `10.A.B.0/24`.
+    subnet: String,
+}
+
+fn ip(args: &[&str]) {
+    let out = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip runs (apt-get install iproute2)");
+    assert!(
+        out.status.success(),
+        "ip {args:?} failed (network namespaces need root): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Hosts {
+    fn new(count: usize) -> Hosts {
+        // Names and a subnet of this test process's own, so that concurrent runs do not meet.
+        let id = std::process::id() % 60_000;
+        let (a, b) = (16 + id / 250 % 200, id % 250);
+        let bridge = format!("pbr{id}");
+        let subnet = format!("10.{a}.{b}.0/24");
+        let mut hosts = Hosts {
+            names: Vec::new(),
+            bridge: bridge.clone(),
+            subnet,
+        };
+        ip(&["link", "add", &bridge, "type", "bridge"]);
+        ip(&["addr", "add", &format!("10.{a}.{b}.254/24"), "dev", &bridge]);
+        ip(&["link", "set", &bridge, "up"]);
+        for k in 1..=count {
+            let name = format!("ph{id}-{k}");
+            let veth = format!("pv{id}-{k}");
+            ip(&["netns", "add", &name]);
+            hosts.names.push(name.clone());
+            ip(&[
+                "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", &name,
+            ]);
+            ip(&["link", "set", &veth, "master", &bridge, "up"]);
+            let inside = |args: &[&str]| {
+                let mut all = vec!["netns", "exec", &name, "ip"];
+                all.extend(args);
+                ip(&all);
+            };
+            inside(&["addr", "add", &format!("10.{a}.{b}.{k}/24"), "dev", "eth0"]);
+            inside(&["link", "set", "eth0", "up"]);
+            inside(&["link", "set", "lo", "up"]);
+        }
+        hosts
+    }
+
+    /// `mpirun -n RANKS --hostfile …` with `slots` ranks per host, in the test's directory:
+    /// the ranks talk over TCP on the hosts' network only (no shared memory between hosts).
+    fn mpirun(&self, env: &Env, ranks: usize, slots: &[usize], args: &[&str]) -> Output {
+        let hostfile: String = self
+            .names
+            .iter()
+            .zip(slots)
+            .map(|(name, slots)| format!("{name} slots={slots}\n"))
+            .collect();
+        env.write("hostfile", hostfile);
+        // Each host has its own name (a UTS namespace) and its own temporary directory
+        // (/tmp/HOST: short, for the sockets Open MPI makes there), where Open MPI keeps a
+        // host's session files: two daemons under one name on one machine collide there
+        // (seen: an orted crashing in hwloc's shared topology file, a session mkdir failing).
+        let agent = env.write(
+            "agent.sh",
+            "#!/bin/sh\n# Open MPI's rsh agent: HOST COMMAND… runs COMMAND on HOST, a namespace.\n\
+             host=$1; shift\nmkdir -p \"/tmp/$host\"\n\
+             exec ip netns exec \"$host\" unshare --uts /bin/sh -c \\\n\
+             \"hostname $host && TMPDIR=/tmp/$host && export TMPDIR && $*\"\n",
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::process::Command::new("mpirun")
+            .current_dir(env.dir.path())
+            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+            .args(["-n", &ranks.to_string(), "--hostfile", "hostfile"])
+            .args(["--mca", "plm_rsh_agent", agent.to_str().unwrap()])
+            .args(["--mca", "btl", "self,tcp"])
+            .args(["--mca", "btl_tcp_if_include", &self.subnet])
+            .args(["--mca", "oob_tcp_if_include", &self.subnet])
+            .args(["--mca", "odls_base_sigkill_timeout", "0"])
+            .arg(env!("CARGO_BIN_EXE_principal"))
+            .args(args)
+            .output()
+            .expect("mpirun runs (apt-get install openmpi-bin)")
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        // Deleting a namespace removes its end of the veth pair, and with it the other end.
+        for name in &self.names {
+            let _ = std::process::Command::new("ip")
+                .args(["netns", "delete", name])
+                .status();
+            let _ = std::fs::remove_dir_all(format!("/tmp/{name}"));
+        }
+        let _ = std::process::Command::new("ip")
+            .args(["link", "delete", &self.bridge])
+            .status();
+    }
+}
+
+/// A job over two hosts from a hostfile (rank 0 on one, ranks 1 and 2 on the other), launched
+/// through the rsh agent and talking TCP: the model of one process, to rounding, for the
+/// covariance and randomized solvers, standardized or not, under an offset of 1e6; a failing
+/// rank on the other host ends the job with its message and no model.
+#[test]
+fn a_job_over_two_hosts_fits_the_model_of_one_process() {
+    let env = Env::new();
+    let hosts = Hosts::new(2);
+    let rows = offset_rows(2000, 6, 4);
+    let header: Vec<String> = (0..6).map(|j| format!("f{j}")).collect();
+    for (k, w) in [0, 500, 1400, 2000].windows(2).enumerate() {
+        env.write(
+            &format!("p{k}.csv"),
+            to_csv(Some(&header), &rows[w[0]..w[1]]),
+        );
+    }
+    let inputs = ["p0.csv", "p1.csv", "p2.csv"];
+    for options in [
+        &["--solver", "covariance", "-k", "3"][..],
+        &["--solver", "covariance", "-k", "3", "--standardize"],
+        &["--solver", "randomized", "-k", "2", "--seed", "5"],
+    ] {
+        let mut args = vec!["fit"];
+        args.extend(inputs);
+        args.extend(options);
+        let mut one = args.clone();
+        one.extend(["-o", "one.pca"]);
+        env.ok(&one);
+        let mut many = args.clone();
+        many.extend(["-o", "hosts.pca"]);
+        let out = hosts.mpirun(&env, 3, &[1, 2], &many);
+        let said = stderr(&out);
+        assert!(out.status.success(), "{options:?}:\n{said}");
+        assert_eq!(said.matches("fitted ").count(), 1, "{said}");
+        assert!(said.contains("over 3 MPI processes"), "{said}");
+        let (a, b) = (model_json(&env, "hosts.pca"), model_json(&env, "one.pca"));
+        assert_same_model(&a, &b, 1e-9);
+    }
+    std::fs::remove_file(env.path("hosts.pca")).unwrap();
+    // Rank 2, on the second host, reads p2.csv: a bad value on its last line.
+    let mut text = to_csv(Some(&header), &rows[1400..2000]);
+    let at = text.trim_end().rfind('\n').unwrap() + 1;
+    text.replace_range(at..at + 1, "?");
+    env.write("p2.csv", text);
+    let mut args = vec!["fit"];
+    args.extend(inputs);
+    args.extend(["-k", "2", "-o", "hosts.pca"]);
+    let out = hosts.mpirun(&env, 3, &[1, 2], &args);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert_eq!(said.matches("error:").count(), 1, "{said}");
+    assert!(
+        said.contains("cannot fit p0.csv and 2 more file(s): rank 2: p2.csv, line 601"),
+        "{said}"
+    );
+    assert!(!env.path("hosts.pca").exists());
 }
