@@ -342,6 +342,8 @@ fn bad_choices_are_usage_errors() {
     assert!(!env.path("m").exists());
 }
 
+/// `fit --components cv` with more folds than rows is a data error; `choose` prints the rest
+/// of its table and says why cv has no answer (text and JSON).
 #[test]
 fn more_folds_than_rows_is_a_data_error() {
     let env = Env::new();
@@ -352,4 +354,40 @@ fn more_folds_than_rows_is_a_data_error() {
         "{stderr}"
     );
     assert!(!env.path("m").exists());
+    let out = env.run(&["choose", "three.csv"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\nmle "), "{text}");
+    assert!(
+        text.contains(
+            "\ncv                 –  not computed: 5 folds of 3 sample(s) leave a fold with no \
+             held-out sample; use at most 3 folds (--folds)"
+        ),
+        "{text}"
+    );
+    let out = env.run(&["choose", "three.csv", "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let names: Vec<&str> = json["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["criterion"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    assert!(!names.contains(&"cv"), "{names:?}");
+    let unavailable = &json["unavailable"][0];
+    assert_eq!(unavailable["criterion"], "cv");
+    assert_eq!(unavailable["folds"], 5);
+    assert!(unavailable["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("5 folds of 3 sample(s)"));
+    // With folds it can make, cv answers.
+    let out = env.run(&["choose", "three.csv", "--folds", "3", "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["unavailable"], serde_json::json!([]));
 }

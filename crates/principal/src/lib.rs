@@ -73,7 +73,10 @@ mod real;
 pub mod solver;
 
 pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
-pub use choose::{ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, VARIANCE_FRACTIONS};
+pub use choose::{
+    ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, UnavailableCriterion,
+    VARIANCE_FRACTIONS,
+};
 pub use collective::{agree_outcome, Collective, SingleProcess};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};

@@ -141,17 +141,29 @@ fn bounds_hold(
         seed,
         ..ChooseOptions::default()
     };
-    let table = match params.choose(x.as_ref(), &options) {
-        Ok(table) => table,
-        // Two folds of two or three rows leave too few training rows: a stated error.
-        Err(PcaError::CannotChoose {
-            criterion: "cv", ..
-        }) if n < 6 => return Ok(()),
-        Err(e) => return Err(TestCaseError::fail(format!("{n}×{d}: {e}"))),
-    };
+    let table = params
+        .choose(x.as_ref(), &options)
+        .map_err(|e| TestCaseError::fail(format!("{n}×{d}: {e}")))?;
     let k = max.unwrap_or(n.min(d)).min(n.min(d));
     prop_assert_eq!(table.max_components, k);
-    prop_assert_eq!(table.criteria.len(), VARIANCE_FRACTIONS.len() + 6);
+    // Two folds of two or three rows leave too few training rows: cv alone is left out, and
+    // says why.
+    let cv_left_out = table.unavailable.len();
+    prop_assert!(
+        cv_left_out == 0 || n < 6,
+        "{}×{}: {:?}",
+        n,
+        d,
+        table.unavailable
+    );
+    for u in &table.unavailable {
+        prop_assert_eq!(u.criterion.name(), "cv");
+        prop_assert!(u.reason.contains("training sample"), "{}", u.reason);
+    }
+    prop_assert_eq!(
+        table.criteria.len(),
+        VARIANCE_FRACTIONS.len() + 6 - cv_left_out
+    );
     for c in &table.criteria {
         let m = c.choice.n_components;
         prop_assert!(
@@ -424,7 +436,8 @@ fn bad_settings_are_errors_naming_the_setting() {
         let err = options.check().unwrap_err();
         assert!(err.to_string().starts_with(want), "{err}");
     }
-    // More folds than rows.
+    // More folds than rows: cv alone is an error; in the table, the other criteria answer
+    // and cv says why it has no answer.
     let x = random_matrix(4, 3, None, 0.0, 1);
     let err = PcaBuilder::new()
         .components(ComponentCount::CrossValidated { folds: 5, seed: 0 })
@@ -433,6 +446,26 @@ fn bad_settings_are_errors_naming_the_setting() {
         .fit(x.as_ref())
         .unwrap_err();
     assert!(err.to_string().starts_with("cv cannot choose"), "{err}");
+    let table = PcaBuilder::new()
+        .build()
+        .unwrap()
+        .choose(x.as_ref(), &ChooseOptions::default())
+        .unwrap();
+    assert_eq!(table.criteria.len(), VARIANCE_FRACTIONS.len() + 5);
+    assert!(table
+        .criteria
+        .iter()
+        .all(|c| c.choice.criterion.name() != "cv"));
+    assert_eq!(
+        table.unavailable,
+        [principal::UnavailableCriterion {
+            criterion: Criterion::CrossValidation { folds: 5, seed: 0 },
+            reason: "5 folds of 4 sample(s) leave a fold with no held-out sample; use at most 4 \
+                     folds"
+                .into(),
+        }]
+    );
+    assert_eq!(table.work.fold_fits, 0);
     // An iterative solver cannot see the whole spectrum.
     for count in [
         ComponentCount::Mle,

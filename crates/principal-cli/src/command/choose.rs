@@ -229,6 +229,19 @@ fn tables(t: &ChoiceTable, config: &ChooseConfig, read: std::time::Duration) -> 
             how(&c.choice)
         );
     }
+    for u in &t.unavailable {
+        let flag = match u.criterion {
+            Criterion::CrossValidation { .. } => " (--folds)",
+            _ => "",
+        };
+        let _ = writeln!(
+            s,
+            "{:<15} {:>4}  not computed: {}{flag}",
+            u.criterion.name(),
+            "–",
+            u.reason
+        );
+    }
     let _ = writeln!(s);
     // The curves: one column per curve, the threshold beside the statistic it bounds.
     let column = |name: &str| {
@@ -322,29 +335,16 @@ fn to_json(t: &ChoiceTable) -> Value {
                 "statistic": c.curve.statistic,
                 "threshold": c.curve.threshold,
             });
-            let settings = match choice.criterion {
-                Criterion::VarianceFraction(f) => json!({ "fraction": f }),
-                Criterion::ParallelAnalysis {
-                    permutations,
-                    percentile,
-                    seed,
-                } => {
-                    json!({ "permutations": permutations, "percentile": percentile, "seed": seed })
-                }
-                Criterion::GavishDonoho(NoiseLevel::Known(s)) => {
-                    json!({ "noise_sigma": s, "noise_estimated": false })
-                }
-                Criterion::GavishDonoho(NoiseLevel::Estimated(s)) => {
-                    json!({ "noise_sigma": s, "noise_estimated": true })
-                }
-                Criterion::CrossValidation { folds, seed } => {
-                    json!({ "folds": folds, "seed": seed })
-                }
-                _ => json!({}),
-            };
-            if let (Some(entry), Value::Object(settings)) = (entry.as_object_mut(), settings) {
-                entry.extend(settings);
-            }
+            with_settings(&mut entry, choice.criterion);
+            entry
+        })
+        .collect();
+    let unavailable: Vec<Value> = t
+        .unavailable
+        .iter()
+        .map(|u| {
+            let mut entry = json!({ "criterion": u.criterion.name(), "reason": u.reason });
+            with_settings(&mut entry, u.criterion);
             entry
         })
         .collect();
@@ -356,6 +356,7 @@ fn to_json(t: &ChoiceTable) -> Value {
         "eigenvalues": t.eigenvalues,
         "explained_variance_ratio": t.explained_variance_ratio,
         "criteria": criteria,
+        "unavailable": unavailable,
         "work": {
             "fits": w.fits,
             "permuted_spectra": w.permuted_spectra,
@@ -365,6 +366,29 @@ fn to_json(t: &ChoiceTable) -> Value {
             "cross_validation_seconds": w.cross_validation_time.as_secs_f64(),
         },
     })
+}
+
+/// Adds a criterion's settings (fraction, permutations, noise level, folds…) to its entry.
+fn with_settings(entry: &mut Value, criterion: Criterion) {
+    let settings = match criterion {
+        Criterion::VarianceFraction(f) => json!({ "fraction": f }),
+        Criterion::ParallelAnalysis {
+            permutations,
+            percentile,
+            seed,
+        } => json!({ "permutations": permutations, "percentile": percentile, "seed": seed }),
+        Criterion::GavishDonoho(NoiseLevel::Known(s)) => {
+            json!({ "noise_sigma": s, "noise_estimated": false })
+        }
+        Criterion::GavishDonoho(NoiseLevel::Estimated(s)) => {
+            json!({ "noise_sigma": s, "noise_estimated": true })
+        }
+        Criterion::CrossValidation { folds, seed } => json!({ "folds": folds, "seed": seed }),
+        _ => json!({}),
+    };
+    if let (Some(entry), Value::Object(settings)) = (entry.as_object_mut(), settings) {
+        entry.extend(settings);
+    }
 }
 
 fn finite(v: f64) -> Value {

@@ -112,10 +112,24 @@ pub struct ChoiceTable {
     /// λ_m / trace(S), m = 1..=K.
     pub explained_variance_ratio: Vec<f64>,
     /// One entry per criterion: the variance fractions of [`VARIANCE_FRACTIONS`], Kaiser,
-    /// broken stick, parallel analysis, mle, Gavish–Donoho, cv, in that order.
+    /// broken stick, parallel analysis, mle, Gavish–Donoho, cv, in that order, but for those
+    /// in `unavailable`.
     pub criteria: Vec<CriterionResult>,
+    /// The criteria this data cannot support, and why: cross-validation with fewer samples
+    /// than folds. The others are still answered; asked for alone (`fit --components cv`),
+    /// such a criterion is an error ([`PcaError::CannotChoose`]).
+    pub unavailable: Vec<UnavailableCriterion>,
     /// What it took.
     pub work: ChoiceWork,
+}
+
+/// A criterion that the data cannot support, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnavailableCriterion {
+    /// The rule, with its settings.
+    pub criterion: Criterion,
+    /// Why it has no answer here.
+    pub reason: String,
 }
 
 /// One criterion's answer and its curve over M = 1..=K.
@@ -273,16 +287,29 @@ impl PcaParams {
 
         let started = Instant::now();
         let mut data = InMemory::new(x, 4096);
-        let cv = self.cross_validate(
+        let mut unavailable = Vec::new();
+        match self.cross_validate(
             &mut data,
             &varying,
             constant,
             options.folds,
             options.seed,
             max,
-        )?;
-        work.fold_fits = cv.fold_fits;
-        add((cv.choice, cv.curve));
+        ) {
+            Ok(cv) => {
+                work.fold_fits = cv.fold_fits;
+                add((cv.choice, cv.curve));
+            }
+            // Too few samples for the folds: the rest of the table still answers.
+            Err(PcaError::CannotChoose { reason, .. }) => unavailable.push(UnavailableCriterion {
+                criterion: Criterion::CrossValidation {
+                    folds: options.folds,
+                    seed: options.seed,
+                },
+                reason,
+            }),
+            Err(e) => return Err(e),
+        }
         work.cross_validation_time = started.elapsed();
 
         Ok(ChoiceTable {
@@ -292,6 +319,7 @@ impl PcaParams {
             eigenvalues: values[..max].to_vec(),
             explained_variance_ratio: model.explained_variance_ratio()[..max].to_vec(),
             criteria,
+            unavailable,
             work,
         })
     }
