@@ -6,8 +6,10 @@
 //!
 //! Runs Open MPI's `mpirun` on this machine: most tests with every rank on it (shared memory
 //! and loopback), one over two hosts from a hostfile, the hosts being network namespaces with
-//! their own names and addresses on a bridge (TCP only between them; root and iproute2). As
-//! root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, set here.
+//! their own names and addresses on a bridge (TCP only between them; root and iproute2). One
+//! starts a Slurm cluster of its own on this machine and runs `srun` (root, slurm-wlm, munge).
+//! As root, Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1, set
+//! here.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -557,4 +559,266 @@ fn a_job_over_two_hosts_fits_the_model_of_one_process() {
         "{said}"
     );
     assert!(!env.path("hosts.pca").exists());
+}
+
+/// A Slurm cluster of this one machine, of the test's own: munged, slurmctld and slurmd
+/// started in the foreground with a configuration, key, sockets, ports and state in a
+/// temporary directory, so that nothing of the system's is used or changed. Needs root and
+/// Debian's slurm-wlm and munge; stopped on drop.
+struct Slurm {
+    dir: tempfile::TempDir,
+    daemons: Vec<std::process::Child>,
+}
+
+impl Slurm {
+    fn start() -> Slurm {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let d = dir.path().to_str().unwrap().to_string();
+        let mut slurm = Slurm {
+            dir,
+            daemons: Vec::new(),
+        };
+        let key: Vec<u8> = (0..1024u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let key_file = format!("{d}/munge.key");
+        std::fs::write(&key_file, key).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        for sub in ["ctld", "spool"] {
+            std::fs::create_dir(format!("{d}/{sub}")).unwrap();
+        }
+        slurm.spawn(
+            "munged",
+            &[
+                "-F",
+                "--force",
+                &format!("--socket={d}/munge.sock"),
+                &format!("--key-file={key_file}"),
+                &format!("--pid-file={d}/munged.pid"),
+                &format!("--log-file={d}/munged.log"),
+                &format!("--seed-file={d}/munged.seed"),
+            ],
+        );
+        // This machine as the one node, as slurmd sees it (CPUs, memory).
+        let node = std::process::Command::new("slurmd")
+            .arg("-C")
+            .output()
+            .expect("slurmd runs (apt-get install slurm-wlm munge)");
+        let node = String::from_utf8_lossy(&node.stdout);
+        let node = node
+            .lines()
+            .next()
+            .expect("slurmd -C prints the node")
+            .trim();
+        let host = node
+            .strip_prefix("NodeName=")
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("NodeName=HOST first")
+            .to_string();
+        let port = 20_000 + std::process::id() % 20_000 * 2;
+        let conf = format!(
+            "ClusterName=principaltest\n\
+             SlurmctldHost={host}(127.0.0.1)\n\
+             SlurmctldPort={port}\nSlurmdPort={}\n\
+             AuthType=auth/munge\nAuthInfo=socket={d}/munge.sock\nCredType=cred/munge\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
+             JobAcctGatherType=jobacct_gather/none\n\
+             SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n\
+             SlurmUser=root\nSlurmdUser=root\n\
+             StateSaveLocation={d}/ctld\nSlurmdSpoolDir={d}/spool\n\
+             SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\n\
+             SlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd.log\n\
+             ReturnToService=2\nMpiDefault=none\n\
+             {node} NodeAddr=127.0.0.1 State=UNKNOWN\n\
+             PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP \
+             OverSubscribe=FORCE\n",
+            port + 1
+        );
+        let conf_file = format!("{d}/slurm.conf");
+        std::fs::write(&conf_file, conf).unwrap();
+        slurm.spawn("slurmctld", &["-D", "-f", &conf_file]);
+        slurm.spawn("slurmd", &["-D", "-f", &conf_file]);
+        // Ready when the node is idle.
+        let started = Instant::now();
+        loop {
+            let out = slurm.command("sinfo").args(["-h", "-o", "%T"]).output();
+            if out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("idle")) {
+                break slurm;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the test's Slurm did not start; its logs are in {d}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn spawn(&mut self, program: &str, args: &[&str]) {
+        let log = std::fs::File::create(self.dir.path().join(format!("{program}.out"))).unwrap();
+        let child = std::process::Command::new(program)
+            .args(args)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} runs (apt-get install slurm-wlm munge): {e}"));
+        self.daemons.push(child);
+    }
+
+    /// A Slurm client command (srun, sbatch, sinfo) of this cluster.
+    fn command(&self, program: &str) -> std::process::Command {
+        let mut command = std::process::Command::new(program);
+        command.env("SLURM_CONF", self.dir.path().join("slurm.conf"));
+        command
+    }
+
+    /// `srun -n TASKS --overcommit [--mpi=pmix] principal ARGS…` in the test's directory.
+    fn srun(&self, env: &Env, tasks: usize, pmix: bool, args: &[&str]) -> Output {
+        let mut command = self.command("srun");
+        command
+            .current_dir(env.dir.path())
+            .args(["-n", &tasks.to_string(), "--overcommit"])
+            .args(pmix.then_some("--mpi=pmix"))
+            // This machine only: shared memory between the ranks, loopback for the rest.
+            .env("OMPI_MCA_btl", "self,vader,tcp")
+            .env("OMPI_MCA_btl_tcp_if_include", "lo")
+            .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+            .arg(env!("CARGO_BIN_EXE_principal"))
+            .args(args);
+        command.output().expect("srun runs")
+    }
+}
+
+impl Drop for Slurm {
+    /// Stops slurmd, slurmctld and munged in that order, each asked first (SIGTERM: slurmctld
+    /// then ends its helper, slurmscriptd), killed after 10 s.
+    fn drop(&mut self) {
+        for daemon in self.daemons.iter_mut().rev() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &daemon.id().to_string()])
+                .status();
+            let asked = Instant::now();
+            while daemon.try_wait().is_ok_and(|done| done.is_none())
+                && asked.elapsed() < Duration::from_secs(10)
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = daemon.kill();
+            let _ = daemon.wait();
+        }
+    }
+}
+
+/// Slurm's srun starts the ranks itself (no mpirun; PMIx): the model of one process to 1e-9,
+/// one transform part per rank, a failing rank's message; srun without an MPI plugin, whose
+/// tasks could not work together, is refused; a batch script in an allocation of 3 tasks that
+/// runs principal once is one process, not refused.
+#[test]
+fn srun_starts_the_ranks_itself() {
+    let slurm = Slurm::start();
+    let env = Env::new();
+    let rows = offset_rows(2000, 6, 7);
+    let header: Vec<String> = (0..6).map(|j| format!("f{j}")).collect();
+    for (k, w) in [0, 700, 1300, 2000].windows(2).enumerate() {
+        env.write(
+            &format!("p{k}.csv"),
+            to_csv(Some(&header), &rows[w[0]..w[1]]),
+        );
+    }
+    for options in [
+        &["--solver", "covariance", "-k", "3"][..],
+        &["--solver", "randomized", "-k", "2", "--seed", "2"],
+    ] {
+        let mut args = vec!["fit", "p0.csv", "p1.csv", "p2.csv"];
+        args.extend(options);
+        let mut one = args.clone();
+        one.extend(["-o", "one.pca"]);
+        env.ok(&one);
+        let mut many = args.clone();
+        many.extend(["-o", "srun.pca"]);
+        let out = slurm.srun(&env, 3, true, &many);
+        let said = stderr(&out);
+        assert!(out.status.success(), "{options:?}:\n{said}");
+        assert_eq!(said.matches("fitted ").count(), 1, "{said}");
+        assert!(said.contains("over 3 MPI processes"), "{said}");
+        let (a, b) = (model_json(&env, "srun.pca"), model_json(&env, "one.pca"));
+        assert_same_model(&a, &b, 1e-9);
+    }
+    let transform = [
+        "transform",
+        "one.pca",
+        "p0.csv",
+        "p1.csv",
+        "p2.csv",
+        "-o",
+        "codes.csv",
+    ];
+    let out = slurm.srun(&env, 3, true, &transform);
+    assert!(out.status.success(), "{}", stderr(&out));
+    env.ok(&[
+        "transform",
+        "one.pca",
+        "p0.csv",
+        "p1.csv",
+        "p2.csv",
+        "-o",
+        "whole.csv",
+    ]);
+    let (_, whole) = env.read_csv("whole.csv");
+    let mut joined = Vec::new();
+    for rank in 0..3 {
+        joined.extend(env.read_csv(&format!("codes.part-{rank}-of-3.csv")).1);
+    }
+    assert_eq!(joined.len(), whole.len());
+    for (a, b) in joined.iter().zip(&whole) {
+        assert_close(a, b, 1e-12, "codes");
+    }
+    // Without --mpi every task would fit the whole data alone: refused, nothing written.
+    let out = slurm.srun(&env, 3, false, &["fit", "p0.csv", "-o", "alone.pca"]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    // srun adds its own "srun: error: … Exited with exit code 1".
+    let ours = said.lines().filter(|l| l.starts_with("error: ")).count();
+    assert_eq!(ours, 1, "{said}");
+    assert!(
+        said.contains("srun started this as rank 0 of 3 with no MPI plugin"),
+        "{said}"
+    );
+    assert!(!env.path("alone.pca").exists());
+    // A batch script runs principal once: one process, whatever the allocation.
+    let script = format!(
+        "#!/bin/sh\n{} fit p0.csv p1.csv -k 2 -o batch.pca\n",
+        env!("CARGO_BIN_EXE_principal")
+    );
+    env.write("job.sh", script);
+    let out = slurm
+        .command("sbatch")
+        .current_dir(env.dir.path())
+        .args(["-W", "-n", "3", "--overcommit", "-o", "job.out", "job.sh"])
+        .output()
+        .expect("sbatch runs");
+    let said = std::fs::read_to_string(env.path("job.out")).unwrap_or_default();
+    assert!(out.status.success(), "{}\n{said}", stderr(&out));
+    assert!(
+        said.contains("fitted 2 component(s) to 1300 samples"),
+        "{said}"
+    );
+    // A failing rank ends the job with its message, and no model.
+    let mut text = to_csv(Some(&header), &rows[700..1300]);
+    let at = text.trim_end().rfind('\n').unwrap() + 1;
+    text.replace_range(at..at + 1, "?");
+    env.write("p1.csv", text);
+    let out = slurm.srun(
+        &env,
+        3,
+        true,
+        &[
+            "fit", "p0.csv", "p1.csv", "p2.csv", "-k", "2", "-o", "bad.pca",
+        ],
+    );
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    // srun adds its own "srun: error: … Exited with exit code 1".
+    let ours = said.lines().filter(|l| l.starts_with("error: ")).count();
+    assert_eq!(ours, 1, "{said}");
+    assert!(said.contains(": p1.csv, line 601"), "{said}");
+    assert!(!env.path("bad.pca").exists());
 }
