@@ -21,6 +21,12 @@ use common::*;
 
 /// `mpirun -n RANKS principal ARGS…` in the test's directory.
 fn mpirun(env: &Env, ranks: usize, args: &[&str]) -> Output {
+    mpirun_through(env, ranks, &[], args)
+}
+
+/// `mpirun -n RANKS WRAPPER… principal ARGS…`: each rank runs `principal` through `wrapper`
+/// (a command that ends by running its arguments), or directly when it is empty.
+fn mpirun_through(env: &Env, ranks: usize, wrapper: &[&str], args: &[&str]) -> Output {
     let ranks = ranks.to_string();
     let mut command = std::process::Command::new("mpirun");
     command
@@ -43,6 +49,7 @@ fn mpirun(env: &Env, ranks: usize, args: &[&str]) -> Output {
         // reaped and waits this long (1 s by default) before killing them, even when they are
         // already ending. Without it a failed job's end measures mpirun's wait, not the ranks.
         .args(["--mca", "odls_base_sigkill_timeout", "0"])
+        .args(wrapper)
         .arg(env!("CARGO_BIN_EXE_principal"))
         .args(args);
     command
@@ -340,6 +347,61 @@ fn a_failing_rank_ends_the_job_with_its_message() {
         "failed after {failed:?}, a healthy run took {healthy:?}, a tiny one {start_up:?}"
     );
     eprintln!("start-up {start_up:?}, healthy run {healthy:?}, failing run {failed:?}");
+}
+
+/// A rank that dies — killed with SIGKILL, as the out-of-memory killer does, once it has
+/// joined the job and is reading its part — cannot say why: the launcher ends the job, which
+/// fails, with no model and no temporary file left behind, and never hangs.
+#[test]
+fn a_killed_rank_ends_the_job_without_a_model() {
+    let env = Env::new();
+    let rows = offset_rows(24_000, 100, 3);
+    let header: Vec<String> = (0..100).map(|j| format!("f{j}")).collect();
+    env.write("a.csv", to_csv(Some(&header), &rows));
+    for other in ["b.csv", "c.csv"] {
+        std::fs::hard_link(env.path("a.csv"), env.path(other)).expect("link to a.csv");
+    }
+    // Rank 1 is killed as soon as it has a CSV file open, which is after MPI is initialized
+    // (the files are opened by the command, after the processes have started).
+    let wrapper = [
+        "sh",
+        "-c",
+        "if [ \"$OMPI_COMM_WORLD_RANK\" != 1 ]; then exec \"$@\"; fi\n\
+         \"$@\" & pid=$!\n\
+         while kill -0 $pid 2>/dev/null && ! ls -l /proc/$pid/fd 2>/dev/null | grep -q '[.]csv'\n\
+         do sleep 0.01; done\n\
+         kill -KILL $pid; wait $pid",
+        "sh",
+    ];
+    let args = [
+        "fit",
+        "a.csv",
+        "b.csv",
+        "c.csv",
+        "--solver",
+        "covariance",
+        "--memory-limit",
+        "16M",
+        "-o",
+        "m.pca",
+    ];
+    let started = Instant::now();
+    let out = mpirun_through(&env, 3, &wrapper, &args);
+    let took = started.elapsed();
+    let said = stderr(&out);
+    assert!(!out.status.success(), "{said}");
+    // The shell reports its child's death by SIGKILL as exit code 137; rank 1's.
+    assert!(said.contains("Exit code:    137"), "{said}");
+    assert!(said.contains(",1]"), "{said}");
+    let left: Vec<String> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".csv"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // Never a hang: a bound far above the job's time (about a second here).
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    eprintln!("a job with a killed rank ended after {took:?}");
 }
 
 #[test]
