@@ -458,7 +458,7 @@ fn a_failing_rank_leaves_no_transform_part_behind() {
 struct Hosts {
     names: Vec<String>,
     bridge: String,
-    /// The hosts' subnet, as `10.A.B.0/24`.
+    /// The hosts' subnet, as `198.A.B.0/24`.
     subnet: String,
 }
 
@@ -476,18 +476,33 @@ fn ip(args: &[&str]) {
 
 impl Hosts {
     fn new(count: usize) -> Hosts {
-        // Names and a subnet of this test process's own, so that concurrent runs do not meet.
+        // Names of this test process's own, so that concurrent runs do not meet, and a subnet
+        // of 198.18.0.0/15 (set aside for network tests, RFC 2544) that no interface here uses.
         let id = std::process::id() % 60_000;
-        let (a, b) = (16 + id / 250 % 200, id % 250);
+        let in_use = std::process::Command::new("ip")
+            .args(["-4", "-o", "addr", "show"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .expect("ip runs (apt-get install iproute2)");
+        let (a, b) = (0..512)
+            .map(|k| (18 + (id + k) / 256 % 2, (id + k) % 256))
+            .find(|(a, b)| !in_use.contains(&format!(" 198.{a}.{b}.")))
+            .expect("a free subnet in 198.18.0.0/15");
         let bridge = format!("pbr{id}");
-        let subnet = format!("10.{a}.{b}.0/24");
+        let subnet = format!("198.{a}.{b}.0/24");
         let mut hosts = Hosts {
             names: Vec::new(),
             bridge: bridge.clone(),
             subnet,
         };
         ip(&["link", "add", &bridge, "type", "bridge"]);
-        ip(&["addr", "add", &format!("10.{a}.{b}.254/24"), "dev", &bridge]);
+        ip(&[
+            "addr",
+            "add",
+            &format!("198.{a}.{b}.254/24"),
+            "dev",
+            &bridge,
+        ]);
         ip(&["link", "set", &bridge, "up"]);
         for k in 1..=count {
             let name = format!("ph{id}-{k}");
@@ -503,7 +518,7 @@ impl Hosts {
                 all.extend(args);
                 ip(&all);
             };
-            inside(&["addr", "add", &format!("10.{a}.{b}.{k}/24"), "dev", "eth0"]);
+            inside(&["addr", "add", &format!("198.{a}.{b}.{k}/24"), "dev", "eth0"]);
             inside(&["link", "set", "eth0", "up"]);
             inside(&["link", "set", "lo", "up"]);
         }
@@ -676,11 +691,18 @@ impl Slurm {
             .and_then(|rest| rest.split_whitespace().next())
             .expect("NodeName=HOST first")
             .to_string();
-        let port = 20_000 + std::process::id() % 20_000 * 2;
+        // Two distinct ports the system says are free now: both bound to port 0 at once, then
+        // let go for the daemons.
+        let listeners: Vec<std::net::TcpListener> = (0..2)
+            .map(|_| std::net::TcpListener::bind("0.0.0.0:0").expect("a free port"))
+            .collect();
+        let port = |k: usize| listeners[k].local_addr().unwrap().port();
+        let (ctld_port, slurmd_port) = (port(0), port(1));
+        drop(listeners);
         let conf = format!(
             "ClusterName=principaltest\n\
              SlurmctldHost={host}(127.0.0.1)\n\
-             SlurmctldPort={port}\nSlurmdPort={}\n\
+             SlurmctldPort={ctld_port}\nSlurmdPort={slurmd_port}\n\
              AuthType=auth/munge\nAuthInfo=socket={d}/munge.sock\nCredType=cred/munge\n\
              ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
              JobAcctGatherType=jobacct_gather/none\n\
@@ -692,8 +714,7 @@ impl Slurm {
              ReturnToService=2\nMpiDefault=none\n\
              {node} NodeAddr=127.0.0.1 State=UNKNOWN\n\
              PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP \
-             OverSubscribe=FORCE\n",
-            port + 1
+             OverSubscribe=FORCE\n"
         );
         let conf_file = format!("{d}/slurm.conf");
         std::fs::write(&conf_file, conf).unwrap();
