@@ -27,13 +27,8 @@ fn mpirun(env: &Env, ranks: usize, args: &[&str]) -> Output {
 /// `mpirun -n RANKS WRAPPER… principal ARGS…`: each rank runs `principal` through `wrapper`
 /// (a command that ends by running its arguments), or directly when it is empty.
 fn mpirun_through(env: &Env, ranks: usize, wrapper: &[&str], args: &[&str]) -> Output {
-    let ranks = ranks.to_string();
-    let mut command = std::process::Command::new("mpirun");
-    command
-        .current_dir(env.dir.path())
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .args(["-n", &ranks, "--oversubscribe"])
+    open_mpi(env)
+        .args(["-n", &ranks.to_string(), "--oversubscribe"])
         // This machine only: shared memory between the ranks, loopback for the launcher.
         .args([
             "--mca",
@@ -45,16 +40,27 @@ fn mpirun_through(env: &Env, ranks: usize, wrapper: &[&str], args: &[&str]) -> O
         ])
         .args(["--mca", "oob_tcp_if_include", "lo"])
         .args(["--mca", "btl_vader_single_copy_mechanism", "none"])
+        .args(wrapper)
+        .arg(env!("CARGO_BIN_EXE_principal"))
+        .args(args)
+        .output()
+        .expect("mpirun runs (apt-get install openmpi-bin)")
+}
+
+/// Open MPI's `mpirun` in the test's directory, allowed to run as root, with no wait before
+/// killing the ranks of a failed job; the caller adds the ranks, where they run, and the
+/// command.
+fn open_mpi(env: &Env) -> std::process::Command {
+    let mut command = std::process::Command::new("mpirun");
+    command
+        .current_dir(env.dir.path())
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         // When a rank exits non-zero, mpirun aborts the job: it signals the ranks it has not yet
         // reaped and waits this long (1 s by default) before killing them, even when they are
         // already ending. Without it a failed job's end measures mpirun's wait, not the ranks.
-        .args(["--mca", "odls_base_sigkill_timeout", "0"])
-        .args(wrapper)
-        .arg(env!("CARGO_BIN_EXE_principal"))
-        .args(args);
+        .args(["--mca", "odls_base_sigkill_timeout", "0"]);
     command
-        .output()
-        .expect("mpirun runs (apt-get install openmpi-bin)")
 }
 
 fn stderr(out: &Output) -> String {
@@ -72,8 +78,7 @@ fn mpi_ok(env: &Env, ranks: usize, args: &[&str]) -> String {
     text
 }
 
-/// Runs a job that must fail with exit code `code`, printing one `error:` line that contains
-/// `message`, and leaving none of `unwritten` behind; returns its stderr.
+/// Runs `mpirun -n RANKS principal ARGS…`, which must fail as [`assert_failed`] says.
 fn mpi_fails(
     env: &Env,
     ranks: usize,
@@ -82,13 +87,108 @@ fn mpi_fails(
     message: &str,
     unwritten: &[&str],
 ) -> String {
-    let out = mpirun(env, ranks, args);
-    let text = stderr(&out);
-    assert_eq!(out.status.code(), Some(code), "mpirun {args:?}:\n{text}");
-    assert_eq!(text.matches("error:").count(), 1, "{text}");
-    assert!(text.contains(message), "mpirun {args:?}:\n{text}");
+    assert_failed(env, &mpirun(env, ranks, args), code, message, unwritten)
+}
+
+/// Checks that a job failed with exit code `code`, printing one `error:` line (besides srun's
+/// own `srun: error: …`) that contains `message`, and left none of `unwritten` behind; returns
+/// its stderr.
+fn assert_failed(env: &Env, out: &Output, code: i32, message: &str, unwritten: &[&str]) -> String {
+    let text = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{text}");
+    let ours = text.matches("error:").count() - text.matches("srun: error:").count();
+    assert_eq!(ours, 1, "{text}");
+    assert!(text.contains(message), "{text}");
     for name in unwritten {
         assert!(!env.path(name).exists(), "{name} was written");
+    }
+    text
+}
+
+/// Writes `rows` as CSV shards `PREFIX0.csv`, `PREFIX1.csv`… cut at `cuts` (from 0 to the
+/// number of rows), with a header `f0,f1,…`; returns their names.
+fn write_shards(env: &Env, prefix: &str, rows: &[Vec<f64>], cuts: &[usize]) -> Vec<String> {
+    let header: Vec<String> = (0..rows[0].len()).map(|j| format!("f{j}")).collect();
+    cuts.windows(2)
+        .enumerate()
+        .map(|(k, w)| {
+            let name = format!("{prefix}{k}.csv");
+            env.write(&name, to_csv(Some(&header), &rows[w[0]..w[1]]));
+            name
+        })
+        .collect()
+}
+
+/// Puts a bad value (`?`) at the start of the last line of the test's file `name`.
+fn spoil_last_line(env: &Env, name: &str) {
+    let mut text = std::fs::read_to_string(env.path(name)).unwrap();
+    let at = text.trim_end().rfind('\n').unwrap() + 1;
+    text.replace_range(at..at + 1, "?");
+    env.write(name, text);
+}
+
+/// Fits `fit` (a `fit` command without its output) in one process and through `launch` over
+/// three ranks; checks that the job succeeded, that only rank 0 printed its summary and that
+/// it fitted over 3 processes; returns the models (the job's, one process's).
+fn fit_both_ways(
+    env: &Env,
+    fit: &[&str],
+    launch: impl FnOnce(&[&str]) -> Output,
+) -> (serde_json::Value, serde_json::Value) {
+    let mut one = fit.to_vec();
+    one.extend(["-o", "one.pca"]);
+    env.ok(&one);
+    let mut many = fit.to_vec();
+    many.extend(["-o", "many.pca"]);
+    let out = launch(&many);
+    let said = stderr(&out);
+    assert!(out.status.success(), "{many:?}: {:?}\n{said}", out.status);
+    assert_eq!(said.matches("fitted ").count(), 1, "{said}");
+    assert!(said.contains("over 3 MPI processes"), "{said}");
+    (model_json(env, "many.pca"), model_json(env, "one.pca"))
+}
+
+/// Checks that `codes.part-R-of-3.csv`, R = 0, 1, 2, each with rows and the header of the
+/// test's file `whole`, concatenate to `whole` (to 1e-12).
+fn assert_parts_join_to(env: &Env, whole: &str) {
+    let (names, whole) = env.read_csv(whole);
+    let mut joined = Vec::new();
+    for rank in 0..3 {
+        let (part_names, rows) = env.read_csv(&format!("codes.part-{rank}-of-3.csv"));
+        assert_eq!(part_names, names);
+        assert!(!rows.is_empty(), "rank {rank} has rows");
+        joined.extend(rows);
+    }
+    assert_eq!(joined.len(), whole.len());
+    for (a, b) in joined.iter().zip(&whole) {
+        assert_close(a, b, 1e-12, "codes");
+    }
+}
+
+/// The fit of the failing-rank tests: a.csv, b.csv and c.csv in chunks of 1,024 rows (a rank
+/// looks for another's failure between chunks).
+const LARGE_FIT: [&str; 10] = [
+    "fit",
+    "a.csv",
+    "b.csv",
+    "c.csv",
+    "--solver",
+    "covariance",
+    "--memory-limit",
+    "16M",
+    "-o",
+    "m.pca",
+];
+
+/// Writes a.csv for [`LARGE_FIT`] — 24,000×100, about 44 MB (the tests share a machine's disk
+/// with the build), read in chunks for about a second — and links each of `links` to it, so
+/// that they take no space; returns its text.
+fn write_large_csv(env: &Env, seed: u64, links: &[&str]) -> String {
+    let header: Vec<String> = (0..100).map(|j| format!("f{j}")).collect();
+    let text = to_csv(Some(&header), &offset_rows(24_000, 100, seed));
+    env.write("a.csv", &text);
+    for name in links {
+        std::fs::hard_link(env.path("a.csv"), env.path(name)).expect("link to a.csv");
     }
     text
 }
@@ -118,14 +218,8 @@ fn three_ranks_fit_the_model_of_one_process() {
     let rows = offset_rows(3000, 8, 1);
     env.write("one.npy", npy(&rows, false));
     // The same rows as five CSV shards of unequal length, and as one CSV file.
-    let header: Vec<String> = (0..8).map(|j| format!("f{j}")).collect();
-    let mut shards = Vec::new();
-    for (k, w) in [0, 100, 1100, 1200, 2900, 3000].windows(2).enumerate() {
-        let name = format!("shard-{k}.csv");
-        env.write(&name, to_csv(Some(&header), &rows[w[0]..w[1]]));
-        shards.push(name);
-    }
-    env.write("all.csv", to_csv(Some(&header), &rows));
+    let shards = write_shards(&env, "shard-", &rows, &[0, 100, 1100, 1200, 2900, 3000]);
+    write_shards(&env, "all-", &rows, &[0, 3000]);
     // em on the two strong directions: the third is noise among noise, where em converges
     // slowly (to about 1e-4 in 1,000 passes), so one and three processes stop at different
     // approximations of it.
@@ -143,21 +237,12 @@ fn three_ranks_fit_the_model_of_one_process() {
         for inputs in [
             vec!["one.npy".to_string()],
             shards.clone(),
-            vec!["all.csv".into()],
+            vec!["all-0.csv".into()],
         ] {
             let mut args: Vec<&str> = vec!["fit"];
             args.extend(inputs.iter().map(String::as_str));
             args.extend(options);
-            let mut one = args.clone();
-            one.extend(["-o", "one.pca"]);
-            env.ok(&one);
-            let mut three = args.clone();
-            three.extend(["-o", "three.pca"]);
-            let said = mpi_ok(&env, 3, &three);
-            // Only rank 0 prints its summary.
-            assert_eq!(said.matches("fitted ").count(), 1, "{said}");
-            assert!(said.contains("over 3 MPI processes"), "{said}");
-            let (a, b) = (model_json(&env, "three.pca"), model_json(&env, "one.pca"));
+            let (a, b) = fit_both_ways(&env, &args, |job| mpirun(&env, 3, job));
             if options[1] == "auto" {
                 // One process may take svd; over three, covariance.
                 assert_eq!(a["solver"], "covariance");
@@ -275,45 +360,20 @@ fn transform_writes_one_part_per_rank_that_concatenate_to_the_whole() {
         &["transform", "iris.pca", &iris(), "-o", "codes.csv"],
     );
     assert!(said.contains("3 parts"), "{said}");
-    let (_, whole) = env.read_csv("codes.csv");
-    let mut joined = Vec::new();
-    for rank in 0..3 {
-        let (names, rows) = env.read_csv(&format!("codes.part-{rank}-of-3.csv"));
-        assert_eq!(names.unwrap(), ["pc1", "pc2"]);
-        assert!(!rows.is_empty(), "rank {rank} has rows");
-        joined.extend(rows);
-    }
-    assert_eq!(joined.len(), 150);
-    for (a, b) in joined.iter().zip(&whole) {
-        assert_close(a, b, 1e-12, "codes");
-    }
+    let (names, whole) = env.read_csv("codes.csv");
+    assert_eq!(names.unwrap(), ["pc1", "pc2"]);
+    assert_eq!(whole.len(), 150);
+    assert_parts_join_to(&env, "codes.csv");
 }
 
 #[test]
 fn a_failing_rank_ends_the_job_with_its_message() {
     let env = Env::new();
-    // Three files of equal size (about 40 MB: the tests share a machine's disk with the build),
-    // one per rank, each parsed in chunks for about a second; rank 1's has a bad value on its
-    // third line. c.csv is a hard link to a.csv, so only two files take space.
-    let rows = offset_rows(24_000, 100, 2);
-    let header: Vec<String> = (0..100).map(|j| format!("f{j}")).collect();
-    let text = to_csv(Some(&header), &rows);
-    env.write("a.csv", &text);
-    std::fs::hard_link(env.path("a.csv"), env.path("c.csv")).expect("link c.csv to a.csv");
+    // Three files of equal size, one per rank; rank 1's will have a bad value on its third
+    // line. c.csv is a hard link to a.csv, so only two files take space.
+    let text = write_large_csv(&env, 2, &["c.csv"]);
     env.write("b.csv", &text);
-    // Chunks of 1,024 rows: a rank looks for another's failure between chunks.
-    let args = [
-        "fit",
-        "a.csv",
-        "b.csv",
-        "c.csv",
-        "--solver",
-        "covariance",
-        "--memory-limit",
-        "16M",
-        "-o",
-        "m.pca",
-    ];
+    let args = LARGE_FIT;
     // What starting a job costs, from a fit of 3 rows.
     env.write("tiny.csv", "x,y\n1,2\n3,5\n4,4\n");
     let started = Instant::now();
@@ -355,12 +415,7 @@ fn a_failing_rank_ends_the_job_with_its_message() {
 #[test]
 fn a_killed_rank_ends_the_job_without_a_model() {
     let env = Env::new();
-    let rows = offset_rows(24_000, 100, 3);
-    let header: Vec<String> = (0..100).map(|j| format!("f{j}")).collect();
-    env.write("a.csv", to_csv(Some(&header), &rows));
-    for other in ["b.csv", "c.csv"] {
-        std::fs::hard_link(env.path("a.csv"), env.path(other)).expect("link to a.csv");
-    }
+    write_large_csv(&env, 3, &["b.csv", "c.csv"]);
     // Rank 1 is killed as soon as it has a CSV file open, which is after MPI is initialized
     // (the files are opened by the command, after the processes have started).
     let wrapper = [
@@ -373,20 +428,8 @@ fn a_killed_rank_ends_the_job_without_a_model() {
          kill -KILL $pid; wait $pid",
         "sh",
     ];
-    let args = [
-        "fit",
-        "a.csv",
-        "b.csv",
-        "c.csv",
-        "--solver",
-        "covariance",
-        "--memory-limit",
-        "16M",
-        "-o",
-        "m.pca",
-    ];
     let started = Instant::now();
-    let out = mpirun_through(&env, 3, &wrapper, &args);
+    let out = mpirun_through(&env, 3, &wrapper, &LARGE_FIT);
     let took = started.elapsed();
     let said = stderr(&out);
     assert!(!out.status.success(), "{said}");
@@ -420,13 +463,9 @@ fn a_failing_rank_leaves_no_transform_part_behind() {
     // Three shards of 50 rows, one per rank; the middle one has a bad value on its last line.
     let (names, rows) = iris_rows();
     for (k, name) in ["a.csv", "b.csv", "c.csv"].iter().enumerate() {
-        let mut text = to_csv(Some(&names), &rows[50 * k..50 * (k + 1)]);
-        if k == 1 {
-            let at = text.trim_end().rfind('\n').unwrap() + 1;
-            text.replace_range(at..at + 1, "?");
-        }
-        env.write(name, text);
+        env.write(name, to_csv(Some(&names), &rows[50 * k..50 * (k + 1)]));
     }
+    spoil_last_line(&env, "b.csv");
     let args = [
         "transform",
         "iris.pca",
@@ -548,16 +587,12 @@ impl Hosts {
         );
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::process::Command::new("mpirun")
-            .current_dir(env.dir.path())
-            .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        open_mpi(env)
             .args(["-n", &ranks.to_string(), "--hostfile", "hostfile"])
             .args(["--mca", "plm_rsh_agent", agent.to_str().unwrap()])
             .args(["--mca", "btl", "self,tcp"])
             .args(["--mca", "btl_tcp_if_include", &self.subnet])
             .args(["--mca", "oob_tcp_if_include", &self.subnet])
-            .args(["--mca", "odls_base_sigkill_timeout", "0"])
             .arg(env!("CARGO_BIN_EXE_principal"))
             .args(args)
             .output()
@@ -588,54 +623,36 @@ impl Drop for Hosts {
 fn a_job_over_two_hosts_fits_the_model_of_one_process() {
     let env = Env::new();
     let hosts = Hosts::new(2);
-    let rows = offset_rows(2000, 6, 4);
-    let header: Vec<String> = (0..6).map(|j| format!("f{j}")).collect();
-    for (k, w) in [0, 500, 1400, 2000].windows(2).enumerate() {
-        env.write(
-            &format!("p{k}.csv"),
-            to_csv(Some(&header), &rows[w[0]..w[1]]),
-        );
-    }
-    let inputs = ["p0.csv", "p1.csv", "p2.csv"];
+    write_shards(&env, "p", &offset_rows(2000, 6, 4), &[0, 500, 1400, 2000]);
     for options in [
         &["--solver", "covariance", "-k", "3"][..],
         &["--solver", "covariance", "-k", "3", "--standardize"],
         &["--solver", "randomized", "-k", "2", "--seed", "5"],
     ] {
-        let mut args = vec!["fit"];
-        args.extend(inputs);
+        let mut args = vec!["fit", "p0.csv", "p1.csv", "p2.csv"];
         args.extend(options);
-        let mut one = args.clone();
-        one.extend(["-o", "one.pca"]);
-        env.ok(&one);
-        let mut many = args.clone();
-        many.extend(["-o", "hosts.pca"]);
-        let out = hosts.mpirun(&env, 3, &[1, 2], &many);
-        let said = stderr(&out);
-        assert!(out.status.success(), "{options:?}:\n{said}");
-        assert_eq!(said.matches("fitted ").count(), 1, "{said}");
-        assert!(said.contains("over 3 MPI processes"), "{said}");
-        let (a, b) = (model_json(&env, "hosts.pca"), model_json(&env, "one.pca"));
+        let (a, b) = fit_both_ways(&env, &args, |job| hosts.mpirun(&env, 3, &[1, 2], job));
         assert_same_model(&a, &b, 1e-9);
     }
-    std::fs::remove_file(env.path("hosts.pca")).unwrap();
     // Rank 2, on the second host, reads p2.csv: a bad value on its last line.
-    let mut text = to_csv(Some(&header), &rows[1400..2000]);
-    let at = text.trim_end().rfind('\n').unwrap() + 1;
-    text.replace_range(at..at + 1, "?");
-    env.write("p2.csv", text);
-    let mut args = vec!["fit"];
-    args.extend(inputs);
-    args.extend(["-k", "2", "-o", "hosts.pca"]);
-    let out = hosts.mpirun(&env, 3, &[1, 2], &args);
-    let said = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    assert_eq!(said.matches("error:").count(), 1, "{said}");
-    assert!(
-        said.contains("cannot fit p0.csv and 2 more file(s): rank 2: p2.csv, line 601"),
-        "{said}"
+    spoil_last_line(&env, "p2.csv");
+    let args = [
+        "fit",
+        "p0.csv",
+        "p1.csv",
+        "p2.csv",
+        "-k",
+        "2",
+        "-o",
+        "hosts.pca",
+    ];
+    assert_failed(
+        &env,
+        &hosts.mpirun(&env, 3, &[1, 2], &args),
+        1,
+        "cannot fit p0.csv and 2 more file(s): rank 2: p2.csv, line 601",
+        &["hosts.pca"],
     );
-    assert!(!env.path("hosts.pca").exists());
 }
 
 /// A Slurm cluster of this one machine, of the test's own: munged, slurmctld and slurmd
@@ -798,31 +815,14 @@ impl Drop for Slurm {
 fn srun_starts_the_ranks_itself() {
     let slurm = Slurm::start();
     let env = Env::new();
-    let rows = offset_rows(2000, 6, 7);
-    let header: Vec<String> = (0..6).map(|j| format!("f{j}")).collect();
-    for (k, w) in [0, 700, 1300, 2000].windows(2).enumerate() {
-        env.write(
-            &format!("p{k}.csv"),
-            to_csv(Some(&header), &rows[w[0]..w[1]]),
-        );
-    }
+    write_shards(&env, "p", &offset_rows(2000, 6, 7), &[0, 700, 1300, 2000]);
     for options in [
         &["--solver", "covariance", "-k", "3"][..],
         &["--solver", "randomized", "-k", "2", "--seed", "2"],
     ] {
         let mut args = vec!["fit", "p0.csv", "p1.csv", "p2.csv"];
         args.extend(options);
-        let mut one = args.clone();
-        one.extend(["-o", "one.pca"]);
-        env.ok(&one);
-        let mut many = args.clone();
-        many.extend(["-o", "srun.pca"]);
-        let out = slurm.srun(&env, 3, true, &many);
-        let said = stderr(&out);
-        assert!(out.status.success(), "{options:?}:\n{said}");
-        assert_eq!(said.matches("fitted ").count(), 1, "{said}");
-        assert!(said.contains("over 3 MPI processes"), "{said}");
-        let (a, b) = (model_json(&env, "srun.pca"), model_json(&env, "one.pca"));
+        let (a, b) = fit_both_ways(&env, &args, |job| slurm.srun(&env, 3, true, job));
         assert_same_model(&a, &b, 1e-9);
     }
     let transform = [
@@ -845,27 +845,15 @@ fn srun_starts_the_ranks_itself() {
         "-o",
         "whole.csv",
     ]);
-    let (_, whole) = env.read_csv("whole.csv");
-    let mut joined = Vec::new();
-    for rank in 0..3 {
-        joined.extend(env.read_csv(&format!("codes.part-{rank}-of-3.csv")).1);
-    }
-    assert_eq!(joined.len(), whole.len());
-    for (a, b) in joined.iter().zip(&whole) {
-        assert_close(a, b, 1e-12, "codes");
-    }
+    assert_parts_join_to(&env, "whole.csv");
     // Without --mpi every task would fit the whole data alone: refused, nothing written.
-    let out = slurm.srun(&env, 3, false, &["fit", "p0.csv", "-o", "alone.pca"]);
-    let said = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    // srun adds its own "srun: error: … Exited with exit code 1".
-    let ours = said.lines().filter(|l| l.starts_with("error: ")).count();
-    assert_eq!(ours, 1, "{said}");
-    assert!(
-        said.contains("srun started this as rank 0 of 3 with no MPI plugin"),
-        "{said}"
+    assert_failed(
+        &env,
+        &slurm.srun(&env, 3, false, &["fit", "p0.csv", "-o", "alone.pca"]),
+        1,
+        "srun started this as rank 0 of 3 with no MPI plugin",
+        &["alone.pca"],
     );
-    assert!(!env.path("alone.pca").exists());
     // A batch script runs principal once: one process, whatever the allocation.
     let script = format!(
         "#!/bin/sh\n{} fit p0.csv p1.csv -k 2 -o batch.pca\n",
@@ -885,23 +873,15 @@ fn srun_starts_the_ranks_itself() {
         "{said}"
     );
     // A failing rank ends the job with its message, and no model.
-    let mut text = to_csv(Some(&header), &rows[700..1300]);
-    let at = text.trim_end().rfind('\n').unwrap() + 1;
-    text.replace_range(at..at + 1, "?");
-    env.write("p1.csv", text);
-    let out = slurm.srun(
+    spoil_last_line(&env, "p1.csv");
+    let args = [
+        "fit", "p0.csv", "p1.csv", "p2.csv", "-k", "2", "-o", "bad.pca",
+    ];
+    assert_failed(
         &env,
-        3,
-        true,
-        &[
-            "fit", "p0.csv", "p1.csv", "p2.csv", "-k", "2", "-o", "bad.pca",
-        ],
+        &slurm.srun(&env, 3, true, &args),
+        1,
+        ": p1.csv, line 601",
+        &["bad.pca"],
     );
-    let said = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{said}");
-    // srun adds its own "srun: error: … Exited with exit code 1".
-    let ours = said.lines().filter(|l| l.starts_with("error: ")).count();
-    assert_eq!(ours, 1, "{said}");
-    assert!(said.contains(": p1.csv, line 601"), "{said}");
-    assert!(!env.path("bad.pca").exists());
 }
