@@ -154,6 +154,14 @@ pub fn usage_error(command: &str, message: String) -> clap::Error {
     sub.error(clap::error::ErrorKind::ArgumentConflict, message)
 }
 
+/// The library's own check of one parameter, its message naming the flag.
+pub fn check(builder: principal::PcaBuilder) -> Result<(), String> {
+    builder
+        .build()
+        .map(drop)
+        .map_err(|e| crate::flags::message(&e))
+}
+
 /// `--noise-sigma`: the noise's standard deviation per entry (a positive number), checked by
 /// the library.
 pub fn parse_noise_sigma(s: &str) -> Result<f64, String> {
@@ -163,10 +171,7 @@ pub fn parse_noise_sigma(s: &str) -> Result<f64, String> {
     let count = principal::ComponentCount::GavishDonoho {
         noise_sigma: Some(sigma),
     };
-    principal::PcaBuilder::new()
-        .components(count)
-        .build()
-        .map_err(|e| crate::flags::message(&e))?;
+    check(principal::PcaBuilder::new().components(count))?;
     Ok(sigma)
 }
 
@@ -176,10 +181,7 @@ pub fn parse_folds(s: &str) -> Result<usize, String> {
         .parse()
         .map_err(|_| format!("--folds {s} is not a whole number"))?;
     let count = principal::ComponentCount::CrossValidated { folds, seed: 0 };
-    principal::PcaBuilder::new()
-        .components(count)
-        .build()
-        .map_err(|e| crate::flags::message(&e))?;
+    check(principal::PcaBuilder::new().components(count))?;
     Ok(folds)
 }
 

@@ -59,7 +59,7 @@ fn main() -> ExitCode {
         Ok(processes) => processes,
         Err(message) => {
             if let Some(message) = message {
-                let _ = io::stderr().write_all(format!("error: {message}\n").as_bytes());
+                print_error(&message);
             }
             return ExitCode::from(1);
         }
@@ -69,10 +69,7 @@ fn main() -> ExitCode {
     // and mpirun ends the job, which could kill rank 0 before its line was written.
     if let Ok(Err(err)) = &outcome {
         if processes.is_root() && !is_broken_pipe(err) && !err.is::<clap::Error>() {
-            // One write: under mpirun, output forwarded from other processes could otherwise
-            // land inside the line.
-            let line = format!("error: {}\n", error_chain(err));
-            let _ = io::stderr().write_all(line.as_bytes());
+            print_error(&error_chain(err));
         }
     }
     drop(processes);
@@ -86,6 +83,12 @@ fn main() -> ExitCode {
         },
         Ok(Err(_)) | Err(_) => ExitCode::from(1),
     }
+}
+
+/// Prints `error: MESSAGE` on stderr in one write: under mpirun or srun, output forwarded from
+/// other processes could otherwise land inside the line.
+fn print_error(message: &str) {
+    let _ = io::stderr().write_all(format!("error: {message}\n").as_bytes());
 }
 
 /// Parses the command line (usage errors exit 2 here), validates it, and runs one command.

@@ -15,7 +15,9 @@ use principal_io::{
 };
 
 use crate::budget;
-use crate::cli::{one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs};
+use crate::cli::{
+    check, one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs,
+};
 use crate::progress::Progress;
 use crate::select::{describe, show, Selection};
 use crate::text::{self, percent};
@@ -155,14 +157,6 @@ fn parse_tolerance(s: &str) -> Result<f64, String> {
     };
     check(PcaBuilder::new().iterative(options))?;
     Ok(t)
-}
-
-/// The library's own check of one parameter, its message naming the flag.
-fn check(builder: PcaBuilder) -> Result<(), String> {
-    builder
-        .build()
-        .map(drop)
-        .map_err(|e| crate::flags::message(&e))
 }
 
 /// A validated `fit` request.
