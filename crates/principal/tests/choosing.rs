@@ -44,6 +44,15 @@ fn fit_count(x: &Mat<f64>, count: ComponentCount) -> principal::PcaModel {
         .unwrap()
 }
 
+/// The choice table of `x` under the default parameters.
+fn choose(x: &Mat<f64>, options: &ChooseOptions) -> principal::ChoiceTable {
+    PcaBuilder::new()
+        .build()
+        .unwrap()
+        .choose(x.as_ref(), options)
+        .unwrap()
+}
+
 /// (N, D, r): tall, square-ish and wide (N < D), one to six components.
 const SHAPES: [(usize, usize, usize); 7] = [
     (400, 20, 3),
@@ -65,11 +74,7 @@ fn mle_gavish_donoho_cv_and_parallel_analysis_recover_a_known_rank() {
             permutations: 40,
             ..ChooseOptions::default()
         };
-        let table = PcaBuilder::new()
-            .build()
-            .unwrap()
-            .choose(x.as_ref(), &options)
-            .unwrap();
+        let table = choose(&x, &options);
         let chosen = |name: &str| {
             table
                 .criteria
@@ -239,11 +244,7 @@ fn the_work_beyond_one_fit_is_what_each_criterion_states() {
         folds: 4,
         ..ChooseOptions::default()
     };
-    let table = PcaBuilder::new()
-        .build()
-        .unwrap()
-        .choose(x.as_ref(), &options)
-        .unwrap();
+    let table = choose(&x, &options);
     assert_eq!(table.work.fits, 1);
     assert_eq!(table.work.permuted_spectra, 13);
     assert_eq!(table.work.fold_fits, 4);
@@ -446,11 +447,7 @@ fn bad_settings_are_errors_naming_the_setting() {
         .fit(x.as_ref())
         .unwrap_err();
     assert!(err.to_string().starts_with("cv cannot choose"), "{err}");
-    let table = PcaBuilder::new()
-        .build()
-        .unwrap()
-        .choose(x.as_ref(), &ChooseOptions::default())
-        .unwrap();
+    let table = choose(&x, &ChooseOptions::default());
     assert_eq!(table.criteria.len(), VARIANCE_FRACTIONS.len() + 5);
     assert!(table
         .criteria
