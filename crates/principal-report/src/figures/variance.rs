@@ -190,7 +190,7 @@ pub fn spectrum(model: &ModelView<'_>) -> Result<Figure> {
         .explained_variance
         .iter()
         .enumerate()
-        .filter(|(_, &v)| v > zero)
+        .filter(|&(_, &v)| v > zero)
         .map(|(i, &v)| ((i + 1) as f64, v))
         .collect();
     if points.is_empty() {
