@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One process against `mpirun -n 2` on one large file: interleaved rounds, medians of the wall
-# time, the load and the CPU flags printed with them (see README, Beyond one machine).
+# time, the load and the CPU flags printed with them (see bench/results.md, MPI scaling).
 #
 #   bench/mpi_scaling.sh FILE [ROUNDS] [fit options...]
 #

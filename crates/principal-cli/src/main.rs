@@ -2,12 +2,14 @@
 //!
 //! Glue only, as in ripgrep: `main` → [`run`] → one module per command ([`command`]), each
 //! turning its raw arguments into a validated configuration before any file is read, then
-//! running it. [`cli`] holds the command enum and the argument groups commands share; the math
-//! is in `principal`, files in `principal-io`.
+//! running it. [`cli`] holds the command enum, above the commands; [`args`] the argument groups
+//! and value parsers they share, below them. The math is in `principal`, files in
+//! `principal-io`. Imports flow one way, downwards (`tests/layering.rs`).
 //!
 //! Exit codes: 0 success, 1 runtime or data error, 2 usage error. Errors are printed once, as
 //! `error: <cause chain joined by ": ">`. A closed stdout pipe ends the program quietly.
 
+mod args;
 mod budget;
 mod cli;
 mod command;

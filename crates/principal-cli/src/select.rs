@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use principal_io::{ChunkReader, ColumnSelector, HeaderMode, Missing, ReadOptions, SavedModel};
 
-use crate::cli::SelectArgs;
+use crate::args::SelectArgs;
 use crate::stream::RowStream;
 
 /// Validated column selection: what `--columns`, `--exclude`, `--no-header` and `--column`

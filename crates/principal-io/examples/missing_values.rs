@@ -4,7 +4,7 @@
 //! compared with the exact PCA of the complete data.
 //!
 //! `cargo run --release -p principal-io --example missing_values -- [REPEATS]` (default 5)
-//! prints one Markdown table (the README's): for each data set and fraction missing, the
+//! prints one Markdown table (GUIDE.md's): for each data set and fraction missing, the
 //! median over REPEATS knock-out seeds of
 //! - the largest principal angle between each method's k-dimensional subspace and the
 //!   complete data's (degrees; the range over the seeds in brackets), and in how many runs

@@ -10,7 +10,8 @@
 use faer::MatRef;
 
 use crate::curves::{reconstruction_error_curve, CompensatedSum};
-use crate::{Labels, ModelView, ReportError, Result};
+use crate::error::{ReportError, Result};
+use crate::input::{Labels, ModelView};
 
 /// Components kept per sample for the 2-D map and the pairs grid.
 pub const LEADING_COMPONENTS: usize = 4;
@@ -322,6 +323,19 @@ impl ReportData {
     pub fn reconstruction_error_curve(&self) -> Vec<f64> {
         reconstruction_error_curve(self.n_rows, self.squared_norm_total, &self.code_squares)
     }
+}
+
+/// Errs unless `data` was gathered for a model of `model`'s shape.
+pub(crate) fn check_data(model: &ModelView<'_>, data: &ReportData) -> Result<()> {
+    if data.n_features() != model.n_features() || data.n_components() != model.n_components() {
+        return Err(ReportError::DataModelMismatch {
+            data_features: data.n_features(),
+            data_components: data.n_components(),
+            model_features: model.n_features(),
+            model_components: model.n_components(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

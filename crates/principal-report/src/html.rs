@@ -3,10 +3,12 @@
 
 use std::fmt::Write;
 
+use crate::data::ReportData;
 use crate::figures::FigureKind;
+use crate::input::{Classification, ImageShape, ModelView, Scaling};
+use crate::options::{Omission, ReportOptions};
 use crate::staging::GENERATOR;
 use crate::style::{percent, significant};
-use crate::{Classification, ImageShape, ModelView, Omission, ReportData, ReportOptions, Scaling};
 
 /// Components listed before the rest of the table is folded away.
 const VISIBLE_COMPONENTS: usize = 20;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use faer::MatRef;
 
-use crate::{ReportError, Result};
+use crate::error::{ReportError, Result};
 
 /// Whether the model centred only or also divided each feature by its standard deviation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -108,6 +108,7 @@ mod error;
 pub mod figures;
 mod html;
 mod input;
+mod options;
 mod progress;
 mod report;
 mod staging;
@@ -122,5 +123,6 @@ pub use figures::{
     LatentGridOptions, Plotted, PointCounts, PointOptions, Series,
 };
 pub use input::{Classification, ImageShape, Labels, ModelView, Recognition, Scaling};
+pub use options::{Omission, ReportOptions};
 pub use progress::{NoProgress, Progress};
-pub use report::{Omission, Report, ReportOptions, WrittenReport};
+pub use report::{Report, WrittenReport};

@@ -3,66 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::figures::{self, Figure, FigureKind, LatentGridOptions, PointOptions};
+use crate::data::{check_data, ReportData};
+use crate::error::{ReportError, Result};
+use crate::figures::figure::write_file;
+use crate::figures::{self, Figure, FigureKind};
 use crate::html::{self, FigureEntry, Page};
+use crate::input::{Classification, ImageShape, ModelView};
+use crate::options::{Omission, ReportOptions};
+use crate::progress::Progress;
 use crate::staging::Staging;
-use crate::{Classification, ImageShape, ModelView, Progress, ReportData, ReportError, Result};
-
-/// Settings of a report; [`Default`] suits most data.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReportOptions {
-    /// The page's title.
-    pub title: String,
-    /// Lines shown under the title, e.g. `("model", "digits.safetensors")`.
-    pub sources: Vec<(String, String)>,
-    /// Scatter figures: SVG subsample size and seed.
-    pub points: PointOptions,
-    /// Components drawn as images beside the mean (at most).
-    pub image_components: usize,
-    /// The grid of codes of the latent-grid figure.
-    pub latent_grid: LatentGridOptions,
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        ReportOptions {
-            title: "Principal component analysis".into(),
-            sources: Vec::new(),
-            points: PointOptions::default(),
-            image_components: 15,
-            latent_grid: LatentGridOptions::default(),
-        }
-    }
-}
-
-impl ReportOptions {
-    fn validate(&self) -> Result<()> {
-        if self.points.svg_points == 0 {
-            return Err(ReportError::InvalidOption {
-                name: "points.svg_points",
-                value: "0".into(),
-                reason: "an SVG scatter needs at least one point",
-            });
-        }
-        if self.image_components == 0 {
-            return Err(ReportError::InvalidOption {
-                name: "image_components",
-                value: "0".into(),
-                reason: "at least one component must be drawn as an image",
-            });
-        }
-        self.latent_grid.validate()
-    }
-}
-
-/// A figure the report leaves out, and why (shown in `index.html`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Omission {
-    /// The figure.
-    pub kind: FigureKind,
-    /// Why it is not drawn, e.g. "no data was given".
-    pub reason: String,
-}
 
 /// What [`Report::write`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,19 +43,6 @@ pub struct Report<'a> {
     image_shape: Option<ImageShape>,
     classification: Option<&'a Classification>,
     options: ReportOptions,
-}
-
-/// Errs unless `data` was gathered for a model of `model`'s shape.
-pub(crate) fn check_data(model: &ModelView<'_>, data: &ReportData) -> Result<()> {
-    if data.n_features() != model.n_features() || data.n_components() != model.n_components() {
-        return Err(ReportError::DataModelMismatch {
-            data_features: data.n_features(),
-            data_components: data.n_components(),
-            model_features: model.n_features(),
-            model_components: model.n_components(),
-        });
-    }
-    Ok(())
 }
 
 impl<'a> Report<'a> {
@@ -288,14 +224,14 @@ impl<'a> Report<'a> {
         for &kind in &kinds {
             let figure = self.figure(kind, progress)?;
             let stem = kind.file_stem();
-            figures::write_file(&staging.path().join(format!("{stem}.png")), figure.png())?;
-            figures::write_file(
+            write_file(&staging.path().join(format!("{stem}.png")), figure.png())?;
+            write_file(
                 &staging.path().join(format!("{stem}.svg")),
                 figure.svg().as_bytes(),
             )?;
             let csv = figure.plotted().csv();
             if let Some(csv) = &csv {
-                figures::write_file(&staging.path().join(format!("{stem}.csv")), csv.as_bytes())?;
+                write_file(&staging.path().join(format!("{stem}.csv")), csv.as_bytes())?;
             }
             entries.push(FigureEntry {
                 kind,
@@ -313,7 +249,7 @@ impl<'a> Report<'a> {
             figures: &entries,
             omitted: &omitted,
         };
-        figures::write_file(
+        write_file(
             &staging.path().join("index.html"),
             html::index(&page).as_bytes(),
         )?;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
 
-use crate::{ReportError, Result};
+use crate::error::{ReportError, Result};
 
 /// The `<meta name="generator">` content that marks an `index.html` as this crate's.
 pub(crate) const GENERATOR: &str = "principal-report";

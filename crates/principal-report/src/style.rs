@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use plotters::style::{FontStyle, RGBColor, TextStyle};
 
-use crate::{ReportError, Result};
+use crate::error::{ReportError, Result};
 
 /// DejaVu Sans, shipped in the crate (see `fonts/LICENSE-DejaVu.txt`): the figures look the
 /// same on every machine and no system font is looked up.

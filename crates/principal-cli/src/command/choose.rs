@@ -15,7 +15,7 @@ use principal::{
 use principal_io::{read_table, Matrix, ReadOptions};
 use serde_json::{json, Value};
 
-use crate::cli::{one_of, parse_folds, parse_noise_sigma, SelectArgs};
+use crate::args::{one_of, parse_folds, parse_noise_sigma, SelectArgs};
 use crate::select::{describe, Selection};
 use crate::text::{self, percent, sig};
 

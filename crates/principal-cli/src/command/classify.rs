@@ -24,8 +24,8 @@ use principal_report::{
 };
 use serde_json::json;
 
+use crate::args::SelectArgs;
 use crate::budget;
-use crate::cli::SelectArgs;
 use crate::command::fit::parse_components;
 use crate::command::report::{model_view, parse_image_shape, write, written_summary, LabelSource};
 use crate::select::{describe, model_read_options, Selection};

@@ -14,10 +14,10 @@ use principal_io::{
     read_table, save_model, ChunkReader, FileSource, Matrix, Missing, Part, ReadOptions,
 };
 
-use crate::budget;
-use crate::cli::{
+use crate::args::{
     check, one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs,
 };
+use crate::budget;
 use crate::progress::Progress;
 use crate::select::{describe, show, Selection};
 use crate::text::{self, percent};
@@ -193,9 +193,11 @@ impl FitConfig {
                 .or(args.folds.map(|_| ("--folds", "cv"))),
         };
         if let Some((flag, rule)) = misplaced {
-            return Err(
-                usage_error("fit", format!("{flag} applies only to --components {rule}")).into(),
-            );
+            return Err(usage_error::<FitArgs>(
+                "fit",
+                format!("{flag} applies only to --components {rule}"),
+            )
+            .into());
         }
         let scaling = if args.standardize {
             Scaling::Standardize
@@ -225,7 +227,7 @@ impl FitConfig {
             .build()
             // The builder sees parameters only, no data: what it refuses is a combination of
             // flags (`--missing em --components mle`, `--solver svd --missing em`), exit 2.
-            .map_err(|e| usage_error("fit", crate::flags::message(&e)))?;
+            .map_err(|e| usage_error::<FitArgs>("fit", crate::flags::message(&e)))?;
         let read = ReadOptions {
             missing: match params.missing() {
                 MissingValues::Em => Missing::AsNan,

@@ -9,7 +9,7 @@ use clap::Args;
 use principal::ChunkRef;
 use principal_io::{load_model, MatrixWriter, Missing};
 
-use crate::cli::{MemoryArgs, SelectArgs};
+use crate::args::{MemoryArgs, SelectArgs};
 use crate::select::{describe, open_for_model, show, Selection};
 use crate::stream::summary;
 use crate::text;

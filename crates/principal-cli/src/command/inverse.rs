@@ -8,7 +8,7 @@ use clap::Args;
 use principal::{ChunkRef, PcaError};
 use principal_io::{load_model, MatrixWriter, ReadOptions};
 
-use crate::cli::MemoryArgs;
+use crate::args::MemoryArgs;
 use crate::select::show;
 use crate::stream::{summary, RowStream};
 use crate::text;

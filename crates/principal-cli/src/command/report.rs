@@ -15,8 +15,8 @@ use principal_report::{
     SampleChoice, Scaling, WrittenReport,
 };
 
+use crate::args::{MemoryArgs, SelectArgs};
 use crate::budget;
-use crate::cli::{MemoryArgs, SelectArgs};
 use crate::progress::DrawingProgress;
 use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::RowStream;

@@ -10,8 +10,8 @@ use clap::{ArgGroup, Args};
 use principal::{ChunkRef, PcaError};
 use principal_io::{load_model, MatrixWriter, ReadOptions};
 
+use crate::args::MemoryArgs;
 use crate::budget;
-use crate::cli::MemoryArgs;
 use crate::select::show;
 use crate::stream::{summary, RowStream};
 use crate::text;

@@ -10,7 +10,7 @@ use clap::Args;
 use principal::{ChunkRef, MissingValues, Units};
 use principal_io::{load_model, MatrixWriter, Missing};
 
-use crate::cli::{one_of, MemoryArgs, SelectArgs};
+use crate::args::{one_of, MemoryArgs, SelectArgs};
 use crate::command::transform::missing_reading;
 use crate::select::{describe, open_for_model, show, Selection};
 use crate::stream::summary;

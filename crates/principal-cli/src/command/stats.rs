@@ -11,8 +11,8 @@ use clap::Args;
 use principal::{MomentAccumulator, Precision, Scaling};
 use principal_io::{save_statistics, ChunkReader, Part, ReadOptions, Statistics};
 
+use crate::args::{one_of, MemoryArgs, SelectArgs};
 use crate::budget;
-use crate::cli::{one_of, MemoryArgs, SelectArgs};
 use crate::select::{describe, show, Selection};
 use crate::text;
 

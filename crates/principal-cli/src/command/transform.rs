@@ -13,7 +13,7 @@ use principal_io::{
     load_model, write_matrix, ChunkReader, MatrixWriter, Missing, Part, ReadOptions, SavedModel,
 };
 
-use crate::cli::{one_of, MemoryArgs, SelectArgs};
+use crate::args::{one_of, MemoryArgs, SelectArgs};
 use crate::select::{check_features, describe, model_read_options, show, Selection};
 use crate::stream::{summary, RowStream};
 use crate::text;

@@ -5,9 +5,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{centred_text, render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target};
+use crate::error::{ReportError, Result};
+use crate::figures::figure::{
+    centred_text, render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target,
+};
+use crate::input::Classification;
 use crate::style::{self, label_font, percent, shorten, small_font, tick_font, title_font};
-use crate::{Classification, ReportError, Result};
 
 /// The confusion matrix as a heat map: row = true class, column = predicted class, each cell
 /// coloured by its count (white 0 to dark blue at the largest) and labelled with it.

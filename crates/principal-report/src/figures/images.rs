@@ -11,14 +11,17 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 
-use super::{
+use crate::data::check_data;
+use crate::data::ReportData;
+use crate::error::{ReportError, Result};
+use crate::figures::figure::{
     centred_text, draw_image, encode_png, render, ColourScale, Draw, DrawResult, Figure,
     FigureKind, ImagePanel, Plotted, Target,
 };
+use crate::input::{ImageShape, ModelView};
+use crate::progress::Progress;
 use crate::progress::Ticker;
-use crate::report::check_data;
 use crate::style::{self, label_font, percent, shorten, significant, tick, tick_font, title_font};
-use crate::{ImageShape, ModelView, Progress, ReportData, ReportError, Result};
 
 /// Numbers of components of the reconstructions figure, before capping at the model's M.
 const RECONSTRUCTION_COUNTS: [usize; 4] = [1, 10, 100, 500];
@@ -99,7 +102,7 @@ pub fn mean_and_components(
          explains.",
         significant(low, 3),
         significant(high, 3),
-        if model.scaling == crate::Scaling::Standardize {
+        if model.scaling == crate::input::Scaling::Standardize {
             " (in standardized units)"
         } else {
             ""

@@ -16,14 +16,17 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{
+use crate::data::check_data;
+use crate::data::ReportData;
+use crate::error::{ReportError, Result};
+use crate::figures::figure::{
     centred_text, render, ClassCount, Draw, DrawResult, Figure, FigureKind, Plotted, PointCounts,
     Target,
 };
+use crate::input::ModelView;
+use crate::progress::Progress;
 use crate::progress::Ticker;
-use crate::report::check_data;
 use crate::style::{self, label_font, percent, shorten, small_font, tick, tick_font, title_font};
-use crate::{ModelView, Progress, ReportData, ReportError, Result};
 
 /// How scatter figures treat many points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,12 +5,16 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target};
 use crate::curves::discarded_variance_curve;
+use crate::data::ReportData;
+use crate::error::{ReportError, Result};
+use crate::figures::figure::{
+    render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target,
+};
+use crate::input::ModelView;
 use crate::style::{
     self, label_font, percent, significant, tick_font, title_font, AxisScale, LogAxis, GRID,
 };
-use crate::{ModelView, ReportData, ReportError, Result};
 
 /// Components shown as bars in the scree plot at most (more would be slivers).
 pub const SCREE_BARS: usize = 50;
@@ -78,8 +82,8 @@ pub fn scree(model: &ModelView<'_>) -> Result<Figure> {
 /// "covariance" or "correlation".
 fn matrix_name(model: &ModelView<'_>) -> &'static str {
     match model.scaling {
-        crate::Scaling::Centre => "covariance",
-        crate::Scaling::Standardize => "correlation",
+        crate::input::Scaling::Centre => "covariance",
+        crate::input::Scaling::Standardize => "correlation",
     }
 }
 
@@ -286,7 +290,7 @@ impl Draw for SpectrumDrawing<'_> {
 /// [`discarded_variance_curve`](crate::discarded_variance_curve)), x = k from 0 to M.
 pub fn reconstruction_error(model: &ModelView<'_>, data: &ReportData) -> Result<Figure> {
     model.validate()?;
-    crate::report::check_data(model, data)?;
+    crate::data::check_data(model, data)?;
     let measured = data.reconstruction_error_curve();
     let discarded = discarded_variance_curve(
         model.n_samples,
@@ -300,8 +304,8 @@ pub fn reconstruction_error(model: &ModelView<'_>, data: &ReportData) -> Result<
     let measured = numbered(&measured);
     let discarded = numbered(&discarded);
     let units = match model.scaling {
-        crate::Scaling::Centre => "",
-        crate::Scaling::Standardize => " in standardized units",
+        crate::input::Scaling::Centre => "",
+        crate::input::Scaling::Standardize => " in standardized units",
     };
     let largest_gap = measured
         .iter()
@@ -334,7 +338,7 @@ pub fn reconstruction_error(model: &ModelView<'_>, data: &ReportData) -> Result<
     let mut drawing = ErrorDrawing {
         measured: &measured,
         discarded: &discarded,
-        standardized: model.scaling == crate::Scaling::Standardize,
+        standardized: model.scaling == crate::input::Scaling::Standardize,
     };
     render(
         FigureKind::ReconstructionError,
