@@ -405,9 +405,13 @@ fn bad_input_is_a_clear_error() {
         stderr.contains("column index 784 is out of range"),
         "{stderr}"
     );
+    // Refused before the fit, naming the training data's width.
     let stderr = run(1, &["--report", "out", "--image-shape", "27x27"]);
     assert!(
-        stderr.contains("image shape 27×27 has 729 pixels"),
+        stderr.contains(
+            "--image-shape: image shape 27×27 has 729 pixels but the training data train.csv \
+             has 784 features"
+        ),
         "{stderr}"
     );
     assert!(!env.path("out").exists());
