@@ -116,7 +116,7 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         }
         Command::Merge(args) => {
             processes.one_only("merge")?;
-            merge::run(&merge::MergeConfig::new(args))
+            merge::run(&merge::MergeConfig::new(args)?)
         }
         Command::Choose(args) => {
             processes.one_only("choose")?;

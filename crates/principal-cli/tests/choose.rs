@@ -391,3 +391,38 @@ fn more_folds_than_rows_is_a_data_error() {
     let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(json["unavailable"], serde_json::json!([]));
 }
+
+/// Parallel analysis keeps every permutation's eigenvalues: a --permutations whose eigenvalues
+/// exceed --memory-limit (or whose size overflows) is refused before the first permutation,
+/// naming the count, the size and the most the budget allows.
+#[test]
+fn permutations_beyond_the_memory_limit_are_refused() {
+    let env = Env::new();
+    let i = iris();
+    let base = ["choose", &i, "--exclude", "species", "--memory-limit", "1M"];
+    let run = |permutations: &str| {
+        let args: Vec<&str> = base
+            .iter()
+            .copied()
+            .chain(["--permutations", permutations])
+            .collect();
+        env.fails(1, &args)
+    };
+    // 4 eigenvalues of 16 bytes per permutation: 1 MB holds 15,625 of them.
+    let stderr = run("20000");
+    assert!(
+        stderr.contains(
+            "--permutations 20000: parallel analysis keeps the 4 eigenvalues of every permuted \
+             copy of"
+        ) && stderr.contains(
+            "(150 samples × 4 features), which would take 1.28 MB, over the memory limit of \
+             1.00 MB (--memory-limit); use at most 15625 permutations"
+        ),
+        "{stderr}"
+    );
+    let stderr = run("18446744073709551615");
+    assert!(
+        stderr.contains("which would take more bytes than this machine can count"),
+        "{stderr}"
+    );
+}

@@ -405,9 +405,92 @@ fn bad_input_is_a_clear_error() {
         stderr.contains("column index 784 is out of range"),
         "{stderr}"
     );
+    // Refused before the fit, naming the training data's width.
     let stderr = run(1, &["--report", "out", "--image-shape", "27x27"]);
     assert!(
-        stderr.contains("image shape 27×27 has 729 pixels"),
+        stderr.contains(
+            "--image-shape: image shape 27×27 has 729 pixels but the training data train.csv \
+             has 784 features"
+        ),
+        "{stderr}"
+    );
+    assert!(!env.path("out").exists());
+}
+
+/// Writes `train.csv` (60,000 rows) and `test.csv` (10,000 rows) of two features and a label
+/// column `label` whose values are continuous (every row its own value), as a regression
+/// target's would be: 70,000 distinct labels.
+fn continuous_labels(env: &Env) {
+    let text = |rows: std::ops::Range<usize>| -> String {
+        let mut s = String::from("x0,x1,label\n");
+        for i in rows {
+            let t = i as f64;
+            s += &format!(
+                "{},{},{}\n",
+                (t * 0.37).sin(),
+                (t * 0.11).cos(),
+                0.5 + t * 1e-3
+            );
+        }
+        s
+    };
+    env.write("train.csv", text(0..60_000));
+    env.write("test.csv", text(60_000..70_000));
+}
+
+/// Sizes that come from the data and the command line are checked against the budget before
+/// anything of that size is made, each with a clear error: a label column of continuous
+/// values (70,000 classes, whose confusion matrices would take 78 GB) names the column and the
+/// count of distinct labels; --neighbours that would need 9.6 GB of neighbour lists says so
+/// and the most the budget allows; an image shape whose pixel count overflows (and would wrap
+/// to 784) is a usage error.
+#[test]
+fn sizes_from_labels_and_flags_are_checked_before_allocating() {
+    let env = Env::new();
+    continuous_labels(&env);
+    let base = [
+        "classify",
+        "--train",
+        "train.csv",
+        "--test",
+        "test.csv",
+        "--label-column",
+        "label",
+        "--memory-limit",
+        "4G",
+    ];
+    let run = |code: i32, extra: &[&str]| {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        env.fails(code, &args)
+    };
+    let stderr = run(1, &[]);
+    assert!(
+        stderr.contains(
+            "the labels (column label of train.csv; column label of test.csv) have 70000 \
+             distinct values: 2 confusion matrices of 70000×70000 counts would take 78.4 GB, \
+             over the memory limit of 4.00 GB (--memory-limit)"
+        ),
+        "{stderr}"
+    );
+    let stderr = run(1, &["--neighbours", "60000"]);
+    assert!(
+        stderr.contains(
+            "--neighbours 60000: the lists of the 60000 nearest training codes of 10000 test \
+             rows would take 9.60 GB, over the memory limit of 4.00 GB (--memory-limit); use \
+             at most 25000"
+        ),
+        "{stderr}"
+    );
+    // 9223372036854776200 × 2 wraps to 784 = 28×28 in 64-bit arithmetic.
+    let stderr = run(
+        2,
+        &["--report", "out", "--image-shape", "9223372036854776200x2"],
+    );
+    assert!(
+        stderr.contains(
+            "--image-shape \"9223372036854776200x2\": image shape 9223372036854776200×2 has \
+             more pixels than this machine can count"
+        ),
         "{stderr}"
     );
     assert!(!env.path("out").exists());

@@ -259,6 +259,61 @@ fn three_ranks_fit_the_model_of_one_process() {
     }
 }
 
+/// mle and gavish-donoho choose from the spectrum of the moments the ranks reduce: over three
+/// processes the choice (2, the data's two strong directions) and the model equal one
+/// process's, the data near 1e6 in three uneven shards. cv refits held-out rows, which no rank
+/// holds all of: refused before anything is read, with a message that says why and what to
+/// use instead.
+#[test]
+fn mle_and_gavish_donoho_choose_from_the_reduced_moments_and_cv_is_refused() {
+    let env = Env::new();
+    let rows = offset_rows(3000, 8, 5);
+    let shards = write_shards(&env, "shard-", &rows, &[0, 100, 1100, 3000]);
+    // offset_rows' noise is uniform on [0, 1): σ = 1/√12.
+    let criteria: [&[&str]; 3] = [
+        &["--components", "mle"],
+        &["--components", "gavish-donoho"],
+        &["-k", "gavish-donoho", "--noise-sigma", "0.288675"],
+    ];
+    for criterion in criteria {
+        for solver in ["covariance", "auto"] {
+            let mut args: Vec<&str> = vec!["fit"];
+            args.extend(shards.iter().map(String::as_str));
+            args.extend(criterion);
+            args.extend(["--solver", solver]);
+            let (many, one) = fit_both_ways(&env, &args, |job| mpirun(&env, 3, job));
+            assert_eq!(many["n_components"], 2, "{criterion:?}: {many}");
+            assert_eq!(many["solver"], "covariance");
+            if solver == "covariance" {
+                assert_same_model(&many, &one, 1e-9);
+            } else {
+                // One process may take svd; over three, covariance: the same choice.
+                assert_eq!(many["n_components"], one["n_components"]);
+                let lambda = numbers(&one["explained_variance"]);
+                assert_close(
+                    &numbers(&many["explained_variance"]),
+                    &lambda,
+                    1e-9 * lambda[0],
+                    "auto",
+                );
+            }
+        }
+    }
+    let mut cv: Vec<&str> = vec!["fit"];
+    cv.extend(shards.iter().map(String::as_str));
+    cv.extend(["--components", "cv", "-o", "cv.pca"]);
+    mpi_fails(
+        &env,
+        3,
+        &cv,
+        1,
+        "cv cannot choose the number of components: cross-validation refits held-out rows, \
+         and across processes each holds only its part of them; run it in one process, or \
+         choose with mle or gavish-donoho",
+        &["cv.pca"],
+    );
+}
+
 #[test]
 fn gram_and_svd_say_they_need_one_process() {
     let env = Env::new();

@@ -90,6 +90,78 @@ fn score_of_a_degenerate_model_is_a_clear_error() {
     assert!(!env.path("ll.csv").exists());
 }
 
+/// A model with σ² = 0 (every component of wide data kept: 6 rows × 8 features, M = 6) has no
+/// density, but its generative model is well defined: x = W z + μ with W = B Λ^½, a Gaussian
+/// on the model's affine subspace. `sample` draws from it: every sample lies in the span of
+/// the components (no residual, where a model with σ² > 0 adds noise off it), and the variance
+/// along component m is λ_m. `score` on the same model says it has no density.
+#[test]
+fn sample_of_a_model_without_noise_stays_in_its_subspace() {
+    let env = Env::new();
+    let mut rng = Lcg(11);
+    let rows: Vec<Vec<f64>> = (0..6)
+        .map(|_| (0..8).map(|j| 10.0 * rng.next() + j as f64).collect())
+        .collect();
+    let header: Vec<String> = (0..8).map(|j| format!("f{j}")).collect();
+    env.write("wide.csv", to_csv(Some(&header), &rows));
+    env.ok(&["fit", "wide.csv", "-o", "w.pca"]);
+    let model = env.inspect("w.pca");
+    assert_eq!(model["noise_variance"].as_f64(), Some(0.0));
+    assert_eq!(model["n_components"].as_u64(), Some(6));
+    let stderr = env.fails(1, &["score", "w.pca", "wide.csv", "-o", "ll.csv"]);
+    assert!(stderr.contains("the noise variance is 0"), "{stderr}");
+
+    let residual_and_variances = |model: &Value, samples: &[Vec<f64>]| {
+        let mean = numbers(&model["mean"]);
+        let components = matrix(&model["components"]);
+        let n = samples.len() as f64;
+        let mut residual = 0.0;
+        let mut spread = 0.0;
+        let mut variances = vec![0.0; components.len()];
+        for x in samples {
+            let centred: Vec<f64> = x.iter().zip(&mean).map(|(x, m)| x - m).collect();
+            let codes: Vec<f64> = components
+                .iter()
+                .map(|b| b.iter().zip(&centred).map(|(b, c)| b * c).sum())
+                .collect();
+            for (j, c) in centred.iter().enumerate() {
+                let kept: f64 = codes.iter().zip(&components).map(|(y, b)| y * b[j]).sum();
+                residual += (c - kept).powi(2);
+                spread += c * c;
+            }
+            for (v, y) in variances.iter_mut().zip(&codes) {
+                *v += y * y / n;
+            }
+        }
+        (residual / spread, variances)
+    };
+
+    env.ok(&[
+        "sample", "w.pca", "--count", "20000", "--seed", "3", "-o", "s.csv",
+    ]);
+    let (_, samples) = env.read_csv("s.csv");
+    assert_eq!(samples.len(), 20000);
+    let (residual, variances) = residual_and_variances(&model, &samples);
+    assert!(residual < 1e-20, "relative squared residual {residual}");
+    let lambda = numbers(&model["explained_variance"]);
+    // 20,000 draws: the variance of a code is within 5% of λ_m (about 5 standard errors).
+    for m in 0..5 {
+        let ratio = variances[m] / lambda[m];
+        assert!((ratio - 1.0).abs() < 0.05, "component {m}: {ratio}");
+    }
+    // The sixth component has λ = 0 to rounding (six centred rows span five directions).
+    assert!(variances[5] <= 1e-20 * lambda[0], "{}", variances[5]);
+
+    // Against a model with σ² > 0, whose samples leave the subspace: the check can fail.
+    env.ok(&["fit", "wide.csv", "-k", "2", "-o", "two.pca"]);
+    let two = env.inspect("two.pca");
+    assert!(two["noise_variance"].as_f64().unwrap() > 0.0);
+    env.ok(&["sample", "two.pca", "--count", "2000", "-o", "t.csv"]);
+    let (_, noisy) = env.read_csv("t.csv");
+    let (residual, _) = residual_and_variances(&two, &noisy);
+    assert!(residual > 1e-3, "relative squared residual {residual}");
+}
+
 /// `sample`: the same seed gives the same bytes and another seed others; 20,000 draws have the
 /// model's mean within 5 standard errors; `--latent` maps the origin to the mean; `--count 0`
 /// is a usage error that writes nothing.

@@ -226,3 +226,110 @@ fn parts_that_do_not_belong_together_are_refused() {
         "{e}"
     );
 }
+
+/// Rank 3 plus isotropic noise, 400×12, offset: a spectrum that mle and gavish-donoho read.
+fn rank_three_rows() -> Vec<Vec<f64>> {
+    let mut rng = Lcg(7);
+    (0..400)
+        .map(|_| {
+            let z: Vec<f64> = (0..3).map(|_| 2.0 * rng.next() - 1.0).collect();
+            (0..12)
+                .map(|j| {
+                    let signal = 10.0 * z[0] * (j as f64 + 1.0) / 12.0
+                        + 6.0 * z[1] * ((j % 3) as f64 - 1.0)
+                        + 4.0 * z[2] * if j < 6 { 1.0 } else { -1.0 };
+                    100.0 + signal + 0.3 * (rng.next() - 0.5)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `merge --components mle|gavish-donoho` chooses from the merged spectrum what `fit` chooses
+/// from the data (the number, the reason and the model), standardized or not, with the noise
+/// level known or estimated; the summary says how the count was chosen.
+#[test]
+fn merge_chooses_the_components_fit_chooses() {
+    let env = Env::new();
+    let rows = rank_three_rows();
+    env.write("all.npy", npy(&rows, false));
+    let mut parts = Vec::new();
+    for (k, w) in [0, 90, 91, 400].windows(2).enumerate() {
+        let name = format!("rows-{k}.npy");
+        env.write(&name, npy(&rows[w[0]..w[1]], false));
+        parts.push(name);
+    }
+    let criteria: [&[&str]; 3] = [
+        &["--components", "mle"],
+        &["--components", "gavish-donoho"],
+        &["-k", "gavish-donoho", "--noise-sigma", "0.0866"],
+    ];
+    for standardize in [false, true] {
+        let flag: &[&str] = if standardize { &["--standardize"] } else { &[] };
+        let mut stats_files = Vec::new();
+        for (k, name) in parts.iter().enumerate() {
+            let part = format!("part-{k}-{standardize}.stats");
+            let mut stats = vec!["stats", name.as_str(), "-o", part.as_str()];
+            stats.extend(flag);
+            env.ok(&stats);
+            stats_files.push(part);
+        }
+        for criterion in criteria {
+            let mut fit = vec!["fit", "all.npy", "--solver", "covariance", "-o", "fit.pca"];
+            fit.extend(flag);
+            fit.extend(criterion);
+            env.ok(&fit);
+            let mut merge = vec!["merge"];
+            merge.extend(stats_files.iter().map(String::as_str));
+            merge.extend(criterion);
+            merge.extend(["-o", "merged.pca"]);
+            let said = env.ok(&merge);
+            let (merged, whole) = (model_json(&env, "merged.pca"), model_json(&env, "fit.pca"));
+            let chosen = whole["n_components"].as_u64().unwrap();
+            if !standardize {
+                assert_eq!(chosen, 3, "{criterion:?} on rank-3 data");
+            }
+            assert!(
+                said.contains(&format!("fitted {chosen} component(s) to 400 samples"))
+                    && said.contains(&format!(
+                        "components: {chosen} component(s) chosen by {}",
+                        criterion[1]
+                    )),
+                "{criterion:?}: {said}"
+            );
+            assert_same_model(&merged, &whole, 1e-9);
+        }
+    }
+}
+
+/// cv needs the rows: `merge --components cv` is a usage error that says why; --noise-sigma
+/// without gavish-donoho too. Nothing is written.
+#[test]
+fn merge_refuses_cross_validation_and_a_misplaced_noise_level() {
+    let env = Env::new();
+    env.ok(&["stats", &iris(), "--exclude", "species", "-o", "four.stats"]);
+    let e = env.fails(2, &["merge", "four.stats", "-k", "cv", "-o", "m.pca"]);
+    assert!(
+        e.contains("--components cv is not available to merge")
+            && e.contains("statistics files hold moments, not rows"),
+        "{e}"
+    );
+    let e = env.fails(
+        2,
+        &[
+            "merge",
+            "four.stats",
+            "-k",
+            "mle",
+            "--noise-sigma",
+            "0.5",
+            "-o",
+            "m.pca",
+        ],
+    );
+    assert!(
+        e.contains("--noise-sigma applies only to --components gavish-donoho"),
+        "{e}"
+    );
+    assert!(!env.path("m.pca").exists());
+}

@@ -66,6 +66,23 @@ fn usage_errors_exit_two() {
         (&["inspect"], "MODEL"),
         (&["transform", "m", "--output", "c"], "INPUT"),
         (&["frobnicate"], "frobnicate"),
+        // The pixel count overflows: wrapped, 9223372036854776200 × 2 would be 784 = 28×28.
+        (
+            &[
+                "report",
+                "m",
+                "--image-shape",
+                "9223372036854776200x2",
+                "-o",
+                "m",
+            ],
+            "--image-shape \"9223372036854776200x2\": image shape 9223372036854776200×2 has \
+             more pixels than this machine can count",
+        ),
+        (
+            &["choose", &i, "--permutations", "18446744073709551616"],
+            "--permutations 18446744073709551616 is not a whole number",
+        ),
     ];
     for (args, needle) in cases {
         let out = env.run(args);

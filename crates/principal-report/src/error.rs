@@ -38,6 +38,15 @@ pub enum ReportError {
         width: usize,
     },
 
+    /// `height × width` overflows the machine's integers: no data has that many features.
+    #[error("image shape {height}×{width} has more pixels than this machine can count")]
+    ImageShapeTooLarge {
+        /// Rows of pixels.
+        height: usize,
+        /// Columns of pixels.
+        width: usize,
+    },
+
     /// A chunk of data has another number of columns than the model has features.
     #[error("the data has {found} feature columns but the model has {expected} features")]
     FeatureMismatch {

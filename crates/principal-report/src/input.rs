@@ -153,10 +153,14 @@ pub struct ImageShape {
 }
 
 impl ImageShape {
-    /// `height` rows of `width` pixels; neither may be zero.
+    /// `height` rows of `width` pixels; neither may be zero, and their product must not
+    /// overflow (a wrapped product could equal the number of features by accident).
     pub fn new(height: usize, width: usize) -> Result<Self> {
         if height == 0 || width == 0 {
             return Err(ReportError::EmptyImageShape { height, width });
+        }
+        if height.checked_mul(width).is_none() {
+            return Err(ReportError::ImageShapeTooLarge { height, width });
         }
         Ok(ImageShape { height, width })
     }
@@ -417,6 +421,20 @@ mod tests {
                 width: 28
             })
         ));
+    }
+
+    /// 9223372036854776200 × 2 wraps to 784 in 64-bit arithmetic: it must not pass for 28×28.
+    #[test]
+    fn an_image_shape_whose_pixel_count_overflows_is_refused() {
+        let height = usize::MAX / 2 + 393;
+        assert_eq!(height.wrapping_mul(2), 784);
+        let err = ImageShape::new(height, 2).unwrap_err();
+        assert!(matches!(
+            err,
+            ReportError::ImageShapeTooLarge { width: 2, .. }
+        ));
+        assert!(err.to_string().contains("more pixels than"), "{err}");
+        assert_eq!(ImageShape::new(28, 28).unwrap().pixels(), 784);
     }
 
     #[test]

@@ -170,6 +170,17 @@ impl PcaParams {
         if let Solver::Gram | Solver::Svd = self.solver() {
             return Err(one_process_only(self.solver()));
         }
+        // Refused before any row is read: every rank sees the same parameters, so every rank
+        // returns this error at once, with no collective step to agree on.
+        if let ComponentCount::CrossValidated { .. } = self.components() {
+            return Err(PcaError::CannotChoose {
+                criterion: "cv",
+                reason: "cross-validation refits held-out rows, and across processes each holds \
+                         only its part of them; run it in one process, or choose with mle or \
+                         gavish-donoho, which read the combined spectrum"
+                    .into(),
+            });
+        }
         if self.missing() == MissingValues::Em {
             return Err(PcaError::SolverUnsuitable {
                 solver: "em",

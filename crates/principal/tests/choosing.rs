@@ -1,5 +1,6 @@
 //! Choosing the number of components: on data of known rank r plus isotropic noise, mle,
-//! gavish-donoho, cv and parallel analysis recover r over a sweep of shapes (N < D included);
+//! gavish-donoho, cv and parallel analysis recover r over a sweep of shapes (N < D included),
+//! each drawn with six seeds;
 //! every criterion stays within 1 ≤ M ≤ min(N, D) on random shapes (rank-deficient, offset
 //! 1e6); the work beyond one fit is what each criterion says; bad input is a clear error.
 
@@ -64,12 +65,21 @@ const SHAPES: [(usize, usize, usize); 7] = [
     (150, 150, 5),
 ];
 
+/// The data's seeds are `SEED_SET + case`, one set per sweep of [`SHAPES`]: six independent
+/// draws of every shape.
+const SEED_SETS: [u64; 6] = [100, 200, 300, 400, 500, 600];
+
 #[test]
 fn mle_gavish_donoho_cv_and_parallel_analysis_recover_a_known_rank() {
     let mut failures = Vec::new();
-    for (case, &(n, d, r)) in SHAPES.iter().enumerate() {
+    for (case, &(n, d, r)) in SEED_SETS.iter().flat_map(|&set| {
+        SHAPES
+            .iter()
+            .enumerate()
+            .map(move |(k, s)| (set + k as u64, s))
+    }) {
         let sigma = 0.5;
-        let x = rank_plus_noise(n, d, r, sigma, 100 + case as u64);
+        let x = rank_plus_noise(n, d, r, sigma, case);
         let options = ChooseOptions {
             permutations: 40,
             ..ChooseOptions::default()
@@ -99,7 +109,7 @@ fn mle_gavish_donoho_cv_and_parallel_analysis_recover_a_known_rank() {
         ];
         for (name, m) in found {
             if m != r {
-                failures.push(format!("{n}×{d}, rank {r}: {name} chose {m}"));
+                failures.push(format!("{n}×{d}, rank {r}, seed {case}: {name} chose {m}"));
             }
         }
         // The same answers from a fit with that count as from the table.
@@ -112,7 +122,11 @@ fn mle_gavish_donoho_cv_and_parallel_analysis_recover_a_known_rank() {
             (ComponentCount::CrossValidated { folds: 5, seed: 0 }, "cv"),
         ] {
             let model = fit_count(&x, count);
-            assert_eq!(model.n_components(), chosen(name), "{n}×{d}: fit by {name}");
+            assert_eq!(
+                model.n_components(),
+                chosen(name),
+                "{n}×{d}, seed {case}: fit by {name}"
+            );
             let choice = model.component_choice().expect("a rule chose");
             assert_eq!(choice.criterion.name(), name);
             assert_eq!(choice.n_components, model.n_components());

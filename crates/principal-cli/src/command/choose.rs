@@ -15,9 +15,11 @@ use principal::{
 use principal_io::{read_table, Matrix, ReadOptions};
 use serde_json::{json, Value};
 
-use crate::args::{one_of, parse_folds, parse_noise_sigma, SelectArgs};
+use crate::args::{one_of, parse_folds, parse_noise_sigma, parse_size, SelectArgs};
+use crate::budget;
 use crate::select::{describe, Selection};
 use crate::text::{self, percent, sig};
+use crate::units::format_bytes;
 
 #[derive(Debug, Args)]
 pub struct ChooseArgs {
@@ -58,6 +60,11 @@ pub struct ChooseArgs {
     pub noise_sigma: Option<f64>,
     #[command(flatten)]
     pub select: SelectArgs,
+    /// Working-memory budget, e.g. 300M, 2G (default: half of the machine's memory): the
+    /// eigenvalues of every permutation, kept for their percentile, must fit in it (checked
+    /// before the first permutation).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory_limit: Option<u64>,
 }
 
 fn parse_max_components(s: &str) -> Result<usize, String> {
@@ -99,6 +106,7 @@ pub struct ChooseConfig {
     params: PcaParams,
     options: ChooseOptions,
     json: bool,
+    memory_limit: u64,
 }
 
 impl ChooseConfig {
@@ -128,6 +136,9 @@ impl ChooseConfig {
             params,
             options,
             json: args.json,
+            memory_limit: args
+                .memory_limit
+                .unwrap_or_else(budget::default_memory_limit),
         })
     }
 }
@@ -136,6 +147,7 @@ pub fn run(config: &ChooseConfig) -> Result<()> {
     let started = Instant::now();
     let table = read_table(&config.inputs, &config.read)?;
     let read_time = started.elapsed();
+    check_permutations(config, table.data.nrows(), table.data.ncols())?;
     let what = || {
         format!(
             "cannot choose the number of components of {}",
@@ -155,6 +167,31 @@ pub fn run(config: &ChooseConfig) -> Result<()> {
         tables(&choices, config, read_time)
     };
     text::stdout(&out)
+}
+
+/// Parallel analysis keeps min(N, D) eigenvalues of every permutation (twice: per permutation,
+/// then per index for the percentile), 16 bytes per eigenvalue and permutation: refused before
+/// the first permutation when that exceeds the budget.
+fn check_permutations(config: &ChooseConfig, n: usize, d: usize) -> Result<()> {
+    let permutations = config.options.permutations;
+    let per_permutation = n.min(d) as u64 * 16;
+    let bytes = (permutations as u64).checked_mul(per_permutation);
+    let limit = config.memory_limit;
+    if bytes.is_some_and(|b| b <= limit) {
+        return Ok(());
+    }
+    let needs = bytes.map_or("more bytes than this machine can count".into(), |b| {
+        format_bytes(b as f64)
+    });
+    anyhow::bail!(
+        "--permutations {permutations}: parallel analysis keeps the {} eigenvalues of every \
+         permuted copy of {} ({n} samples × {d} features), which would take {needs}, over the \
+         memory limit of {} (--memory-limit); use at most {} permutations",
+        n.min(d),
+        describe(&config.inputs),
+        format_bytes(limit as f64),
+        limit / per_permutation.max(1)
+    )
 }
 
 /// What a criterion compared, in a few words, for the first table.

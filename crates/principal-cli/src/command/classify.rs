@@ -30,6 +30,7 @@ use crate::command::fit::parse_components;
 use crate::command::report::{model_view, parse_image_shape, write, written_summary, LabelSource};
 use crate::select::{describe, model_read_options, Selection};
 use crate::text;
+use crate::units::format_bytes;
 
 /// K when `--components` is not given (capped at what the data allows).
 const DEFAULT_COMPONENTS: usize = 50;
@@ -76,6 +77,10 @@ pub struct ClassifyArgs {
     pub image_shape: Option<ImageShape>,
     #[command(flatten)]
     pub select: SelectArgs,
+    /// Working-memory budget, e.g. 300M, 2G (default: half of the machine's memory): the
+    /// confusion matrices and the neighbour lists must fit in it (checked before any is made).
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::parse_size)]
+    pub memory_limit: Option<u64>,
 }
 
 fn parse_neighbours(s: &str) -> Result<usize, String> {
@@ -102,6 +107,7 @@ pub struct ClassifyConfig {
     report: Option<PathBuf>,
     image_shape: Option<ImageShape>,
     selection: Selection,
+    memory_limit: u64,
 }
 
 impl ClassifyConfig {
@@ -133,6 +139,9 @@ impl ClassifyConfig {
             report: args.report,
             image_shape: args.image_shape,
             selection: Selection::new(args.select),
+            memory_limit: args
+                .memory_limit
+                .unwrap_or_else(budget::default_memory_limit),
         })
     }
 }
@@ -247,6 +256,30 @@ pub fn run(config: &ClassifyConfig) -> Result<()> {
             config.neighbours
         );
     }
+    if let Some(shape) = config.image_shape {
+        if shape.pixels() != d {
+            bail!(
+                "--image-shape: image shape {}×{} has {} pixels but the training data {} has \
+                 {d} features",
+                shape.height(),
+                shape.width(),
+                shape.pixels(),
+                describe(&config.train)
+            );
+        }
+    }
+    let n_test = test.labels.len();
+    check_neighbour_lists(config, n_test)?;
+
+    let all: Vec<&str> = train
+        .labels
+        .iter()
+        .chain(&test.labels)
+        .map(String::as_str)
+        .collect();
+    let classes = Labels::new(&all);
+    let n_classes = classes.classes().len();
+    check_confusion_matrices(config, n_classes, ks.len())?;
 
     let step = Instant::now();
     let model = fit(&train.rows, k_max, config.scaling)?;
@@ -256,18 +289,8 @@ pub fn run(config: &ClassifyConfig) -> Result<()> {
     let test_codes = project(&model, &test.rows)?;
     timings.project = step.elapsed();
 
-    let all: Vec<&str> = train
-        .labels
-        .iter()
-        .chain(&test.labels)
-        .map(String::as_str)
-        .collect();
-    let classes = Labels::new(&all);
     let train_class: Vec<usize> = (0..n_train).map(|i| classes.class_of(i)).collect();
-    let test_class: Vec<usize> = (0..test.labels.len())
-        .map(|i| classes.class_of(n_train + i))
-        .collect();
-    let n_classes = classes.classes().len();
+    let test_class: Vec<usize> = (0..n_test).map(|i| classes.class_of(n_train + i)).collect();
     let outcomes: Vec<Outcome> = ks
         .iter()
         .map(|&k| {
@@ -291,7 +314,6 @@ pub fn run(config: &ClassifyConfig) -> Result<()> {
             }
         })
         .collect();
-    let n_test = test_class.len();
     // The confusion matrix shown: the best accuracy's (on a tie, the smallest K's).
     let best = outcomes.iter().enumerate().fold(0, |b, (i, o)| {
         if o.correct > outcomes[b].correct {
@@ -368,6 +390,61 @@ pub fn run(config: &ClassifyConfig) -> Result<()> {
         budget::peak_memory_note()
     );
     text::stderr(&summary);
+    Ok(())
+}
+
+/// `bytes` in the budget's words: `None` (an overflow) or more than `limit` is too much.
+fn over_budget(bytes: Option<u64>, limit: u64) -> Option<String> {
+    match bytes {
+        Some(b) if b <= limit => None,
+        Some(b) => Some(format!(
+            "would take {}, over the memory limit of {} (--memory-limit)",
+            format_bytes(b as f64),
+            format_bytes(limit as f64)
+        )),
+        None => Some("would take more bytes than this machine can count".into()),
+    }
+}
+
+/// The nearest-neighbour search keeps each test row's `--neighbours` nearest training rows (a
+/// row index and a squared distance, 16 bytes each) at once: refused before the search when
+/// that exceeds the budget.
+fn check_neighbour_lists(config: &ClassifyConfig, n_test: usize) -> Result<()> {
+    let bytes = (n_test as u64)
+        .checked_mul(config.neighbours as u64)
+        .and_then(|b| b.checked_mul(16));
+    if let Some(why) = over_budget(bytes, config.memory_limit) {
+        let most = config.memory_limit / 16 / (n_test.max(1) as u64);
+        bail!(
+            "--neighbours {}: the lists of the {} nearest training codes of {n_test} test rows \
+             {why}; use at most {most}",
+            config.neighbours,
+            config.neighbours
+        );
+    }
+    Ok(())
+}
+
+/// One n_classes × n_classes confusion matrix of counts is kept per K: refused before the fit
+/// when they exceed the budget (a label column of continuous values has about as many classes
+/// as rows: 70,000 of them would take 39 GB per K).
+fn check_confusion_matrices(config: &ClassifyConfig, n_classes: usize, n_ks: usize) -> Result<()> {
+    let n = n_classes as u64;
+    // Every K's matrix, and a copy of the best one for the report.
+    let bytes = n
+        .checked_mul(n)
+        .and_then(|cells| cells.checked_mul(8))
+        .and_then(|one| one.checked_mul(n_ks as u64 + 1));
+    if let Some(why) = over_budget(bytes, config.memory_limit) {
+        bail!(
+            "the labels ({}; {}) have {n_classes} distinct values: {} confusion matrices of \
+             {n_classes}×{n_classes} counts {why}. Are they class labels? A column of \
+             continuous values has about as many classes as rows",
+            config.train_labels.describe(&config.train),
+            config.test_labels.describe(&config.test),
+            n_ks + 1
+        );
+    }
     Ok(())
 }
 

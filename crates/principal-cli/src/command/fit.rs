@@ -114,7 +114,7 @@ pub struct IterativeArgs {
     pub power_method: PowerMethod,
 }
 
-/// A whole number K (`merge`: moments alone allow no other count).
+/// A whole number K (`classify`: every K is compared, no criterion chooses).
 pub(crate) fn parse_components(s: &str) -> Result<usize, String> {
     let k: usize = s
         .parse()
