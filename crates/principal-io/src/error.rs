@@ -178,6 +178,17 @@ pub enum IoError {
         extension: String,
         allowed: &'static str,
     },
+    /// A Parquet output wider than [`crate::MAX_PARQUET_COLUMNS`].
+    #[error(
+        "{}: {columns} columns are more than a Parquet output may have ({max}: the Parquet \
+         writer holds every column of a row group in memory); write .npy, .csv or .tsv instead",
+        path.display()
+    )]
+    TooWideForParquet {
+        path: PathBuf,
+        columns: usize,
+        max: usize,
+    },
     /// Column or feature names whose count differs from the number of columns.
     #[error("{}: {names} column name(s) given for {columns} column(s)", path.display())]
     NameCount {

@@ -63,4 +63,4 @@ pub use reader::part::Part;
 pub use statistics_file::{
     load_statistics, merge_statistics, save_statistics, Statistics, STATISTICS_FORMAT_VERSION,
 };
-pub use write::{write_atomically, write_matrix, MatrixWriter};
+pub use write::{write_atomically, write_matrix, MatrixWriter, MAX_PARQUET_COLUMNS};

@@ -369,6 +369,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         iteration_report,
         missing_values,
     })
+    .and_then(|model| check_model_values(&model).map(|()| model))
     .map_err(|source| IoError::InvalidModel {
         path: path.to_owned(),
         source,
@@ -377,6 +378,105 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         model,
         feature_names,
     })
+}
+
+/// Relative tolerance of [`check_model_values`]: far above the rounding of a fit (about
+/// 1e-16 × D), far below what damage to a value changes.
+const VALUE_TOLERANCE: f64 = 1e-6;
+
+/// Checks that a model's values are those a fit can give, beyond the shapes, finiteness and
+/// signs that [`PcaModel::from_parts`] checks: a damaged value that passes those would make
+/// `score`, `sample` and `transform --posterior` compute from a model no data has. Each
+/// relation holds for every fit up to rounding ([`VALUE_TOLERANCE`], relative):
+/// - the components are orthonormal rows (`B Bᵀ = I`);
+/// - `explained_variance_ratio[k] = explained_variance[k] / total_variance` (0 when the total
+///   is 0) and `singular_values[k] = √(explained_variance[k] (n_samples − ddof))`;
+/// - without missing values, `total_variance = Σ explained_variance + (min(N, D) − M) ×
+///   noise_variance` (σ² is the mean of the discarded eigenvalues, or, for an iterative solver,
+///   the total less the kept ones), so σ² = 0 when nothing is discarded;
+/// - for the exact solvers (covariance, gram, svd) and a fit with missing values (whose EM
+///   variances are `‖w‖² + σ²`), σ² is at most the smallest kept variance. An iterative
+///   solver's kept variances are estimates from below, so on a flat spectrum its σ² (from the
+///   total) can exceed the last of them; it is held to the trace relation only.
+///
+/// The order of the explained variances is not checked: it affects no computation.
+fn check_model_values(model: &PcaModel) -> std::result::Result<(), principal::PcaError> {
+    let bad = |msg: String| Err(principal::PcaError::InvalidModel(msg));
+    let close = |a: f64, b: f64| (a - b).abs() <= VALUE_TOLERANCE * a.abs().max(b.abs());
+    let (m, d) = (model.n_components(), model.n_features());
+    let lambda = model.explained_variance();
+    let (noise, total) = (model.noise_variance(), model.total_variance());
+    if total < 0.0 {
+        return bad(format!("total_variance = {total} is negative"));
+    }
+
+    let b = model.components();
+    let mut gram = Mat::<f64>::zeros(m, m);
+    faer::linalg::matmul::matmul(
+        gram.as_mut(),
+        faer::Accum::Replace,
+        b,
+        b.transpose(),
+        1.0,
+        faer::Par::Seq,
+    );
+    for i in 0..m {
+        for j in 0..m {
+            let expected = if i == j { 1.0 } else { 0.0 };
+            if (gram[(i, j)] - expected).abs() > VALUE_TOLERANCE {
+                return bad(format!(
+                    "the components are not orthonormal: row {i} · row {j} = {}, not {expected}",
+                    gram[(i, j)]
+                ));
+            }
+        }
+    }
+
+    let largest = lambda.iter().copied().fold(0.0, f64::max);
+    let exact = matches!(model.solver(), Solver::Covariance | Solver::Gram | Solver::Svd);
+    if exact || model.missing_values().is_some() {
+        let last = lambda[m - 1];
+        if noise > last + VALUE_TOLERANCE * largest {
+            return bad(format!(
+                "noise_variance = {noise} exceeds the variance of kept component {m}, \
+                 explained_variance[{}] = {last}",
+                m - 1
+            ));
+        }
+    }
+    if model.missing_values().is_none() {
+        let discarded = model.n_samples().min(d).saturating_sub(m);
+        let kept: f64 = lambda.iter().sum();
+        let expected = kept + discarded as f64 * noise;
+        if !close(total, expected) {
+            return bad(format!(
+                "total_variance = {total} but the kept variances ({kept}) and {discarded} \
+                 discarded direction(s) of noise_variance = {noise} make {expected}"
+            ));
+        }
+    }
+    let ratios = model.explained_variance_ratio();
+    let singular = model.singular_values();
+    let dof = (model.n_samples() - model.ddof()) as f64;
+    for k in 0..m {
+        let ratio = if total > 0.0 { lambda[k] / total } else { 0.0 };
+        if !close(ratios[k], ratio) {
+            return bad(format!(
+                "explained_variance_ratio[{k}] = {} but explained_variance[{k}] / \
+                 total_variance = {} / {total} = {ratio}",
+                ratios[k], lambda[k]
+            ));
+        }
+        let sv = (lambda[k] * dof).sqrt();
+        if !close(singular[k], sv) {
+            return bad(format!(
+                "singular_values[{k}] = {} but √(explained_variance[{k}] × (n_samples − ddof)) \
+                 = √({} × {dof}) = {sv}",
+                singular[k], lambda[k]
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -632,6 +732,114 @@ mod tests {
 
         let e = load_err(&dir.path().join("missing.safetensors"));
         assert!(e.starts_with("cannot open"), "{e}");
+    }
+
+    /// Sets metadata `key` of the model file at `path` to `value`.
+    fn set_meta(path: &Path, key: &str, value: f64) {
+        tamper(path, |m, _| {
+            m.insert(key.into(), value.to_string());
+        });
+    }
+
+    /// Multiplies entry `index` of tensor `name` of the model file at `path` by `factor` and
+    /// adds `shift`.
+    fn set_entry(path: &Path, name: &str, index: usize, factor: f64, shift: f64) {
+        tamper(path, |_, t| {
+            let bytes = &mut t.iter_mut().find(|x| x.0 == name).unwrap().3;
+            let range = index * 8..index * 8 + 8;
+            let v = f64::from_le_bytes(bytes[range.clone()].try_into().unwrap());
+            bytes[range].copy_from_slice(&(v * factor + shift).to_le_bytes());
+        });
+    }
+
+    /// Issue 24: a model whose values no fit gives (σ² negative, huge or above a kept
+    /// component's variance, a negative variance, components not orthonormal, a ratio, singular
+    /// value or total that disagrees with the variances) is refused when read, naming the file
+    /// and the value; before, only finiteness was checked and `score`, `sample` and
+    /// `transform --posterior` used such a model.
+    #[test]
+    fn values_no_fit_gives_are_refused_naming_the_value() {
+        let dir = TempDir::new().unwrap();
+        let fitted = fit(Scaling::Standardize, Solver::Svd, 2);
+        let (lambda, total) = (fitted.explained_variance().to_vec(), fitted.total_variance());
+        let path = saved(&dir);
+        let p = path.display().to_string();
+        let expect = |edit: &dyn Fn(&Path), wanted: &str| {
+            let path = saved(&dir);
+            edit(&path);
+            let e = load_err(&path);
+            assert!(
+                e.starts_with(&format!("model file {p}: inconsistent model: ")) && e.contains(wanted),
+                "wanted {wanted:?} in {e}"
+            );
+        };
+        expect(&|p| set_meta(p, "noise_variance", -0.25), "noise_variance = -0.25 is negative");
+        expect(&|p| set_meta(p, "noise_variance", 1e300), "noise_variance = 1000000000");
+        // σ² above λ₂ with a total that agrees with it: the exact solver's bound refuses it.
+        let noise = lambda[1] * 1.5;
+        let consistent_total = lambda[0] + lambda[1] + 2.0 * noise;
+        expect(
+            &|p| {
+                set_meta(p, "noise_variance", noise);
+                set_meta(p, "total_variance", consistent_total);
+            },
+            &format!("noise_variance = {noise} exceeds the variance of kept component 2"),
+        );
+        expect(&|p| set_meta(p, "total_variance", total * 2.0), &format!("total_variance = {}", total * 2.0));
+        expect(&|p| set_meta(p, "total_variance", -1.0), "total_variance = -1 is negative");
+        expect(&|p| set_entry(p, "explained_variance", 1, -1.0, 0.0), "explained_variance[1] = -");
+        expect(&|p| set_entry(p, "explained_variance", 0, 1.01, 0.0), "discarded direction(s) of noise_variance = ");
+        expect(&|p| set_entry(p, "explained_variance_ratio", 1, 1.0, 0.01), "explained_variance_ratio[1] = ");
+        expect(&|p| set_entry(p, "singular_values", 0, 1.0, 1e-3), "singular_values[0] = ");
+        expect(&|p| set_entry(p, "components", 5, 1.0, 1e-3), "the components are not orthonormal: row ");
+        expect(&|p| set_entry(p, "components", 0, 0.0, 0.0), "the components are not orthonormal: row 0 · row 0 = ");
+    }
+
+    /// The value checks refuse no fit's model: every solver, with missing values, truncated,
+    /// and the flat spectrum of isotropic data on which an iterative solver's σ² exceeds its
+    /// last kept variance.
+    #[test]
+    fn every_fit_passes_the_value_checks() {
+        use rand::{Rng, SeedableRng};
+        let dir = TempDir::new().unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(24);
+        let flat = Mat::from_fn(40, 30, |_, _| rng.random::<f64>() - 0.5);
+        let wide = Mat::from_fn(6, 30, |i, j| ((i * 31 + j * 17) % 13) as f64);
+        let mut missing = data();
+        missing[(2, 2)] = f64::NAN;
+        let mut checked = 0;
+        for x in [data(), flat, wide, missing] {
+            let has_missing = x.col_iter().any(|c| c.iter().any(|v| v.is_nan()));
+            for solver in [
+                Solver::Covariance,
+                Solver::Gram,
+                Solver::Svd,
+                Solver::Randomized,
+                Solver::Power,
+                Solver::Em,
+            ] {
+                if has_missing && solver != Solver::Em {
+                    continue;
+                }
+                for m in [1, 3] {
+                    let mut builder = PcaBuilder::new()
+                        .components(ComponentCount::Fixed(m))
+                        .solver(solver);
+                    if has_missing {
+                        builder = builder.missing(principal::MissingValues::Em);
+                    }
+                    let model = builder.build().unwrap().fit(x.as_ref()).unwrap();
+                    for model in [model.truncated(1).unwrap(), model] {
+                        let path = dir.path().join("m.safetensors");
+                        save_model(&path, &model, None).unwrap();
+                        let loaded = load_model(&path);
+                        assert!(loaded.is_ok(), "{solver:?} m={m}: {}", loaded.unwrap_err());
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 3 * 6 * 2 * 2 + 2 * 2);
     }
 
     #[test]

@@ -347,6 +347,46 @@ mod tests {
         }
     }
 
+    /// Issue 24: parts whose counts add past the largest count were added with wrapping
+    /// (2⁶⁴ − 1 and 25 samples merged into 24); the merge now names the part and the counts.
+    #[test]
+    fn counts_that_add_past_the_largest_are_refused() {
+        let dir = TempDir::new().unwrap();
+        let x = data();
+        let save = |name: &str, n_samples: usize| {
+            let mut parts = stats(x.as_ref(), Scaling::Centre, None).moments.into_parts();
+            parts.n_samples = n_samples;
+            let s = Statistics {
+                moments: Moments::from_parts(parts).unwrap(),
+                scaling: Scaling::Centre,
+                feature_names: None,
+            };
+            let path = dir.path().join(name);
+            save_statistics(&path, &s).unwrap();
+            path
+        };
+        let (max, half, small) = (save("max", usize::MAX), save("half", 1 << 63), save("25", 25));
+        let cases = [
+            (vec![max.clone(), small.clone()], &small, usize::MAX, 25),
+            (vec![small.clone(), max.clone()], &max, 25, usize::MAX),
+            (vec![half.clone(), half.clone(), small.clone()], &half, 1 << 63, 1 << 63),
+        ];
+        for (paths, culprit, left, right) in cases {
+            let e = merge_statistics(&paths).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "statistics file {}: the sample counts {left} and {right} add up to more \
+                     than 18446744073709551615, the largest count",
+                    culprit.display()
+                )
+            );
+        }
+        // Up to the largest count, they merge.
+        let merged = merge_statistics(&[save("rest", usize::MAX - 25), small]).unwrap();
+        assert_eq!(merged.moments.n_samples(), usize::MAX);
+    }
+
     #[test]
     fn parts_that_do_not_belong_together_are_refused() {
         let dir = TempDir::new().unwrap();

@@ -147,6 +147,13 @@ pub enum PcaError {
     /// Moments of different widths were merged.
     #[error("cannot merge moments of {left} features with moments of {right} features")]
     MergeMismatch { left: usize, right: usize },
+    /// Moments whose sample counts add up to more than a count can hold (only damaged or
+    /// forged statistics claim so many).
+    #[error(
+        "the sample counts {left} and {right} add up to more than {}, the largest count",
+        usize::MAX
+    )]
+    SampleCountOverflow { left: usize, right: usize },
     /// A solver that cannot handle the request (e.g. an iterative solver asked for everything).
     #[error("solver {solver} cannot be used here: {reason}")]
     SolverUnsuitable {

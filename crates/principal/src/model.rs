@@ -225,6 +225,20 @@ impl PcaModel {
         if !finite {
             return bad("a stored value is NaN or infinite".into());
         }
+        // Variances are never negative (a fit clamps its rounding at 0): a negative one can
+        // only come from damage, and would make σ or W imaginary.
+        if let Some(k) = parts.explained_variance.iter().position(|&v| v < 0.0) {
+            return bad(format!(
+                "explained_variance[{k}] = {} is negative",
+                parts.explained_variance[k]
+            ));
+        }
+        if parts.noise_variance < 0.0 {
+            return bad(format!(
+                "noise_variance = {} is negative",
+                parts.noise_variance
+            ));
+        }
         Ok(PcaModel {
             mean: parts.mean,
             scale: parts.scale,

@@ -264,6 +264,13 @@ impl MomentAccumulator {
                 right: other.n_features(),
             });
         }
+        // Checked before anything changes: wrapping would leave a wrong count (and weights).
+        if self.n.checked_add(other.n).is_none() {
+            return Err(PcaError::SampleCountOverflow {
+                left: self.n,
+                right: other.n,
+            });
+        }
         if other.precision == Precision::Mixed {
             self.precision = Precision::Mixed;
         }

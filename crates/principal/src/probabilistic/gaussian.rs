@@ -118,6 +118,10 @@ impl<'a> ProbabilisticPca<'a> {
     /// `c_m = σ² + max(λ_m − σ², 0)`: C's variance along each component (as scikit-learn, an
     /// explained variance below σ² counts as σ²).
     pub fn component_variances(&self) -> Vec<f64> {
+        // λ_m < σ² happens without damage: by rounding when the last kept eigenvalue equals
+        // the discarded ones, and by more for an iterative solver, whose λ_m are estimates from
+        // below while σ² is the total less them. A loaded model's σ² is checked against the
+        // exact solvers' λ_M when it is read (principal-io's model file).
         let noise = self.noise_variance();
         self.model
             .explained_variance()
@@ -135,6 +139,7 @@ impl<'a> ProbabilisticPca<'a> {
             .model
             .explained_variance()
             .iter()
+            // As in `component_variances`: λ_m below σ² gives that direction no loading.
             .map(|&l| (l - noise).max(0.0).sqrt())
             .collect();
         Mat::from_fn(b.ncols(), b.nrows(), |j, m| b[(m, j)] * root[m])
@@ -225,6 +230,7 @@ impl<'a> ProbabilisticPca<'a> {
         // M⁻¹ Wᵀ (x − μ) = diag(√(c − σ²)/c) Bᵀ (x − μ).
         let factor: Vec<f64> = variances
             .iter()
+            // c ≥ σ² by construction; the clamp only absorbs the rounding of (σ² + x) − σ².
             .map(|&c| (c - noise).max(0.0).sqrt() / c)
             .collect();
         let mut mean = self.model.transform(x)?;

@@ -48,7 +48,8 @@ impl<'a> ProbabilisticPca<'a> {
         Sampler {
             ppca: *self,
             loadings_t: w.transpose().to_owned(),
-            noise_sd: self.noise_variance().max(0.0).sqrt(),
+            // σ² ≥ 0: `PcaModel::from_parts` refuses a negative one and no fit makes one.
+            noise_sd: self.noise_variance().sqrt(),
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
