@@ -7,7 +7,10 @@
 use std::path::PathBuf;
 use std::sync::Once;
 
-use principal_io::{load_model, panic_is_contained, read_table, ReadOptions};
+use principal_io::{
+    load_model, load_statistics, panic_is_contained, read_label_files, read_table, Missing,
+    ReadOptions,
+};
 
 /// A scratch file of this process with the given name.
 fn scratch(name: &str) -> PathBuf {
@@ -30,10 +33,19 @@ fn quiet_contained_panics() {
 
 /// Reads `data` as a data file named `name`, whole and then in chunks.
 pub fn read_data(name: &str, data: &[u8]) {
+    read_data_with(name, data, Missing::Reject);
+}
+
+/// [`read_data`] with missing values read as NaN (empty cells, `nan`, Parquet and Arrow nulls)
+/// when `missing` says so.
+pub fn read_data_with(name: &str, data: &[u8], missing: Missing) {
     quiet_contained_panics();
     let path = scratch(name);
     std::fs::write(&path, data).expect("the scratch file can be written");
-    let options = ReadOptions::default();
+    let options = ReadOptions {
+        missing,
+        ..ReadOptions::default()
+    };
     if let Ok(t) = read_table(std::slice::from_ref(&path), &options) {
         // A read that succeeds gives a consistent matrix.
         let (n, d) = (t.data.nrows(), t.data.ncols());
@@ -53,4 +65,21 @@ pub fn read_model(data: &[u8]) {
     let path = scratch("model.safetensors");
     std::fs::write(&path, data).expect("the scratch file can be written");
     let _ = load_model(&path);
+}
+
+/// Reads `data` as a label file (IDX labels, text, one-column NPY, Parquet or Arrow, by
+/// content).
+pub fn read_labels(data: &[u8]) {
+    quiet_contained_panics();
+    let path = scratch("labels.csv");
+    std::fs::write(&path, data).expect("the scratch file can be written");
+    let _ = read_label_files(std::slice::from_ref(&path));
+}
+
+/// Reads `data` as a statistics file.
+pub fn read_statistics(data: &[u8]) {
+    quiet_contained_panics();
+    let path = scratch("part.stats");
+    std::fs::write(&path, data).expect("the scratch file can be written");
+    let _ = load_statistics(&path);
 }

@@ -8,7 +8,11 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{arrow_bytes, csv_bytes, gz, idx, model_bytes, npy, parquet_bytes};
+use common::{
+    arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes, npy,
+    npy_gaps_bytes, npy_labels_bytes, parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes,
+    statistics_bytes, text_labels_bytes,
+};
 
 fn main() -> std::io::Result<()> {
     let root = PathBuf::from(
@@ -37,6 +41,14 @@ fn main() -> std::io::Result<()> {
             "model.safetensors",
             model_bytes(scratch.path()),
         ),
+        ("missing", "gaps.csv", csv_gaps_bytes()),
+        ("missing", "gaps.npy", npy_gaps_bytes()),
+        ("missing", "nulls.parquet", parquet_gaps_bytes()),
+        ("labels", "labels-idx1-ubyte", idx_labels_bytes()),
+        ("labels", "labels.txt", text_labels_bytes()),
+        ("labels", "labels.npy", npy_labels_bytes()),
+        ("labels", "labels.parquet", parquet_labels_bytes()),
+        ("statistics_file", "part.stats", statistics_bytes(scratch.path())),
     ];
     for (target, name, bytes) in seeds {
         let dir = root.join(target);

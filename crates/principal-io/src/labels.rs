@@ -99,6 +99,17 @@ fn text_labels(path: &Path, lines: Vec<(u64, Vec<u8>)>) -> Result<Vec<String>> {
     let body = if header { rest } else { &lines[..] };
     body.iter()
         .map(|(line, field)| {
+            // Text has no NUL byte; a binary file too short to show its format (an IDX label
+            // file cut inside its 4-byte magic number, 0 0 8 1) would otherwise be a label.
+            if field.contains(&0) {
+                return Err(IoError::Format {
+                    path: path.to_owned(),
+                    detail: format!(
+                        "line {line} holds a NUL byte: not a text file of labels (nor a whole \
+                         IDX label file)"
+                    ),
+                });
+            }
             if field.is_empty() {
                 return Err(IoError::EmptyCell {
                     path: path.to_owned(),
@@ -300,6 +311,24 @@ mod tests {
         assert!(e.contains("not an IDX label file"), "{e}");
         let e = err(dir.path().join("missing.csv"));
         assert!(e.starts_with("cannot open"), "{e}");
+    }
+
+    /// Found by the seeded mutation test (issue 24): an IDX label file cut to 1–3 bytes is
+    /// too short to be seen as IDX and was read as one text label of NUL bytes.
+    #[test]
+    fn an_idx_label_file_cut_inside_its_magic_number_is_refused() {
+        let dir = TempDir::new().unwrap();
+        for len in 1..=3 {
+            let path = write_file(dir.path(), "l-idx1-ubyte", &[0, 0, 8, 1][..len]);
+            let e = read_label_files(std::slice::from_ref(&path)).unwrap_err().to_string();
+            assert!(
+                e.contains(&path.display().to_string())
+                    && e.contains("line 1 holds a NUL byte: not a text file of labels"),
+                "{len} bytes: {e}"
+            );
+        }
+        let path = text(&dir, "ok.txt", "digit\n8\n1\n");
+        assert_eq!(read_label_files(&[path]).unwrap(), ["8", "1"]);
     }
 
     #[test]

@@ -15,6 +15,10 @@
 //! digit inserted, reads as other valid data; Parquet pages carry no checksum here, so a
 //! byte inserted inside a page's values can shift them. Those reads are counted and printed.
 //!
+//! Besides the data readers with default options, the same damage goes through the other
+//! readers of files: data read with missing values allowed (CSV with empty cells and `nan`, NPY
+//! with NaN, Parquet with nulls), label files (IDX, text, NPY, Parquet) and statistics files.
+//!
 //! Reproduce one case: the seed is `SEED`, and every failure prints its format, case number
 //! and mutation.
 //!
@@ -24,8 +28,15 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{arrow_bytes, csv_bytes, gz, idx, model_bytes, npy, parquet_bytes, Mutation, Rng};
-use principal_io::{load_model, panic_is_contained, read_table, Matrix, ReadOptions, Table};
+use common::{
+    arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes, npy,
+    npy_gaps_bytes, npy_labels_bytes, parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes,
+    statistics_bytes, text_labels_bytes, Mutation, Rng,
+};
+use principal_io::{
+    load_model, load_statistics, panic_is_contained, read_label_files, read_table, Missing,
+    ReadOptions, Table,
+};
 use tempfile::TempDir;
 
 const SEED: u64 = 0x5eed_0019;
@@ -43,11 +54,22 @@ enum Detects {
     Structure,
 }
 
+/// Which reader reads a format's files.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Reader {
+    /// `read_table` with missing values refused (the default) or read as NaN.
+    Data(Missing),
+    Model,
+    Labels,
+    Statistics,
+}
+
 struct Format {
     name: &'static str,
     file: &'static str,
     bytes: Vec<u8>,
     detects: Detects,
+    reader: Reader,
     /// Mutate the gzip content rather than the compressed bytes (for half the cases).
     gz_of: Option<Vec<u8>>,
 }
@@ -64,18 +86,28 @@ struct Tally {
 
 fn formats(dir: &Path) -> Vec<Format> {
     let data: Vec<f64> = (0..80).map(|k| f64::from(k) * 0.125 - 4.0).collect();
-    let plain = |name, file, bytes, detects| Format {
+    let read_by = |name, file, bytes, detects, reader| Format {
         name,
         file,
         bytes,
         detects,
+        reader,
         gz_of: None,
     };
+    let plain = |name, file, bytes, detects| {
+        read_by(name, file, bytes, detects, Reader::Data(Missing::Reject))
+    };
+    let gaps = |name, file, bytes, detects| {
+        read_by(name, file, bytes, detects, Reader::Data(Missing::AsNan))
+    };
+    let labels =
+        |name, file, bytes, detects| read_by(name, file, bytes, detects, Reader::Labels);
     let zipped = |name, file, content: Vec<u8>| Format {
         name,
         file,
         bytes: gz(&content),
         detects: Detects::Everything,
+        reader: Reader::Data(Missing::Reject),
         gz_of: Some(content),
     };
     vec![
@@ -109,32 +141,79 @@ fn formats(dir: &Path) -> Vec<Format> {
             "d.arrows.gz",
             arrow_bytes(true, false),
         ),
-        plain(
+        read_by(
             "model file",
             "m.safetensors",
             model_bytes(dir),
             Detects::LengthChanges,
+            Reader::Model,
+        ),
+        gaps("CSV, missing", "g.csv", csv_gaps_bytes(), Detects::Structure),
+        gaps("NPY, missing", "g.npy", npy_gaps_bytes(), Detects::LengthChanges),
+        gaps(
+            "Parquet, missing",
+            "g.parquet",
+            parquet_gaps_bytes(),
+            Detects::Structure,
+        ),
+        labels(
+            "IDX labels",
+            "l-idx1-ubyte",
+            idx_labels_bytes(),
+            Detects::LengthChanges,
+        ),
+        labels("text labels", "l.csv", text_labels_bytes(), Detects::Structure),
+        labels(
+            "NPY labels",
+            "l.npy",
+            npy_labels_bytes(),
+            Detects::LengthChanges,
+        ),
+        labels(
+            "Parquet labels",
+            "l.parquet",
+            parquet_labels_bytes(),
+            Detects::Structure,
+        ),
+        read_by(
+            "statistics file",
+            "s.stats",
+            statistics_bytes(dir),
+            Detects::LengthChanges,
+            Reader::Statistics,
         ),
     ]
 }
 
-/// What a read gives: the table, or a model's bytes written again, to compare.
+/// What a read gives, to compare: a table's shape, type and values (as bits, so that NaN
+/// equals NaN) and names, a model or statistics printed, the labels.
 #[derive(PartialEq, Debug)]
 enum Read {
-    Table(Matrix, Option<Vec<String>>),
-    Model(String),
+    Table(usize, usize, bool, Vec<u64>, Option<Vec<String>>),
+    Printed(String),
+    Labels(Vec<String>),
 }
 
-fn read(path: &Path, model: bool) -> Result<Read, String> {
-    if model {
-        load_model(path)
-            .map(|m| Read::Model(format!("{:?}", m)))
-            .map_err(|e| e.to_string())
-    } else {
-        read_table(&[path.to_owned()], &ReadOptions::default())
-            .map(|Table { data, column_names }| Read::Table(data, column_names))
-            .map_err(|e| e.to_string())
+fn read(path: &Path, reader: Reader) -> Result<Read, String> {
+    let path = path.to_owned();
+    match reader {
+        Reader::Data(missing) => {
+            let options = ReadOptions {
+                missing,
+                ..ReadOptions::default()
+            };
+            read_table(std::slice::from_ref(&path), &options).map(
+                |Table { data, column_names }| {
+                    let bits = data.to_f64().as_slice().iter().map(|v| v.to_bits()).collect();
+                    Read::Table(data.nrows(), data.ncols(), data.is_f32(), bits, column_names)
+                },
+            )
+        }
+        Reader::Model => load_model(&path).map(|m| Read::Printed(format!("{m:?}"))),
+        Reader::Labels => read_label_files(&[path]).map(Read::Labels),
+        Reader::Statistics => load_statistics(&path).map(|s| Read::Printed(format!("{s:?}"))),
     }
+    .map_err(|e| e.to_string())
 }
 
 #[test]
@@ -156,10 +235,9 @@ fn damaged_files_of_every_format_are_refused_or_read_correctly() {
         "format", "files", "refused", "read same", "read other*"
     );
     for format in formats(dir.path()) {
-        let model = format.file.ends_with(".safetensors");
         let good_path = dir.path().join(format!("good-{}", format.file));
         std::fs::write(&good_path, &format.bytes).unwrap();
-        let good = read(&good_path, model)
+        let good = read(&good_path, format.reader)
             .unwrap_or_else(|e| panic!("the good {} file does not read: {e}", format.name));
         let mut tally = Tally::default();
         let started = std::time::Instant::now();
@@ -179,7 +257,7 @@ fn damaged_files_of_every_format_are_refused_or_read_correctly() {
             std::fs::write(&path, &bytes).unwrap();
             let label = format!("{} case {case}: {mutation:?}", format.name);
             let one = std::time::Instant::now();
-            let outcome = std::panic::catch_unwind(|| read(&path, model));
+            let outcome = std::panic::catch_unwind(|| read(&path, format.reader));
             slowest = slowest.max((one.elapsed(), case));
             match outcome {
                 Err(_) => tally.panics.push(label),

@@ -150,6 +150,121 @@ pub fn model_bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// A CSV file with a header and 25 rows of 3 numbers, some cells missing (empty or `nan`).
+pub fn csv_gaps_bytes() -> Vec<u8> {
+    let mut text = String::from("x,y,z\n");
+    for i in 0..25 {
+        let cell = |v: String, gap: bool| if gap { String::new() } else { v };
+        text.push_str(&format!(
+            "{},{},{}\n",
+            cell(i.to_string(), i % 7 == 3),
+            if i % 5 == 1 { "nan".into() } else { (f64::from(i) * 0.25 - 3.0).to_string() },
+            cell((7 * i % 11).to_string(), i % 4 == 2)
+        ));
+    }
+    text.into_bytes()
+}
+
+/// An NPY file of 20 × 4 f64 with NaN in every seventh value.
+pub fn npy_gaps_bytes() -> Vec<u8> {
+    let data: Vec<f64> = (0..80)
+        .map(|k| if k % 7 == 2 { f64::NAN } else { f64::from(k) * 0.5 - 9.0 })
+        .collect();
+    npy(&data, 20, 4)
+}
+
+/// A Snappy Parquet file of 40 rows, three nullable f64 columns with nulls and NaN, in row
+/// groups of 16.
+pub fn parquet_gaps_bytes() -> Vec<u8> {
+    use arrow_array::{ArrayRef, Float64Array};
+    let column = |k: usize| -> ArrayRef {
+        Arc::new(Float64Array::from(
+            (0..40)
+                .map(|i| match (i + k) % 6 {
+                    0 => None,
+                    3 if k == 1 => Some(f64::NAN),
+                    _ => Some(i as f64 * 0.75 - k as f64),
+                })
+                .collect::<Vec<_>>(),
+        ))
+    };
+    let batch =
+        arrow_array::RecordBatch::try_from_iter([("a", column(0)), ("b", column(1)), ("c", column(2))])
+            .unwrap();
+    parquet_of(&batch, parquet::basic::Compression::SNAPPY)
+}
+
+/// `batch` as a Parquet file compressed with `codec`, in row groups of 16 rows.
+pub fn parquet_of(batch: &arrow_array::RecordBatch, codec: parquet::basic::Compression) -> Vec<u8> {
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_size(16)
+        .set_compression(codec)
+        .build();
+    let mut out = Vec::new();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    w.write(batch).unwrap();
+    w.close().unwrap();
+    out
+}
+
+/// The 30 labels (digits) of the label files below.
+pub fn labels() -> Vec<u8> {
+    (0..30u32).map(|i| (i * 7 % 10) as u8).collect()
+}
+
+/// An IDX label file (1-D unsigned bytes, MNIST's) of [`labels`].
+pub fn idx_labels_bytes() -> Vec<u8> {
+    let mut out = vec![0, 0, 0x08, 1];
+    out.extend_from_slice(&30u32.to_be_bytes());
+    out.extend(labels());
+    out
+}
+
+/// A text file of [`labels`], one per line, under a header.
+pub fn text_labels_bytes() -> Vec<u8> {
+    let mut text = String::from("digit\n");
+    for l in labels() {
+        text.push_str(&format!("{l}\n"));
+    }
+    text.into_bytes()
+}
+
+/// A one-column NPY file of [`labels`] as f64.
+pub fn npy_labels_bytes() -> Vec<u8> {
+    let data: Vec<f64> = labels().into_iter().map(f64::from).collect();
+    npy(&data, 30, 1)
+}
+
+/// A one-column Parquet file of [`labels`] as i32.
+pub fn parquet_labels_bytes() -> Vec<u8> {
+    use arrow_array::{ArrayRef, Int32Array};
+    let column: ArrayRef = Arc::new(Int32Array::from(
+        labels().into_iter().map(i32::from).collect::<Vec<_>>(),
+    ));
+    parquet_of(
+        &arrow_array::RecordBatch::try_from_iter([("digit", column)]).unwrap(),
+        parquet::basic::Compression::SNAPPY,
+    )
+}
+
+/// A statistics file of 30 rows of 4 features (written through `dir`).
+pub fn statistics_bytes(dir: &Path) -> Vec<u8> {
+    let x = principal::faer::Mat::<f64>::from_fn(30, 4, |i, j| {
+        ((i * 7 + j * 3) % 11) as f64 + (i as f64 * 0.3).sin() * j as f64
+    });
+    let mut acc = principal::MomentAccumulator::new(4);
+    acc.push(x.as_ref()).unwrap();
+    let statistics = principal_io::Statistics {
+        moments: acc.finish().unwrap(),
+        scaling: principal::Scaling::Centre,
+        feature_names: Some(["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect()),
+    };
+    let path = dir.join("good.stats");
+    principal_io::save_statistics(&path, &statistics).unwrap();
+    std::fs::read(&path).unwrap()
+}
+
 /// splitmix64: a small, seeded, reproducible generator.
 pub struct Rng(pub u64);
 
