@@ -11,7 +11,10 @@
 //! `iteration_error_estimate` and `iteration_converged`, and for a fit with missing values
 //! `missing_values` = `em` with `missing_observed`, `missing_count`, `missing_empty_rows`,
 //! `missing_iterations`, `missing_log_likelihood`, `missing_change`, `missing_error_estimate`
-//! (each absent when unknown) and `missing_converged`. Readers that do not know a key ignore it, so these
+//! (each absent when unknown), `missing_converged`, and the fit's passes:
+//! `missing_log_likelihood_history` (one number per pass, separated by spaces) and
+//! `missing_pass_points` (one letter per pass: `e` an EM step, `x` a kept extrapolation, `r` a
+//! rejected one; both absent in files written before them, read as no passes). Readers that do not know a key ignore it, so these
 //! optional keys leave the format version at 1.
 
 use std::collections::HashMap;
@@ -20,7 +23,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use faer::Mat;
-use principal::{IterationReport, MissingValueReport, ModelParts, PcaModel, Solver};
+use principal::{IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::{IoError, Result};
@@ -117,6 +120,19 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
             ("missing_iterations", report.iterations.to_string()),
             ("missing_log_likelihood", report.log_likelihood.to_string()),
             ("missing_converged", report.converged.to_string()),
+            (
+                "missing_log_likelihood_history",
+                report
+                    .log_likelihood_history
+                    .iter()
+                    .map(f64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            (
+                "missing_pass_points",
+                report.pass_points.iter().map(|&p| pass_letter(p)).collect(),
+            ),
         ] {
             meta.insert(key.into(), value);
         }
@@ -153,6 +169,25 @@ pub(crate) fn serialize_tensors(
         source: std::io::Error::other(e.to_string()),
     })?;
     Ok(canonical_header(bytes))
+}
+
+/// The letter of a pass's starting point in `missing_pass_points`.
+fn pass_letter(point: PassPoint) -> char {
+    match point {
+        PassPoint::EmStep => 'e',
+        PassPoint::Extrapolation => 'x',
+        PassPoint::RejectedExtrapolation => 'r',
+    }
+}
+
+/// The pass point of a letter of `missing_pass_points`.
+fn pass_point(letter: char) -> Option<PassPoint> {
+    match letter {
+        'e' => Some(PassPoint::EmStep),
+        'x' => Some(PassPoint::Extrapolation),
+        'r' => Some(PassPoint::RejectedExtrapolation),
+        _ => None,
+    }
 }
 
 /// The F64 tensor `name` of `tensors`, checked to have `shape`; the reason when it is missing
@@ -326,6 +361,26 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
                 Some(text) => Some(parse(path, "missing_error_estimate", text)?),
             },
             converged: parse(path, "missing_converged", scalar("missing_converged")?)?,
+            log_likelihood_history: match meta.get("missing_log_likelihood_history") {
+                None => Vec::new(),
+                Some(text) => text
+                    .split_whitespace()
+                    .map(|v| parse(path, "missing_log_likelihood_history", v))
+                    .collect::<Result<_>>()?,
+            },
+            pass_points: match meta.get("missing_pass_points") {
+                None => Vec::new(),
+                Some(text) => text
+                    .chars()
+                    .map(|c| {
+                        pass_point(c).ok_or_else(|| {
+                            not_model(format!(
+                                "metadata \"missing_pass_points\" has {c:?}, not e, x or r"
+                            ))
+                        })
+                    })
+                    .collect::<Result<_>>()?,
+            },
         }),
         Some(other) => {
             return Err(not_model(format!(
@@ -333,6 +388,18 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
             )))
         }
     };
+    if let Some(report) = &missing_values {
+        let (values, points) = (
+            report.log_likelihood_history.len(),
+            report.pass_points.len(),
+        );
+        if values != points {
+            return Err(not_model(format!(
+                "metadata \"missing_log_likelihood_history\" has {values} passes and \
+                 \"missing_pass_points\" {points}"
+            )));
+        }
+    }
 
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
         f64_tensor(&tensors, name, shape).map_err(not_model)
@@ -861,7 +928,7 @@ mod tests {
     }
 
     /// A fit with missing values keeps its report (counts, iterations, likelihood, change,
-    /// error estimate) through a file, exactly; a file without it reads as a complete-data fit.
+    /// error estimate, every pass's likelihood and point) through a file, exactly; a file without it reads as a complete-data fit.
     #[test]
     fn a_fit_with_missing_values_round_trips_with_its_report() {
         let dir = TempDir::new().unwrap();
@@ -887,6 +954,16 @@ mod tests {
         assert_eq!(meta["missing_values"], "em");
         assert_eq!(meta["missing_count"], "2");
         assert_eq!(meta["format_version"], "1");
+        // Every pass's likelihood and point, one each, through the file.
+        let passes = report.iterations;
+        assert_eq!(report.log_likelihood_history.len(), passes);
+        assert_eq!(meta["missing_pass_points"].len(), passes);
+        assert_eq!(
+            meta["missing_log_likelihood_history"]
+                .split_whitespace()
+                .count(),
+            passes
+        );
         let complete = fit(Scaling::Centre, Solver::Svd, 2);
         save_model(&path, &complete, None).unwrap();
         assert_eq!(load_model(&path).unwrap().model.missing_values(), None);

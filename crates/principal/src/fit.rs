@@ -461,9 +461,11 @@ impl PcaParams {
         let kept = held_out::kept_columns(data.n_features(), constant);
         let up_to = sample.n_features.min(n);
         let mut per_fold = Vec::with_capacity(folds);
+        let mut fold_fits = 0;
         for fold in 0..folds {
             let mut training = FoldRows::new(data, &fold_of, fold, FoldSide::Training, &kept);
             let model = fold_params.fit_source(&mut training)?;
+            fold_fits += 1;
             let mut scores = FoldScores::new();
             FoldRows::new(data, &fold_of, fold, FoldSide::HeldOut, &kept)
                 .pass(&mut |chunk| scores.add(&model, chunk))?;
@@ -473,7 +475,7 @@ impl PcaParams {
         Ok(CrossValidation {
             choice,
             curve,
-            fold_fits: folds,
+            fold_fits,
         })
     }
 

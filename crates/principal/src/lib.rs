@@ -93,5 +93,5 @@ pub use probabilistic::gaussian::{Posterior, ProbabilisticPca, Units};
 pub use probabilistic::observed::ObservedPosterior;
 pub use probabilistic::sampling::Sampler;
 pub use real::{ChunkRef, Real};
-pub use solver::missing::MissingValueReport;
+pub use solver::missing::{MissingValueReport, PassPoint};
 pub use solver::{IterationReport, Spectrum};

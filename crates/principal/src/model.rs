@@ -274,7 +274,7 @@ impl PcaModel {
             solver: self.solver,
             zero_variance_features: self.zero_variance_features.clone(),
             iteration_report: self.iteration_report,
-            missing_values: self.missing_values,
+            missing_values: self.missing_values.clone(),
         }
     }
 
@@ -510,7 +510,7 @@ impl PcaModel {
     /// How a fit with missing values (NaN) went: counts, EM iterations, likelihood; `None`
     /// for a fit of complete data.
     pub fn missing_values(&self) -> Option<MissingValueReport> {
-        self.missing_values
+        self.missing_values.clone()
     }
     /// Features with zero variance in the training data (kept at scale 1 when standardizing).
     pub fn zero_variance_features(&self) -> &[usize] {

@@ -3,8 +3,9 @@
 //! `fixtures/choose/` are committed, so no Python is needed here):
 //!
 //! - `mle_*`: `--components mle` equals scikit-learn's `PCA(n_components='mle')` with every
-//!   exact solver, and for N > D its log evidence equals scikit-learn's for every rank both
-//!   define (relative 1e-9; for N ≤ D this one works in the span of the centred data);
+//!   exact solver, and its log evidence equals scikit-learn's for every rank (relative 1e-9;
+//!   for N ≤ D, where this one works in the N − 1 dimensions the centred data spans, the
+//!   fixture's `_assess_dimension` of those eigenvalues with D samples);
 //! - `mle_failure_*`: data where scikit-learn fails (the fixture records how: an exception, or
 //!   0 components), and the answer given instead;
 //! - `gavish_donoho_*`: the threshold τ and the noise level equal the reference computed with
@@ -97,12 +98,24 @@ fn mle_matches_sklearn(name: &str) {
         .find(|c| c.choice.criterion == Criterion::Mle)
         .unwrap();
     assert_eq!(mle.choice.n_components, want, "{name}: table");
-    if x.nrows() <= x.ncols() {
-        // The evidence is evaluated in the N − 1 dimensions the centred data spans, scikit-learn's
-        // in all D (with a floored zero): the same answer, other values.
-        return;
-    }
-    let reference = case["sklearn_log_evidence"].as_array().unwrap();
+    // With N ≤ D the evidence is evaluated in the N − 1 dimensions the centred data spans,
+    // with D samples (the transposed problem): the reference is scikit-learn's
+    // `_assess_dimension` of those eigenvalues. scikit-learn's own curve, in all D dimensions
+    // with a floored zero, is another function: not compared.
+    let key = if x.nrows() <= x.ncols() {
+        "sklearn_log_evidence_in_span"
+    } else {
+        "sklearn_log_evidence"
+    };
+    let reference = case[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name}: no {key}"));
+    // At an exact rank the evidence is unbounded here (None) where scikit-learn's floor makes
+    // it finite: that one rank only.
+    let exact_rank = match mle.choice.outcome {
+        ChoiceOutcome::ExactRank { rank } => Some(rank),
+        _ => None,
+    };
     let mut compared = 0;
     for (i, r) in reference.iter().enumerate() {
         let k = i + 1;
@@ -115,19 +128,21 @@ fn mle_matches_sklearn(name: &str) {
                 );
                 compared += 1;
             }
-            // scikit-learn's floor makes an exact rank finite; here it is unbounded (None).
-            (Some(_), None) => assert!(
-                matches!(mle.choice.outcome, ChoiceOutcome::ExactRank { .. }) && k >= want,
-                "{name}: no evidence at {k}"
-            ),
+            (Some(_), None) => assert_eq!(exact_rank, Some(k), "{name}: no evidence at {k}"),
             // Below its 1e-15 floor scikit-learn has -inf; only past the rank.
-            (None, o) => assert!(o.is_none() && k >= want, "{name}: evidence at {k} {o:?}"),
+            (None, o) => assert!(o.is_none() && k > want, "{name}: evidence at {k} {o:?}"),
         }
     }
-    assert!(
-        compared >= want.min(reference.len()) - 1,
-        "{name}: {compared} compared"
+    let defined = reference.iter().filter(|r| r.is_f64()).count();
+    assert_eq!(
+        compared,
+        defined - usize::from(exact_rank.is_some()),
+        "{name}: {compared} of {defined} compared"
     );
+    // Past the reference's ranks (the last eigenvalue, or past the span) there is no evidence.
+    for (i, o) in mle.curve.statistic.iter().enumerate().skip(reference.len()) {
+        assert_eq!(*o, None, "{name}: evidence at {}", i + 1);
+    }
 }
 
 fn mle_is_sane_where_sklearn_fails(name: &str) {

@@ -140,20 +140,16 @@ proptest! {
 /// itself and the posterior (a point) are still defined.
 #[test]
 fn a_zero_noise_variance_is_a_clear_error() {
-    // Rank 2 in 5 features; and wide data with every component kept (M = N < D).
+    // Rank 2 in 5 features, with two components (every kept λ > 0) and with three (the third
+    // λ is 0 to rounding); and wide data with every component kept (M = N < D, the last λ 0).
     let low_rank = random_matrix(30, 5, Some(2), 3.0, 1);
     let wide = random_matrix(4, 9, None, 0.0, 2);
     for (x, count) in [
+        (&low_rank, ComponentCount::Fixed(2)),
         (&low_rank, ComponentCount::Fixed(3)),
         (&wide, ComponentCount::All),
     ] {
-        let model = fit_with(x.as_ref(), count, Scaling::Centre, 1, Solver::Svd).unwrap();
-        assert!(model.noise_variance() < 1e-20, "{}", model.noise_variance());
-        let model = principal::PcaModel::from_parts(principal::ModelParts {
-            noise_variance: 0.0,
-            ..model.to_parts()
-        })
-        .unwrap();
+        let model = zero_noise_model(x, count);
         let message = |e: PcaError| {
             assert!(matches!(e, PcaError::DegenerateModel(_)), "{e:?}");
             e.to_string()
@@ -174,18 +170,43 @@ fn a_zero_noise_variance_is_a_clear_error() {
             .unwrap();
         assert!(curve.iter().all(|v| v.is_none_or(f64::is_finite)));
         assert_eq!(*curve.last().unwrap(), None, "the full model's σ² is 0");
-        // σ² = 0: the posterior is a point, Λ^{-½} Bᵀ (x − μ), if every kept λ > 0.
-        if model.explained_variance().iter().all(|&l| l > 1e-9) {
-            let posterior = ppca.posterior(x.as_ref()).unwrap();
-            assert!(posterior.covariance.norm_max() == 0.0);
-            let codes = model.transform(x.as_ref()).unwrap();
-            let l = model.explained_variance();
-            for i in 0..x.nrows() {
-                for m in 0..l.len() {
-                    let want = codes[(i, m)] / l[m].sqrt();
-                    assert!((posterior.mean[(i, m)] - want).abs() <= 1e-12 * want.abs().max(1.0));
-                }
-            }
+    }
+}
+
+/// The model of `x` with `count` components by the svd solver, its noise variance (0 to
+/// rounding) set to exactly 0.
+fn zero_noise_model(x: &Mat<f64>, count: ComponentCount) -> principal::PcaModel {
+    let model = fit_with(x.as_ref(), count, Scaling::Centre, 1, Solver::Svd).unwrap();
+    assert!(model.noise_variance() < 1e-20, "{}", model.noise_variance());
+    principal::PcaModel::from_parts(principal::ModelParts {
+        noise_variance: 0.0,
+        ..model.to_parts()
+    })
+    .unwrap()
+}
+
+/// σ² = 0 with every kept variance positive (rank-2 data, two components): the posterior of
+/// the latent point is a point, `z = Λ^{-½} Bᵀ (x − μ)` (the codes over √λ), with covariance
+/// 0; the limit σ → 0 of `M⁻¹ Wᵀ (x − μ)`, `M = WᵀW + σ²I`, `W = B (Λ − σ²I)^{½}`.
+#[test]
+fn with_zero_noise_the_posterior_is_a_point() {
+    let x = random_matrix(30, 5, Some(2), 3.0, 1);
+    let model = zero_noise_model(&x, ComponentCount::Fixed(2));
+    assert_eq!(model.noise_variance(), 0.0);
+    let l = model.explained_variance();
+    assert!(l.iter().all(|&v| v > 1e-3 * l[0]), "{l:?}");
+    let posterior = model.probabilistic().posterior(x.as_ref()).unwrap();
+    assert_eq!(posterior.covariance, Mat::<f64>::zeros(2, 2));
+    let codes = model.transform(x.as_ref()).unwrap();
+    assert_eq!(posterior.mean.nrows(), x.nrows());
+    for i in 0..x.nrows() {
+        for m in 0..2 {
+            let want = codes[(i, m)] / l[m].sqrt();
+            assert!(
+                (posterior.mean[(i, m)] - want).abs() <= 1e-12 * want.abs().max(1.0),
+                "row {i}, component {m}: {} against {want}",
+                posterior.mean[(i, m)]
+            );
         }
     }
 }

@@ -149,7 +149,7 @@ pub struct ChoiceWork {
     pub fits: usize,
     /// Eigenvalue computations of permuted copies (parallel analysis).
     pub permuted_spectra: usize,
-    /// Exact fits of cross-validation folds (0 when the data's exact rank decided).
+    /// Exact fits of cross-validation folds (0 when cross-validation had too few samples).
     pub fold_fits: usize,
     /// Time of the whole-data fit and the criteria read off its spectrum.
     pub fit_time: Duration,
@@ -224,7 +224,7 @@ impl PcaParams {
         let mut work = ChoiceWork::default();
         let started = Instant::now();
         let model = self.with_components(ComponentCount::All).fit(x)?;
-        work.fits = 1;
+        work.fits += 1;
         let values = model.explained_variance();
         let constant = model.zero_variance_features();
         let sample = SampleSpectrum {

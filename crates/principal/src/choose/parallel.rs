@@ -90,7 +90,8 @@ pub(crate) fn permuted_spectra<T: Real>(
         .collect();
     Ok(PermutedSpectra {
         percentiles,
-        spectra: permutations,
+        // Counted from the spectra computed, not from the setting.
+        spectra: spectra.iter().map(Vec::len).sum(),
     })
 }
 

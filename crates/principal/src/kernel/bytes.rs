@@ -123,30 +123,51 @@ mod tests {
     }
 
     /// rten-gemm's kernel lays out U, Y and G as the reference does: checked on every machine
-    /// with values small enough that no kernel saturates (|u·y| pairs below 2¹⁵), and with
-    /// full bytes where the kernel is exact.
+    /// with values small enough that no kernel saturates (|u·y| pairs below 2¹⁵).
     #[test]
-    fn the_gemm_kernel_agrees_with_the_reference_product() {
-        let shapes = [(1, 1), (5, 2), (17, 13), (70, 2048), (33, 600)];
-        let mut ranges = vec![(63u8, 63i8)];
-        if hardware_product_available() {
-            ranges.push((255, 127));
-        } else {
-            eprintln!(
-                "the_gemm_kernel_agrees_with_the_reference_product: full-range bytes skipped \
-                 (this CPU lacks AVX-512 VNNI, so rten-gemm's kernel may saturate); checked \
-                 with values below saturation"
-            );
-        }
-        for (u_max, y_max) in ranges {
-            for (k, &(a, r)) in shapes.iter().enumerate() {
-                let (u, y) = random_block(a, r, u_max, y_max, k as u64);
-                let mut want = vec![0i32; (a + 1) * a];
-                ReferenceBytes.multiply(&u, &y, a, r, &mut want);
-                let mut got = vec![0i32; (a + 1) * a];
-                GemmBytes::any_kernel().multiply(&u, &y, a, r, &mut got);
-                assert_eq!(got, want, "{a} features × {r} rows, bytes up to {u_max}");
+    fn the_gemm_kernel_agrees_with_the_reference_product_below_saturation() {
+        agrees_with_the_reference(GemmBytes::any_kernel(), 63, 63);
+    }
+
+    /// Full bytes where the kernel is exact; ignored, with the reason, where the build script
+    /// found it may saturate (this CPU lacks AVX-512 VNNI).
+    #[test]
+    #[cfg_attr(
+        not(exact_byte_gemm),
+        ignore = "rten-gemm's u8×i8 product may saturate on this CPU (no AVX-512 VNNI), so \
+                  the byte path does not use it here"
+    )]
+    fn the_exact_gemm_kernel_agrees_with_the_reference_product_on_full_bytes() {
+        let gemm = GemmBytes::available().expect("the build found the product exact here");
+        agrees_with_the_reference(gemm, 255, 127);
+    }
+
+    /// The build script's decision (`exact_byte_gemm`, which the hardware tests' `ignore`
+    /// follows) is what rten-gemm says on the machine the tests run on.
+    #[test]
+    fn the_build_decided_as_rten_gemm_does_here() {
+        assert_eq!(
+            cfg!(exact_byte_gemm),
+            hardware_product_available(),
+            "built {} an exact byte product; rten-gemm here says otherwise: rebuild on this \
+             machine",
+            if cfg!(exact_byte_gemm) {
+                "with"
+            } else {
+                "without"
             }
+        );
+    }
+
+    fn agrees_with_the_reference(gemm: GemmBytes, u_max: u8, y_max: i8) {
+        let shapes = [(1, 1), (5, 2), (17, 13), (70, 2048), (33, 600)];
+        for (k, &(a, r)) in shapes.iter().enumerate() {
+            let (u, y) = random_block(a, r, u_max, y_max, k as u64);
+            let mut want = vec![0i32; (a + 1) * a];
+            ReferenceBytes.multiply(&u, &y, a, r, &mut want);
+            let mut got = vec![0i32; (a + 1) * a];
+            gemm.multiply(&u, &y, a, r, &mut got);
+            assert_eq!(got, want, "{a} features × {r} rows, bytes up to {u_max}");
         }
     }
 }

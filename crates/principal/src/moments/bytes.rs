@@ -297,19 +297,39 @@ pub(crate) mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// Runs `check` with the portable reference product, then with the hardware product where
-    /// it is exact here; says so (visible with `--nocapture`) where it is not.
-    pub(crate) fn with_every_product(test: &str, check: impl Fn(&str, Which)) {
-        check("reference product", Which::Reference);
-        if hardware_product_available() {
-            check("rten-gemm product", Which::Hardware);
-        } else {
-            eprintln!(
-                "{test}: rten-gemm's byte product skipped (this CPU lacks AVX-512 VNNI, where \
-                 it could saturate); every other step checked with the portable reference product"
-            );
-        }
+    /// Two tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
+    /// portable reference product on every machine; `$hardware` with rten-gemm's product, and
+    /// is ignored, with the reason in `cargo test`'s summary, where the build script found
+    /// that product inexact on this CPU (no AVX-512 VNNI: the byte path is not taken there).
+    macro_rules! product_tests {
+        ($check:ident: $reference:ident, $hardware:ident) => {
+            #[test]
+            fn $reference() {
+                $check(
+                    stringify!($reference),
+                    $crate::moments::bytes::tests::Which::Reference,
+                );
+            }
+
+            #[test]
+            #[cfg_attr(
+                not(exact_byte_gemm),
+                ignore = "rten-gemm's u8×i8 product may saturate on this CPU (no AVX-512 \
+                          VNNI), so the byte path does not use it here"
+            )]
+            fn $hardware() {
+                assert!(
+                    $crate::kernel::bytes::hardware_product_available(),
+                    "the build found rten-gemm's byte product exact, this machine does not"
+                );
+                $check(
+                    stringify!($hardware),
+                    $crate::moments::bytes::tests::Which::Hardware,
+                );
+            }
+        };
     }
+    pub(crate) use product_tests;
 
     /// Which product a test runs with.
     #[derive(Clone, Copy)]
@@ -318,11 +338,14 @@ pub(crate) mod tests {
         Hardware,
     }
 
+    product_tests!(a_block_gives_exact_sums:
+        a_block_gives_exact_sums_with_the_reference_product,
+        a_block_gives_exact_sums_with_rten_gemms_product);
+
     /// One block's `Σxxᵀ` (lower triangle) and `Σy` against sums of the rows one by one: all
     /// exact integers, so equal. Ranges that fill a byte, with offsets; the data in f32 and
     /// f64; one row, a few, and a whole block; all features or some, in a scrambled order.
-    #[test]
-    fn a_block_gives_exact_sums() {
+    fn a_block_gives_exact_sums(_: &str, which: Which) {
         fn check<T: Real, P: ByteProduct>(
             lo: i32,
             n: usize,
@@ -370,32 +393,33 @@ pub(crate) mod tests {
                 }
             }
         }
-        with_every_product("a_block_gives_exact_sums", |_, which| {
-            let mut rng = ChaCha8Rng::seed_from_u64(11);
-            for (lo, n, d, take) in [
-                (0, 2, 5, 5),
-                (-128, 13, 40, 17),
-                (-255, BLOCK_ROWS * 2, 70, 70),
-                (1_000_000, 600, 33, 20),
-            ] {
-                match which {
-                    Which::Reference => {
-                        check::<f64, ReferenceBytes>(lo, n, d, take, &mut rng);
-                        check::<f32, ReferenceBytes>(lo, n, d, take, &mut rng);
-                    }
-                    Which::Hardware => {
-                        check::<f64, GemmBytes>(lo, n, d, take, &mut rng);
-                        check::<f32, GemmBytes>(lo, n, d, take, &mut rng);
-                    }
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for (lo, n, d, take) in [
+            (0, 2, 5, 5),
+            (-128, 13, 40, 17),
+            (-255, BLOCK_ROWS * 2, 70, 70),
+            (1_000_000, 600, 33, 20),
+        ] {
+            match which {
+                Which::Reference => {
+                    check::<f64, ReferenceBytes>(lo, n, d, take, &mut rng);
+                    check::<f32, ReferenceBytes>(lo, n, d, take, &mut rng);
+                }
+                Which::Hardware => {
+                    check::<f64, GemmBytes>(lo, n, d, take, &mut rng);
+                    check::<f32, GemmBytes>(lo, n, d, take, &mut rng);
                 }
             }
-        });
+        }
     }
+
+    product_tests!(dense_chunks_give_the_integer_paths_bits:
+        dense_chunks_give_the_integer_paths_bits_with_the_reference_product,
+        dense_chunks_give_the_integer_paths_bits_with_rten_gemms_product);
 
     /// Dense rows of bytes (pixels, signed values, values around −10⁶), in one block, in two
     /// and a ragged second, f32 and f64: the integer path's exact sums, so its bits.
-    #[test]
-    fn dense_chunks_give_the_integer_paths_bits() {
+    fn dense_chunks_give_the_integer_paths_bits(what: &str, which: Which) {
         fn check<T: Real, P: ByteProduct>(x: &Mat<f64>, what: &str) {
             let stored = Mat::<T>::from_fn(x.ncols(), x.nrows(), |j, i| T::from_f64(x[(i, j)]));
             let chunk = stored.transpose();
@@ -431,27 +455,24 @@ pub(crate) mod tests {
                 }
             }
         }
-        with_every_product("dense_chunks_give_the_integer_paths_bits", |what, which| {
-            let mut rng = ChaCha8Rng::seed_from_u64(12);
-            for (lo, n, d) in [
-                (0, 300, 321),
-                (-128, 2 * BLOCK_ROWS, 330),
-                (-1_000_000, 2500, 400),
-            ] {
-                let x =
-                    Mat::<f64>::from_fn(n, d, |_, _| f64::from(rng.random_range(lo..=lo + 255)));
-                match which {
-                    Which::Reference => {
-                        check::<f64, ReferenceBytes>(&x, what);
-                        check::<f32, ReferenceBytes>(&x, what);
-                    }
-                    Which::Hardware => {
-                        check::<f64, GemmBytes>(&x, what);
-                        check::<f32, GemmBytes>(&x, what);
-                    }
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        for (lo, n, d) in [
+            (0, 300, 321),
+            (-128, 2 * BLOCK_ROWS, 330),
+            (-1_000_000, 2500, 400),
+        ] {
+            let x = Mat::<f64>::from_fn(n, d, |_, _| f64::from(rng.random_range(lo..=lo + 255)));
+            match which {
+                Which::Reference => {
+                    check::<f64, ReferenceBytes>(&x, what);
+                    check::<f32, ReferenceBytes>(&x, what);
+                }
+                Which::Hardware => {
+                    check::<f64, GemmBytes>(&x, what);
+                    check::<f32, GemmBytes>(&x, what);
                 }
             }
-        });
+        }
     }
 
     /// Ranges wider than a byte and shifts that are not exact in the data's type take the f32

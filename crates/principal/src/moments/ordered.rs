@@ -610,7 +610,7 @@ fn add_raw_block(
 mod tests {
     use super::*;
     use crate::kernel::bytes::{GemmBytes, ReferenceBytes};
-    use crate::moments::bytes::tests::{with_every_product, Which};
+    use crate::moments::bytes::tests::{product_tests, Which};
     use crate::moments::chunk::ordered;
     use crate::moments::integer::{integer_moments, small_integer_range};
     use crate::moments::MomentAccumulator;
@@ -798,47 +798,43 @@ mod tests {
         assert!(two < 0.85 * one, "two orders {two:e}, one {one:e}");
     }
 
-    #[test]
-    fn ordered_blocks_give_the_integer_paths_exact_sums() {
-        // Where every feature's values fit a byte, the blocks' products are taken in bytes
-        // (blocks of 2,048 rows) by an exact product; else in f32 (blocks of 1,024 rows for 256
-        // values, of 512 for 257 or 261). Ragged last blocks.
-        with_every_product(
-            "ordered_blocks_give_the_integer_paths_exact_sums",
-            |what, which| {
-                for (lo, hi, n, d, in_bytes) in [
-                    (0, 255, 9000, 70, true),
-                    (-128, 127, 8200, 41, true),
-                    (-60, 200, 8300, 33, false),
-                    (-128, 128, 8250, 20, false),
-                ] {
-                    let mut x = sparse_integers(n, d, lo, hi, 2);
-                    // One feature spans the whole range.
-                    (x[(0, 3)], x[(1, 3)]) = (f64::from(lo), f64::from(hi));
-                    let range = IntegerRange::scan(x.as_ref(), Par::Seq).expect("integers");
-                    let widest = (0..d)
-                        .map(|j| range.hi[j] - range.lo[j])
-                        .fold(0.0, f64::max);
-                    assert_eq!(widest, f64::from(hi - lo));
-                    match which {
-                        Which::Reference => {
-                            let blocks =
-                                ByteBlocks::<f64, ReferenceBytes>::for_range(&range.lo, &range.hi);
-                            assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                            same_bits_as_the_integer_path::<f32, ReferenceBytes>(&x);
-                            same_bits_as_the_integer_path::<f64, ReferenceBytes>(&x);
-                        }
-                        Which::Hardware => {
-                            let blocks =
-                                ByteBlocks::<f64, GemmBytes>::for_range(&range.lo, &range.hi);
-                            assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                            same_bits_as_the_integer_path::<f32, GemmBytes>(&x);
-                            same_bits_as_the_integer_path::<f64, GemmBytes>(&x);
-                        }
-                    }
+    product_tests!(ordered_blocks_give_the_integer_paths_exact_sums:
+        ordered_blocks_give_the_integer_paths_exact_sums_with_the_reference_product,
+        ordered_blocks_give_the_integer_paths_exact_sums_with_rten_gemms_product);
+
+    /// Where every feature's values fit a byte, the blocks' products are taken in bytes
+    /// (blocks of 2,048 rows) by an exact product; else in f32 (blocks of 1,024 rows for 256
+    /// values, of 512 for 257 or 261). Ragged last blocks.
+    fn ordered_blocks_give_the_integer_paths_exact_sums(what: &str, which: Which) {
+        for (lo, hi, n, d, in_bytes) in [
+            (0, 255, 9000, 70, true),
+            (-128, 127, 8200, 41, true),
+            (-60, 200, 8300, 33, false),
+            (-128, 128, 8250, 20, false),
+        ] {
+            let mut x = sparse_integers(n, d, lo, hi, 2);
+            // One feature spans the whole range.
+            (x[(0, 3)], x[(1, 3)]) = (f64::from(lo), f64::from(hi));
+            let range = IntegerRange::scan(x.as_ref(), Par::Seq).expect("integers");
+            let widest = (0..d)
+                .map(|j| range.hi[j] - range.lo[j])
+                .fold(0.0, f64::max);
+            assert_eq!(widest, f64::from(hi - lo));
+            match which {
+                Which::Reference => {
+                    let blocks = ByteBlocks::<f64, ReferenceBytes>::for_range(&range.lo, &range.hi);
+                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
+                    same_bits_as_the_integer_path::<f32, ReferenceBytes>(&x);
+                    same_bits_as_the_integer_path::<f64, ReferenceBytes>(&x);
                 }
-            },
-        );
+                Which::Hardware => {
+                    let blocks = ByteBlocks::<f64, GemmBytes>::for_range(&range.lo, &range.hi);
+                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
+                    same_bits_as_the_integer_path::<f32, GemmBytes>(&x);
+                    same_bits_as_the_integer_path::<f64, GemmBytes>(&x);
+                }
+            }
+        }
     }
 
     #[test]

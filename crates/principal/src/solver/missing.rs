@@ -33,7 +33,9 @@
 //! data with little noise and 10% missing in 29 (plain EM and SQUAREM alone had not converged
 //! after 1,000; PX-EM alone 38). The iteration stops when an EM step
 //! changes the parameters by at most the tolerance (relative; default 1e-9), and returns the
-//! parameters of highest likelihood it computed. The model's components are the left singular vectors U of W = U S Vᵀ, its
+//! parameters of highest likelihood it computed, with the likelihood of every pass and what
+//! the pass started from (an EM step, a kept or a dropped extrapolation), so that the rise is
+//! checkable pass by pass. The model's components are the left singular vectors U of W = U S Vᵀ, its
 //! explained variances `S² + σ²` (the variances of C along them), as for a complete-data fit
 //! (`W = U (Λ − σ²I)^½ R`): with nothing missing, EM's fixed point is the exact PCA.
 //!
@@ -59,7 +61,7 @@ const LN_2PI: f64 = 1.837_877_066_409_345_5;
 pub const DEFAULT_TOLERANCE: f64 = 1e-9;
 
 /// How a fit with missing values went.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MissingValueReport {
     /// Values observed (finite).
     pub observed: u64,
@@ -81,6 +83,27 @@ pub struct MissingValueReport {
     pub error_estimate: Option<f64>,
     /// Whether the change fell to the tolerance before the iteration limit.
     pub converged: bool,
+    /// Every pass's mean log-likelihood per fitted row (as `log_likelihood`) at the parameters
+    /// it started from, in order: `iterations` entries. Along the iteration's path (every pass
+    /// but the rejected extrapolations) it never decreases, beyond rounding.
+    pub log_likelihood_history: Vec<f64>,
+    /// What each pass started from, one per entry of `log_likelihood_history`.
+    pub pass_points: Vec<PassPoint>,
+}
+
+/// What parameters a pass of EM with missing values started from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassPoint {
+    /// The EM step (with parameter expansion) of the pass before; for the first pass, the
+    /// random start.
+    EmStep,
+    /// A SQUAREM extrapolation at least as likely as the EM step it extends (the pass before):
+    /// kept, the iteration goes on from its EM step.
+    Extrapolation,
+    /// A SQUAREM extrapolation less likely than the EM step it extends (−∞ where
+    /// `W_OᵀW_O + σ²I` lost definiteness there): dropped, the iteration goes on from that EM
+    /// step's own EM step.
+    RejectedExtrapolation,
 }
 
 /// What EM with missing values is asked: the data, the number of components, scaling, ddof
@@ -301,6 +324,8 @@ impl Parameters {
 /// fixed point, whether it met the tolerance, and the passes made.
 struct Outcome {
     best: (Parameters, f64),
+    /// Each pass's (total) log-likelihood and the point it started from.
+    history: Vec<(f64, PassPoint)>,
     change: Option<f64>,
     error_estimate: Option<f64>,
     converged: bool,
@@ -332,6 +357,7 @@ fn squarem(
     let mut step_max = 1.0f64;
     let mut slowest = 0.0f64;
     let mut change;
+    let mut history = Vec::new();
     // Near the optimum the likelihood is flat to rounding while the parameters still move:
     // a later point as likely to rounding (1e-12 relative) replaces the best.
     let keep = |best: &mut Option<(Parameters, f64)>, theta: &Parameters, ll: f64| {
@@ -342,27 +368,35 @@ fn squarem(
             *best = Some((theta.clone(), ll));
         }
     };
-    let finish =
-        |best: Option<(Parameters, f64)>, change, estimate: Option<f64>, tolerance, passes| {
-            Outcome {
-                best: best.expect("at least one pass"),
-                change,
-                error_estimate: estimate,
-                converged: estimate.is_some_and(|e| e <= tolerance),
-                passes,
-            }
-        };
+    let finish = |best: Option<(Parameters, f64)>,
+                  history,
+                  change,
+                  estimate: Option<f64>,
+                  tolerance,
+                  passes| {
+        Outcome {
+            best: best.expect("at least one pass"),
+            history,
+            change,
+            error_estimate: estimate,
+            converged: estimate.is_some_and(|e| e <= tolerance),
+            passes,
+        }
+    };
     loop {
         let (ll0, theta1) = em_step(&theta0)?;
         passes += 1;
+        // θ₀ is the start or an EM step: of θ₁ (extrapolation dropped) or of θ' (kept).
+        history.push((ll0, PassPoint::EmStep));
         keep(&mut best, &theta0, ll0);
         let step1 = theta0.change_to(&theta1);
         change = Some(step1);
         if passes >= max_passes {
-            return Ok(finish(best, change, None, tolerance, passes));
+            return Ok(finish(best, history, change, None, tolerance, passes));
         }
         let (ll1, theta2) = em_step(&theta1)?;
         passes += 1;
+        history.push((ll1, PassPoint::EmStep));
         keep(&mut best, &theta1, ll1);
         let step2 = theta1.change_to(&theta2);
         change = Some(step2);
@@ -376,7 +410,7 @@ fn squarem(
         }
         let estimate = (slowest > 0.0).then(|| step2 / (1.0 - slowest));
         if estimate.is_some_and(|e| e <= tolerance) || passes >= max_passes {
-            return Ok(finish(best, change, estimate, tolerance, passes));
+            return Ok(finish(best, history, change, estimate, tolerance, passes));
         }
         let (v0, v1, v2) = (theta0.to_vector(), theta1.to_vector(), theta2.to_vector());
         let r: Vec<f64> = v1.iter().zip(&v0).map(|(a, b)| a - b).collect();
@@ -406,17 +440,19 @@ fn squarem(
         };
         passes += 1;
         if ll.is_finite() && ll >= ll1 {
+            history.push((ll, PassPoint::Extrapolation));
             keep(&mut best, &candidate, ll);
             if alpha == -step_max {
                 step_max *= 4.0;
             }
             theta0 = theta3;
         } else {
+            history.push((ll, PassPoint::RejectedExtrapolation));
             step_max = (step_max / 4.0).max(1.0);
             theta0 = theta2;
         }
         if passes >= max_passes {
-            return Ok(finish(best, change, None, tolerance, passes));
+            return Ok(finish(best, history, change, None, tolerance, passes));
         }
     }
 }
@@ -527,6 +563,11 @@ pub fn solve(problem: &mut MissingProblem<'_>) -> Result<MissingFit> {
     )?;
     let (params, log_likelihood) = outcome.best;
     let log_likelihood = log_likelihood / n as f64;
+    let (log_likelihood_history, pass_points) = outcome
+        .history
+        .iter()
+        .map(|&(ll, point)| (ll / n as f64, point))
+        .unzip();
     let iterations = outcome.passes;
     // W = U S Vᵀ: the components U, the variances of C along them S² + σ².
     let svd = params.w.thin_svd().map_err(|e| PcaError::NoConvergence {
@@ -560,6 +601,8 @@ pub fn solve(problem: &mut MissingProblem<'_>) -> Result<MissingFit> {
             change: outcome.change,
             error_estimate: outcome.error_estimate,
             converged: outcome.converged,
+            log_likelihood_history,
+            pass_points,
         },
     })
 }

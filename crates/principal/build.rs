@@ -1,0 +1,16 @@
+//! Decides at build time whether rten-gemm's `u8 × i8` product is exact on this machine (it
+//! cannot saturate: AVX-512 VNNI on x86-64), as the library decides at run time. The tests of
+//! that hardware product are then ignored, with the reason, where it is not exact, so that
+//! `cargo test`'s summary shows them as not run instead of passing without running; a test
+//! checks that the decision holds on the machine the tests run on.
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(exact_byte_gemm)");
+    println!("cargo::rerun-if-changed=build.rs");
+    // rten-gemm chooses its kernel by the CPU it runs on: here the build machine, which is the
+    // test machine only when not cross-compiling.
+    let native = std::env::var("HOST").ok() == std::env::var("TARGET").ok();
+    if native && !rten_gemm::GemmExecutor::<u8, i8, i32>::default().may_saturate() {
+        println!("cargo::rustc-cfg=exact_byte_gemm");
+    }
+}
