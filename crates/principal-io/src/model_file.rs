@@ -11,8 +11,10 @@
 //! `iteration_error_estimate` and `iteration_converged`, and for a fit with missing values
 //! `missing_values` = `em` with `missing_observed`, `missing_count`, `missing_empty_rows`,
 //! `missing_iterations`, `missing_log_likelihood`, `missing_change`, `missing_error_estimate`
-//! (each absent when unknown) and `missing_converged`. Readers that do not know a key ignore it, so these
-//! optional keys leave the format version at 1.
+//! (each absent when unknown) and `missing_converged`, and for a model that whitens its codes
+//! `whitening` = `unit-variance` (absent: `none`, as in files written before whitening existed).
+//! Readers that do not know a key ignore it, so these optional keys leave the format version at
+//! 1.
 
 use std::collections::HashMap;
 use std::fs;
@@ -20,7 +22,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 use faer::Mat;
-use principal::{IterationReport, MissingValueReport, ModelParts, PcaModel, Solver};
+use principal::{IterationReport, MissingValueReport, ModelParts, PcaModel, Solver, Whitening};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::{IoError, Result};
@@ -126,6 +128,10 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
         if let Some(estimate) = report.error_estimate {
             meta.insert("missing_error_estimate".into(), estimate.to_string());
         }
+    }
+    // Written only when whitening, so that other models keep the bytes they always had.
+    if model.whitening() != Whitening::None {
+        meta.insert("whitening".into(), model.whitening().name().to_owned());
     }
     let bytes = serialize_tensors(path, &data, meta)?;
     write_atomically(path, |w| w.write_all(&bytes))
@@ -334,6 +340,12 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         }
     };
 
+    let whitening = match meta.get("whitening") {
+        None => Whitening::None,
+        Some(text) => Whitening::from_str(text)
+            .map_err(|e| not_model(format!("metadata \"whitening\": {e}")))?,
+    };
+
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
         f64_tensor(&tensors, name, shape).map_err(not_model)
     };
@@ -368,6 +380,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         zero_variance_features,
         iteration_report,
         missing_values,
+        whitening,
     })
     .map_err(|source| IoError::InvalidModel {
         path: path.to_owned(),
@@ -682,5 +695,25 @@ mod tests {
         let complete = fit(Scaling::Centre, Solver::Svd, 2);
         save_model(&path, &complete, None).unwrap();
         assert_eq!(load_model(&path).unwrap().model.missing_values(), None);
+    }
+
+    #[test]
+    fn whitening_round_trips_and_older_files_read_as_not_whitening() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("m.safetensors");
+        let model = fit(Scaling::Centre, Solver::Svd, 2).with_whitening(Whitening::UnitVariance);
+        save_model(&path, &model, None).unwrap();
+        let loaded = load_model(&path).unwrap().model;
+        assert_eq!(loaded.whitening(), Whitening::UnitVariance);
+        assert_eq!(loaded, model);
+        // A file without the key (every file written before whitening existed) does not whiten.
+        tamper(&path, |m, _| {
+            m.remove("whitening");
+        });
+        assert_eq!(load_model(&path).unwrap().model.whitening(), Whitening::None);
+        tamper(&path, |m, _| {
+            m.insert("whitening".into(), "pink".into());
+        });
+        assert!(load_err(&path).contains("metadata \"whitening\": unknown whitening \"pink\""));
     }
 }
