@@ -10,6 +10,7 @@ VENV="$BENCH/.venv"
 if [[ ! -x "$VENV/bin/python" ]]; then
     python3 -m venv "$VENV"
 fi
+export PATH="$VENV/bin:$PATH"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$BENCH/requirements.txt" "maturin>=1.5,<2"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
     --force-reinstall --no-deps "$ROOT/crates/principal-py"

@@ -13,6 +13,8 @@ python="${PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
+# maturin's build hook runs the `maturin` program it finds on PATH: the venv's.
+export PATH="$venv/bin:$PATH"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-test.txt"
 # --no-build-isolation: the maturin just installed builds it (pip would otherwise fetch one
 # into a fresh build environment on every run); the wheel is rebuilt from the sources each time.

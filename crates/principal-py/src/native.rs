@@ -99,15 +99,17 @@ fn item<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>
 }
 
 /// An entry that may be absent or None.
-fn optional<'py, T: FromPyObjectOwned<'py>>(
-    dict: &Bound<'py, PyDict>,
-    key: &str,
-) -> PyResult<Option<T>> {
-    match dict.get_item(key)? {
-        None => Ok(None),
-        Some(v) if v.is_none() => Ok(None),
-        Some(v) => v.extract().map(Some).map_err(Into::into),
-    }
+fn optional_item<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(dict.get_item(key)?.filter(|v| !v.is_none()))
+}
+
+/// An entry that may be absent or None, extracted as the type the context asks for.
+macro_rules! optional {
+    ($dict:expr, $key:expr) => {
+        optional_item($dict, $key)?
+            .map(|v| v.extract())
+            .transpose()?
+    };
 }
 
 fn parse_name<T: std::str::FromStr<Err = String>>(text: &str) -> PyResult<T> {
@@ -128,7 +130,7 @@ fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
             let name: String = c.extract()?;
             match name.as_str() {
                 "gavish-donoho" => ComponentCount::GavishDonoho {
-                    noise_sigma: optional(p, "noise_sigma")?,
+                    noise_sigma: optional!(p, "noise_sigma"),
                 },
                 "cv" => ComponentCount::CrossValidated {
                     folds: item(p, "folds")?.extract()?,
@@ -150,8 +152,8 @@ fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
     };
     let iterative = IterativeOptions {
         seed: item(p, "seed")?.extract()?,
-        tolerance: optional(p, "tolerance")?,
-        power_iterations: optional(p, "power_iterations")?,
+        tolerance: optional!(p, "tolerance"),
+        power_iterations: optional!(p, "power_iterations"),
         oversampling: item(p, "oversampling")?.extract()?,
         max_iterations: item(p, "max_iterations")?.extract()?,
         randomized_method: parse_name::<RandomizedMethod>(
@@ -171,7 +173,7 @@ fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
         .missing(parse_name::<MissingValues>(
             &item(p, "missing")?.extract::<String>()?,
         )?)
-        .memory_limit(optional(p, "memory_limit")?)
+        .memory_limit(optional!(p, "memory_limit"))
         .whitening(whitening)
         .build()
         .map_err(value_error)
@@ -193,26 +195,32 @@ fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
         Some(s) if !s.is_none() => Some(float_vector(state, "scale")?),
         _ => None,
     };
-    let iteration_report = match optional::<Bound<'_, PyDict>>(state, "iteration_report")? {
+    let iteration_report = match optional_item(state, "iteration_report")? {
         None => None,
-        Some(r) => Some(IterationReport {
+        Some(r) => {
+            let r = r.cast_into::<PyDict>()?;
+            Some(IterationReport {
             passes: item(&r, "passes")?.extract()?,
             error_estimate: item(&r, "error_estimate")?.extract()?,
             converged: item(&r, "converged")?.extract()?,
-        }),
+        })
+        }
     };
-    let missing_values = match optional::<Bound<'_, PyDict>>(state, "missing_values")? {
+    let missing_values = match optional_item(state, "missing_values")? {
         None => None,
-        Some(r) => Some(MissingValueReport {
+        Some(r) => {
+            let r = r.cast_into::<PyDict>()?;
+            Some(MissingValueReport {
             observed: item(&r, "observed")?.extract()?,
             missing: item(&r, "missing")?.extract()?,
             empty_rows: item(&r, "empty_rows")?.extract()?,
             iterations: item(&r, "iterations")?.extract()?,
             log_likelihood: item(&r, "log_likelihood")?.extract()?,
-            change: optional(&r, "change")?,
-            error_estimate: optional(&r, "error_estimate")?,
+            change: optional!(&r, "change"),
+            error_estimate: optional!(&r, "error_estimate"),
             converged: item(&r, "converged")?.extract()?,
-        }),
+        })
+        }
     };
     PcaModel::from_parts(ModelParts {
         mean: float_vector(state, "mean")?,
@@ -322,7 +330,7 @@ fn apply<'py, R: Send>(
     py: Python<'py>,
     state: &Bound<'py, PyDict>,
     x: &Bound<'py, PyAny>,
-    f: impl Fn(&PcaModel, ChunkRef<'_>) -> principal::Result<R> + Send,
+    f: impl Fn(&PcaModel, ChunkRef<'_>) -> principal::Result<R> + Send + Sync,
 ) -> PyResult<R> {
     let model = model_from(state)?;
     let input = Input::extract(x)?;
@@ -521,12 +529,12 @@ fn choose<'py>(
     let params = params_from(params)?;
     let defaults = ChooseOptions::default();
     let options = ChooseOptions {
-        max_components: optional(options, "max_components")?,
-        permutations: optional(options, "permutations")?.unwrap_or(defaults.permutations),
-        percentile: optional(options, "percentile")?.unwrap_or(defaults.percentile),
-        folds: optional(options, "folds")?.unwrap_or(defaults.folds),
-        seed: optional(options, "seed")?.unwrap_or(defaults.seed),
-        noise_sigma: optional(options, "noise_sigma")?,
+        max_components: optional!(options, "max_components"),
+        permutations: optional!(options, "permutations").unwrap_or(defaults.permutations),
+        percentile: optional!(options, "percentile").unwrap_or(defaults.percentile),
+        folds: optional!(options, "folds").unwrap_or(defaults.folds),
+        seed: optional!(options, "seed").unwrap_or(defaults.seed),
+        noise_sigma: optional!(options, "noise_sigma"),
     };
     let input = Input::extract(x)?;
     let view = input.view()?;

@@ -1,5 +1,6 @@
 """scikit-learn's estimator conventions, model files, bad input, and principal's extras."""
 
+import pathlib
 import pickle
 import subprocess
 
@@ -89,7 +90,7 @@ def test_cli_model_and_python_model_are_the_same_model(tmp):
         (np.array([[1.0, np.nan], [2.0, 3.0], [3.0, 1.0]]), "NaN"),
         (np.array([[1.0, np.inf], [2.0, 3.0], [3.0, 1.0]]), "infinity"),
         (np.empty((0, 3)), "0 sample"),
-        (np.arange(5.0), "Expected a 2-dimensional container"),
+        (np.arange(5.0), "Expected 2D array, got 1D array"),
         (np.array([[1.0, 2.0]]), "1 sample"),
         (np.array([["a", "b"], ["c", "d"]]), "could not convert|argument must be"),
     ],
@@ -186,7 +187,7 @@ def test_report_writes_the_cli_s_report(tmp):
     labels = np.repeat(["setosa", "versicolor", "virginica"], 50)
     model = principal.PCA(n_components=2).fit(X)
     index = principal.report(model, X, labels=labels, image_shape=(2, 2), output=tmp / "report")
-    html = open(index).read()
+    html = pathlib.Path(index).read_text()
     assert "<html" in html.lower()
     for stem in ("scree", "spectrum", "projection", "reconstruction-error", "components"):
         assert (tmp / "report" / f"{stem}.png").exists(), stem
