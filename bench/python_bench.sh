@@ -18,5 +18,6 @@ if [[ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]]; then
     echo "install the Debian package dataset-fashion-mnist first" >&2
     exit 1
 fi
-(cd "$ROOT" && cargo build --release -p principal-io --example fit_in_memory)
+# --workspace: the same feature resolution as `cargo test --workspace`, whose artifacts it reuses.
+(cd "$ROOT" && cargo build --release --workspace --example fit_in_memory)
 exec "$VENV/bin/python" "$BENCH/python_bench.py" "$@"
