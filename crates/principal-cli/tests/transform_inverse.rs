@@ -123,3 +123,42 @@ fn transform_picks_the_model_features_by_name() {
         .unwrap()
         .starts_with(b"\x93NUMPY"));
 }
+
+#[test]
+fn whitened_codes_have_unit_variance_and_inverse_undoes_them() {
+    let env = Env::new();
+    let (names, rows) = iris_rows();
+    env.write("iris4.csv", to_csv(Some(&names), &rows));
+    let base = ["fit", "iris4.csv", "--components", "2", "--output"];
+    env.ok(&[&base[..], &["white.pca", "--whiten"]].concat());
+    env.ok(&[&base[..], &["plain.pca"]].concat());
+    for model in ["white", "plain"] {
+        let (pca, codes, back) = (
+            format!("{model}.pca"),
+            format!("{model}-codes.csv"),
+            format!("{model}-back.csv"),
+        );
+        env.ok(&["transform", &pca, "iris4.csv", "--output", &codes]);
+        env.ok(&["inverse", &pca, &codes, "--output", &back]);
+    }
+    let (_, white) = env.read_csv("white-codes.csv");
+    let (_, plain) = env.read_csv("plain-codes.csv");
+    let n = white.len() as f64;
+    for m in 0..2 {
+        let column: Vec<f64> = white.iter().map(|r| r[m]).collect();
+        let mean = column.iter().sum::<f64>() / n;
+        let variance = column.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        assert_close(&[variance], &[1.0], 1e-10, "variance of whitened codes");
+    }
+    // Whitened = plain / √λ, with Iris's reference eigenvalues.
+    let lambda = [4.22824171_f64, 0.24267075];
+    for (w, p) in white.iter().zip(&plain) {
+        let unwhitened = [w[0] * lambda[0].sqrt(), w[1] * lambda[1].sqrt()];
+        assert_close(&unwhitened, p, 1e-6, "whitened codes times √λ");
+    }
+    let (_, white_back) = env.read_csv("white-back.csv");
+    let (_, plain_back) = env.read_csv("plain-back.csv");
+    for (a, b) in white_back.iter().zip(&plain_back) {
+        assert_close(a, b, 1e-9, "inverse of whitened codes");
+    }
+}

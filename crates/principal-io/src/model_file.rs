@@ -14,8 +14,10 @@
 //! (each absent when unknown), `missing_converged`, and the fit's passes:
 //! `missing_log_likelihood_history` (one number per pass, separated by spaces) and
 //! `missing_pass_points` (one letter per pass: `e` an EM step, `x` a kept extrapolation, `r` a
-//! rejected one; both absent in files written before them, read as no passes). Readers that do not know a key ignore it, so these
-//! optional keys leave the format version at 1.
+//! rejected one; both absent in files written before them, read as no passes); for a model
+//! that whitens its codes `whitening` = `unit-variance` (absent: `none`, as in files written
+//! before whitening existed). Readers that do not know a key ignore it, so these optional keys
+//! leave the format version at 1.
 
 use std::collections::HashMap;
 use std::fs;
@@ -23,7 +25,9 @@ use std::path::Path;
 use std::str::FromStr;
 
 use faer::Mat;
-use principal::{IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver};
+use principal::{
+    IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver, Whitening,
+};
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
 use crate::error::{IoError, Result};
@@ -142,6 +146,10 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
         if let Some(estimate) = report.error_estimate {
             meta.insert("missing_error_estimate".into(), estimate.to_string());
         }
+    }
+    // Written only when whitening, so that other models keep the bytes they always had.
+    if model.whitening() != Whitening::None {
+        meta.insert("whitening".into(), model.whitening().name().to_owned());
     }
     let bytes = serialize_tensors(path, &data, meta)?;
     write_atomically(path, |w| w.write_all(&bytes))
@@ -401,6 +409,12 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         }
     }
 
+    let whitening = match meta.get("whitening") {
+        None => Whitening::None,
+        Some(text) => Whitening::from_str(text)
+            .map_err(|e| not_model(format!("metadata \"whitening\": {e}")))?,
+    };
+
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
         f64_tensor(&tensors, name, shape).map_err(not_model)
     };
@@ -435,6 +449,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         zero_variance_features,
         iteration_report,
         missing_values,
+        whitening,
     })
     .and_then(|model| check_model_values(&model).map(|()| model))
     .map_err(|source| IoError::InvalidModel {
@@ -967,5 +982,25 @@ mod tests {
         let complete = fit(Scaling::Centre, Solver::Svd, 2);
         save_model(&path, &complete, None).unwrap();
         assert_eq!(load_model(&path).unwrap().model.missing_values(), None);
+    }
+
+    #[test]
+    fn whitening_round_trips_and_older_files_read_as_not_whitening() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("m.safetensors");
+        let model = fit(Scaling::Centre, Solver::Svd, 2).with_whitening(Whitening::UnitVariance);
+        save_model(&path, &model, None).unwrap();
+        let loaded = load_model(&path).unwrap().model;
+        assert_eq!(loaded.whitening(), Whitening::UnitVariance);
+        assert_eq!(loaded, model);
+        // A file without the key (every file written before whitening existed) does not whiten.
+        tamper(&path, |m, _| {
+            m.remove("whitening");
+        });
+        assert_eq!(load_model(&path).unwrap().model.whitening(), Whitening::None);
+        tamper(&path, |m, _| {
+            m.insert("whitening".into(), "pink".into());
+        });
+        assert!(load_err(&path).contains("metadata \"whitening\": unknown whitening \"pink\""));
     }
 }

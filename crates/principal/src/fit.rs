@@ -360,7 +360,7 @@ impl PcaParams {
             options: self.iterative(),
         };
         let fit = solver::missing::solve(&mut problem)?;
-        PcaModel::from_missing_fit(fit, self.ddof())
+        Ok(PcaModel::from_missing_fit(fit, self.ddof())?.with_whitening(self.whitening()))
     }
 
     /// The covariance solver on `moments`; `data`, when there is any, for cross-validation.
@@ -427,7 +427,10 @@ impl PcaParams {
             (_, Some(choice)) => choice.n_components,
             _ => max,
         };
-        PcaModel::from_spectrum(spectrum, prep, m, choice, self.ddof(), n, solver)
+        Ok(
+            PcaModel::from_spectrum(spectrum, prep, m, choice, self.ddof(), n, solver)?
+                .with_whitening(self.whitening()),
+        )
     }
 
     /// Chooses M by `folds`-fold cross-validation of the held-out probabilistic-PCA

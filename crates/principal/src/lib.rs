@@ -85,7 +85,7 @@ pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
     ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,
-    Scaling, Solver,
+    Scaling, Solver, Whitening,
 };
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};

@@ -6,7 +6,7 @@ use faer::{Accum, Mat, MatRef, Par};
 use crate::choose::choice::ComponentChoice;
 use crate::error::{PcaError, Result};
 use crate::kernel::scan::check_finite;
-use crate::options::{Scaling, Solver};
+use crate::options::{Scaling, Solver, Whitening};
 use crate::preprocess::{centre_scale_into, Preprocessing};
 use crate::real::Real;
 use crate::solver::missing::{MissingFit, MissingValueReport};
@@ -33,6 +33,7 @@ pub struct PcaModel {
     iteration_report: Option<IterationReport>,
     component_choice: Option<ComponentChoice>,
     missing_values: Option<MissingValueReport>,
+    whitening: Whitening,
 }
 
 /// Every field of a [`PcaModel`], public: for model files and other languages.
@@ -67,6 +68,8 @@ pub struct ModelParts {
     pub iteration_report: Option<IterationReport>,
     /// How a fit with missing values went; `None` when the data had none to handle.
     pub missing_values: Option<MissingValueReport>,
+    /// Whether [`PcaModel::transform`] whitens the codes.
+    pub whitening: Whitening,
 }
 
 /// Relative tolerance under which two entries count as tied for the sign rule.
@@ -134,6 +137,7 @@ impl PcaModel {
             iteration_report: spectrum.report,
             component_choice: choice,
             missing_values: None,
+            whitening: Whitening::None,
         })
     }
 
@@ -255,6 +259,7 @@ impl PcaModel {
             iteration_report: parts.iteration_report,
             component_choice: None,
             missing_values: parts.missing_values,
+            whitening: parts.whitening,
         })
     }
 
@@ -275,11 +280,53 @@ impl PcaModel {
             zero_variance_features: self.zero_variance_features.clone(),
             iteration_report: self.iteration_report,
             missing_values: self.missing_values.clone(),
+            whitening: self.whitening,
         }
     }
 
-    /// Codes `z = Bᵀ (x − μ) / σ`: an N×M matrix for N×D data.
+    /// The same model with its codes whitened or not ([`Whitening`]); nothing else changes.
+    pub fn with_whitening(mut self, whitening: Whitening) -> Self {
+        self.whitening = whitening;
+        self
+    }
+
+    /// Codes `z = Bᵀ (x − μ) / σ`: an N×M matrix for N×D data; whitened, each column divided
+    /// by `√λ_m` ([`Whitening::UnitVariance`]).
     pub fn transform<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
+        let mut z = self.project(x)?;
+        self.whiten(z.as_mut());
+        Ok(z)
+    }
+
+    /// The standard deviation of the codes along each component, `√λ_m`, by which whitened
+    /// codes are divided; at least f64's epsilon (scikit-learn's clip), so that a component
+    /// of zero variance gives finite codes. `None` when the model does not whiten.
+    pub fn whitening_scale(&self) -> Option<Vec<f64>> {
+        match self.whitening {
+            Whitening::None => None,
+            Whitening::UnitVariance => Some(
+                self.explained_variance
+                    .iter()
+                    .map(|&v| v.max(0.0).sqrt().max(f64::EPSILON))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Divides the columns of projections `z` (N×M) by [`Self::whitening_scale`], if any.
+    pub(crate) fn whiten(&self, mut z: faer::MatMut<'_, f64>) {
+        if let Some(scale) = self.whitening_scale() {
+            for (m, s) in scale.iter().enumerate() {
+                for i in 0..z.nrows() {
+                    z[(i, m)] /= s;
+                }
+            }
+        }
+    }
+
+    /// The projections `Bᵀ (x − μ) / σ`, never whitened (the probabilistic model's posterior
+    /// starts from them).
+    pub(crate) fn project<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
         let mut z = Mat::zeros(x.nrows(), self.n_components());
         self.for_prepared_blocks(x, |start, xs| {
             let rows = xs.nrows();
@@ -354,7 +401,8 @@ impl PcaModel {
         z
     }
 
-    /// Reconstruction `x̃ = (B z) σ + μ` from N×M codes.
+    /// Reconstruction `x̃ = (B z) σ + μ` from N×M codes (whitened codes first multiplied by
+    /// `√λ_m`, undoing [`Self::transform`]).
     pub fn inverse_transform<T: Real>(&self, codes: MatRef<'_, T>) -> Result<Mat<f64>> {
         if codes.ncols() != self.n_components() {
             return Err(PcaError::ComponentMismatch {
@@ -363,7 +411,10 @@ impl PcaModel {
             });
         }
         check_finite(codes, 0)?;
-        let z = Mat::from_fn(codes.nrows(), codes.ncols(), |i, j| codes[(i, j)].to_f64());
+        let unwhiten = self.whitening_scale();
+        let z = Mat::from_fn(codes.nrows(), codes.ncols(), |i, j| {
+            codes[(i, j)].to_f64() * unwhiten.as_ref().map_or(1.0, |s| s[j])
+        });
         let mut x = Mat::zeros(codes.nrows(), self.n_features());
         matmul(
             x.as_mut(),
@@ -516,6 +567,10 @@ impl PcaModel {
     pub fn zero_variance_features(&self) -> &[usize] {
         &self.zero_variance_features
     }
+    /// Whether [`Self::transform`] whitens the codes.
+    pub fn whitening(&self) -> Whitening {
+        self.whitening
+    }
     /// How the number of components was chosen, when a rule chose it (a fraction of variance,
     /// mle, gavish-donoho, cv): the criterion, the number and the value that decided it.
     /// `None` for a number given by the caller, and for a model rebuilt from its parts.
@@ -546,5 +601,90 @@ fn fix_sign(mut row: faer::RowMut<'_, f64>) {
                 row[k] = -row[k];
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ComponentCount;
+    use crate::params::PcaBuilder;
+
+    fn data() -> Mat<f64> {
+        Mat::from_fn(40, 5, |i, j| {
+            let (x, y) = (i as f64, j as f64);
+            (x * 0.31 + y * 1.7).sin() * (5.0 - y) + 0.1 * x * y + (x * y * 0.07).cos()
+        })
+    }
+
+    fn fit(whitening: Whitening) -> PcaModel {
+        PcaBuilder::new()
+            .components(ComponentCount::Fixed(3))
+            .whitening(whitening)
+            .build()
+            .unwrap()
+            .fit(data().as_ref())
+            .unwrap()
+    }
+
+    #[test]
+    fn whitened_codes_have_unit_variance_and_the_inverse_undoes_them() {
+        let x = data();
+        let white = fit(Whitening::UnitVariance);
+        let plain = fit(Whitening::None);
+        assert_eq!(white.whitening(), Whitening::UnitVariance);
+        assert_eq!(white.components(), plain.components());
+        let z = white.transform(x.as_ref()).unwrap();
+        let p = plain.transform(x.as_ref()).unwrap();
+        let n = x.nrows() as f64;
+        for m in 0..3 {
+            let sd = plain.explained_variance()[m].sqrt();
+            let mean = (0..x.nrows()).map(|i| z[(i, m)]).sum::<f64>() / n;
+            let var = (0..x.nrows()).map(|i| (z[(i, m)] - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            assert!((var - 1.0).abs() < 1e-12, "component {m}: variance {var}");
+            for i in 0..x.nrows() {
+                assert!((z[(i, m)] * sd - p[(i, m)]).abs() < 1e-12);
+            }
+        }
+        let back_white = white.inverse_transform(z.as_ref()).unwrap();
+        let back_plain = plain.inverse_transform(p.as_ref()).unwrap();
+        assert!((&back_white - &back_plain).norm_max() < 1e-12);
+        // Cutting the model keeps it whitening, over its own eigenvalues.
+        let cut = white.truncated(2).unwrap();
+        assert_eq!(cut.whitening(), Whitening::UnitVariance);
+        let zc = cut.transform(x.as_ref()).unwrap();
+        assert!((zc[(3, 1)] - z[(3, 1)]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn whitening_leaves_the_probabilistic_model_alone() {
+        let x = data();
+        let white = fit(Whitening::UnitVariance);
+        let plain = fit(Whitening::None);
+        let pw = white.probabilistic().posterior(x.as_ref()).unwrap();
+        let pp = plain.probabilistic().posterior(x.as_ref()).unwrap();
+        assert!((&pw.mean - &pp.mean).norm_max() < 1e-12);
+        assert_eq!(
+            white.score_samples(x.as_ref()).unwrap(),
+            plain.score_samples(x.as_ref()).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_component_of_zero_variance_gives_finite_whitened_codes() {
+        // Two identical columns and a constant one: rank 1 after centring.
+        let x = Mat::from_fn(6, 3, |i, j| if j == 2 { 4.0 } else { i as f64 });
+        let model = PcaBuilder::new()
+            .components(ComponentCount::Fixed(2))
+            .solver(crate::Solver::Svd)
+            .whitening(Whitening::UnitVariance)
+            .build()
+            .unwrap()
+            .fit(x.as_ref())
+            .unwrap();
+        let z = model.transform(x.as_ref()).unwrap();
+        assert!((0..6).all(|i| z[(i, 0)].is_finite() && z[(i, 1)].is_finite()));
+        let back = model.inverse_transform(z.as_ref()).unwrap();
+        assert!((&back - &x).norm_max() < 1e-9);
     }
 }

@@ -269,6 +269,45 @@ impl FromStr for MissingValues {
     }
 }
 
+/// How [`crate::PcaModel::transform`] scales the codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Whitening {
+    /// Codes are the projections `Bᵀ (x − μ)/σ`: along component m their variance is λ_m.
+    #[default]
+    None,
+    /// Codes are divided by `√λ_m` (scikit-learn's `whiten=True`), so that on the training
+    /// data each has unit variance; the inverse transform multiplies them back. A component
+    /// of zero variance is divided by f64's machine epsilon instead (as scikit-learn clips).
+    UnitVariance,
+}
+
+impl Whitening {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["none", "unit-variance"];
+
+    /// The name used on the command line and in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Whitening::None => "none",
+            Whitening::UnitVariance => "unit-variance",
+        }
+    }
+}
+
+impl FromStr for Whitening {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "none" => Ok(Whitening::None),
+            "unit-variance" => Ok(Whitening::UnitVariance),
+            other => Err(format!(
+                "unknown whitening {other:?}; expected one of {}",
+                Whitening::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
 /// How the power solver finds several components.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PowerMethod {

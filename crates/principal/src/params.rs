@@ -2,7 +2,9 @@
 //! data is in `fit.rs`.
 
 use crate::error::{PcaError, Result};
-use crate::options::{ComponentCount, IterativeOptions, MissingValues, Precision, Scaling, Solver};
+use crate::options::{
+    ComponentCount, IterativeOptions, MissingValues, Precision, Scaling, Solver, Whitening,
+};
 use crate::plan::SolverPlan;
 
 /// Builder for [`PcaParams`]; [`PcaBuilder::build`] validates everything once.
@@ -29,6 +31,7 @@ pub struct PcaBuilder {
     memory_limit: Option<u64>,
     precision: Precision,
     missing: MissingValues,
+    whitening: Whitening,
 }
 
 impl Default for PcaBuilder {
@@ -49,6 +52,7 @@ impl PcaBuilder {
             memory_limit: None,
             precision: Precision::Full,
             missing: MissingValues::Reject,
+            whitening: Whitening::None,
         }
     }
 
@@ -99,6 +103,12 @@ impl PcaBuilder {
     /// solver and a fixed number of components below the number of features).
     pub fn missing(mut self, missing: MissingValues) -> Self {
         self.missing = missing;
+        self
+    }
+
+    /// Whether the fitted model's codes are whitened (unit variance per component).
+    pub fn whitening(mut self, whitening: Whitening) -> Self {
+        self.whitening = whitening;
         self
     }
 
@@ -156,6 +166,7 @@ impl PcaBuilder {
             memory_limit: self.memory_limit,
             precision: self.precision,
             missing: self.missing,
+            whitening: self.whitening,
         })
     }
 }
@@ -173,6 +184,7 @@ pub struct PcaParams {
     memory_limit: Option<u64>,
     precision: Precision,
     missing: MissingValues,
+    whitening: Whitening,
 }
 
 impl PcaParams {
@@ -208,6 +220,11 @@ impl PcaParams {
     /// What a fit does with missing values.
     pub fn missing(&self) -> MissingValues {
         self.missing
+    }
+
+    /// Whether the fitted model whitens its codes.
+    pub fn whitening(&self) -> Whitening {
+        self.whitening
     }
 
     /// The plan for `n_samples × n_features`: every solver's estimated cost, the solver `fit`

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use principal::{
     Collective, ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaError, PcaModel,
-    PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver,
+    PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
 };
 use principal_io::{
     read_table, save_model, ChunkReader, FileSource, Matrix, Missing, Part, ReadOptions,
@@ -52,6 +52,11 @@ pub struct FitArgs {
     /// Divide each centred feature by its standard deviation (PCA of the correlation matrix).
     #[arg(long)]
     pub standardize: bool,
+    /// Whiten: `transform` divides each code by the standard deviation of its component
+    /// (√explained variance), so the training data's codes have unit variance (scikit-learn's
+    /// whiten=True); `inverse` multiplies them back. Recorded in the model.
+    #[arg(long)]
+    pub whiten: bool,
     /// Delta degrees of freedom: covariance = Xcᵀ Xc / (N − ddof).
     #[arg(long, value_name = "0|1", default_value = "1", value_parser = parse_ddof, allow_negative_numbers = true)]
     pub ddof: usize,
@@ -224,6 +229,11 @@ impl FitConfig {
             .memory_limit(Some(memory_limit))
             .precision(args.precision)
             .missing(args.missing.unwrap_or_default())
+            .whitening(if args.whiten {
+                Whitening::UnitVariance
+            } else {
+                Whitening::None
+            })
             .build()
             // The builder sees parameters only, no data: what it refuses is a combination of
             // flags (`--missing em --components mle`, `--solver svd --missing em`), exit 2.

@@ -189,7 +189,9 @@ pub fn model_view(model: &PcaModel) -> ModelView<'_> {
 pub fn run(config: &ReportConfig) -> Result<()> {
     let started = Instant::now();
     let saved = load_model(&config.model)?;
-    let model = &saved.model;
+    // The figures draw projections (reconstructions multiply them by the components): a model
+    // that whitens its codes is drawn without whitening, which changes nothing else.
+    let model = &saved.model.clone().with_whitening(principal::Whitening::None);
     let model_name = show(&config.model);
     let mut report = Report::new(model_view(model))
         .with_context(|| format!("cannot draw the model {model_name}"))?;

@@ -233,7 +233,7 @@ impl<'a> ProbabilisticPca<'a> {
             // c ≥ σ² by construction; the clamp only absorbs the rounding of (σ² + x) − σ².
             .map(|&c| (c - noise).max(0.0).sqrt() / c)
             .collect();
-        let mut mean = self.model.transform(x)?;
+        let mut mean = self.model.project(x)?;
         for (m, f) in factor.iter().enumerate() {
             for i in 0..mean.nrows() {
                 mean[(i, m)] *= f;

@@ -101,7 +101,7 @@ impl ProbabilisticPca<'_> {
     }
 
     /// The codes `Bᵀ (x̂ − μ)/s` of the rows completed by [`Self::impute`]: for a complete
-    /// row, [`crate::PcaModel::transform`]'s.
+    /// row, [`crate::PcaModel::transform`]'s (whitened when the model whitens).
     pub fn transform_observed<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
         let model = self.model();
         let b = model.components();
@@ -117,6 +117,7 @@ impl ProbabilisticPca<'_> {
                 codes[(i, k)] = (0..completed.len()).map(|j| b[(k, j)] * completed[j]).sum();
             }
         })?;
+        model.whiten(codes.as_mut());
         Ok(codes)
     }
 

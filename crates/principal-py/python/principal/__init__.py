@@ -1,0 +1,21 @@
+"""principal: principal component analysis, exact and fast.
+
+``principal.PCA`` is a drop-in for ``sklearn.decomposition.PCA`` (same parameters, attributes
+and methods, the same numbers), computed by principal's Rust engine, plus what scikit-learn
+lacks: missing values (``missing='em'``), choosing the number of components
+(``n_components='mle' | 'gavish-donoho' | 'cv'``, and :func:`choose` for every criterion at
+once), fits of files too large for memory (:func:`fit_files`), the model file of the
+``principal`` command line (``PCA.save`` / ``PCA.load``) and its HTML report (:func:`report`).
+
+>>> import numpy as np
+>>> from principal import PCA
+>>> X = np.random.default_rng(0).normal(size=(100, 5))
+>>> codes = PCA(n_components=2).fit_transform(X)
+>>> codes.shape
+(100, 2)
+"""
+
+from ._native import __version__
+from ._pca import PCA, Posterior, choose, fit_files, report
+
+__all__ = ["PCA", "Posterior", "choose", "fit_files", "report", "__version__"]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the Python package principal into a venv and runs its tests (pytest), from any
+# directory, without root: the venv is target/python-venv (reused when present; another with
+# PRINCIPAL_PY_VENV=DIR), the extension is built by maturin in the release profile into the
+# workspace's target/, so that after `cargo build --release` only the bindings are compiled.
+# Arguments are passed to pytest (e.g. `-k sklearn -x`).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${PRINCIPAL_PY_VENV:-$root/target/python-venv}"
+python="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+    "$python" -m venv "$venv"
+fi
+# maturin's build hook runs the `maturin` program it finds on PATH: the venv's.
+export PATH="$venv/bin:$PATH"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-test.txt"
+# --no-build-isolation: the maturin just installed builds it (pip would otherwise fetch one
+# into a fresh build environment on every run); the wheel is rebuilt from the sources each time.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+    --force-reinstall --no-deps "$here"
+cd "$here/tests"
+exec "$venv/bin/python" -m pytest -q "$@"

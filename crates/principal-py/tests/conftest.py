@@ -1,0 +1,47 @@
+"""Data sets shared by the tests: tall, wide, offset by 1e6, float32, Iris."""
+
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def low_rank(n, d, rank, seed, noise=0.05):
+    """n × d data of `rank` strong directions plus isotropic noise: well separated eigenvalues."""
+    rng = np.random.default_rng(seed)
+    scales = np.linspace(10.0, 2.0, rank)
+    latent = rng.normal(size=(n, rank)) * scales
+    basis = np.linalg.qr(rng.normal(size=(d, rank)))[0].T
+    return latent @ basis + noise * rng.normal(size=(n, d)) + rng.normal(size=d)
+
+
+def iris():
+    rows = (REPO / "data" / "iris.csv").read_text().strip().splitlines()[1:]
+    return np.array([[float(v) for v in r.split(",")[:4]] for r in rows])
+
+
+DATASETS = {
+    "tall": lambda: low_rank(500, 12, 6, 1),
+    "wide": lambda: low_rank(30, 80, 8, 2),
+    "offset": lambda: low_rank(300, 10, 5, 3) + 1e6,
+    "iris": iris,
+}
+
+
+@pytest.fixture(params=sorted(DATASETS))
+def dataset(request):
+    return request.param, DATASETS[request.param]()
+
+
+@pytest.fixture
+def tmp(tmp_path):
+    return tmp_path
+
+
+def cli():
+    """The principal binary of the workspace (release), if built."""
+    path = REPO / "target" / "release" / "principal"
+    return path if path.exists() else None
