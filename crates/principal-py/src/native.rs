@@ -11,7 +11,7 @@ use numpy::{
 use principal::faer::{Mat, MatRef};
 use principal::{
     ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
-    MissingValueReport, MissingValues, ModelParts, PcaBuilder, PcaModel, PcaParams, PowerMethod,
+    MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder, PcaModel, PcaParams, PowerMethod,
     Precision, RandomizedMethod, Scaling, Solver, Units, Whitening,
 };
 use principal_report::{
@@ -110,6 +110,24 @@ macro_rules! optional {
             .map(|v| v.extract())
             .transpose()?
     };
+}
+
+/// What an EM pass with missing values started from, as the Python report names it.
+fn pass_point_name(point: PassPoint) -> &'static str {
+    match point {
+        PassPoint::EmStep => "em_step",
+        PassPoint::Extrapolation => "extrapolation",
+        PassPoint::RejectedExtrapolation => "rejected_extrapolation",
+    }
+}
+
+fn pass_point_from_name(name: &str) -> PyResult<PassPoint> {
+    match name {
+        "em_step" => Ok(PassPoint::EmStep),
+        "extrapolation" => Ok(PassPoint::Extrapolation),
+        "rejected_extrapolation" => Ok(PassPoint::RejectedExtrapolation),
+        other => Err(PyValueError::new_err(format!("unknown EM pass point {other:?}"))),
+    }
 }
 
 fn parse_name<T: std::str::FromStr<Err = String>>(text: &str) -> PyResult<T> {
@@ -219,6 +237,18 @@ fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
             change: optional!(&r, "change"),
             error_estimate: optional!(&r, "error_estimate"),
             converged: item(&r, "converged")?.extract()?,
+            log_likelihood_history: match optional_item(&r, "log_likelihood_history")? {
+                Some(h) => h.extract()?,
+                None => Vec::new(),
+            },
+            pass_points: match optional_item(&r, "pass_points")? {
+                Some(p) => p
+                    .extract::<Vec<String>>()?
+                    .iter()
+                    .map(|name| pass_point_from_name(name))
+                    .collect::<PyResult<_>>()?,
+                None => Vec::new(),
+            },
         })
         }
     };
@@ -297,6 +327,9 @@ fn state_of<'py>(py: Python<'py>, model: &PcaModel) -> PyResult<Bound<'py, PyDic
             d.set_item("change", r.change)?;
             d.set_item("error_estimate", r.error_estimate)?;
             d.set_item("converged", r.converged)?;
+            d.set_item("log_likelihood_history", r.log_likelihood_history)?;
+            let points: Vec<&str> = r.pass_points.iter().map(|&p| pass_point_name(p)).collect();
+            d.set_item("pass_points", points)?;
             Some(d)
         }
     };
