@@ -65,8 +65,8 @@ def test_feature_names_travel_with_the_model_file(tmp):
     assert list(loaded.feature_names_in_) == ["sl", "sw", "pl", "pw"]
 
 
-@pytest.mark.skipif(cli() is None, reason="the principal binary is not built (cargo build --release)")
 def test_cli_model_and_python_model_are_the_same_model(tmp):
+    assert cli() is not None, "the principal binary is not built: cargo build --release first"
     X = DATASETS["iris"]()
     np.savetxt(tmp / "x.csv", X, delimiter=",", header="a,b,c,d", comments="")
     subprocess.run([cli(), "fit", tmp / "x.csv", "-k", "2", "--whiten", "--solver", "svd",
