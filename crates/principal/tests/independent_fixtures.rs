@@ -26,47 +26,15 @@ use principal::{
 use serde_json::Value;
 
 mod fixture_files;
-use fixture_files::{fixture_tests, fixtures_dir, json_stems};
+use fixture_files::{
+    fixture_tests, fixtures_dir, json_stems, load_case, matrix_with_holes as matrix, vector,
+};
 
 const DIR: &str = "independent";
 const SCRIPT: &str = "fixtures/generate_independent.py";
 
 fn load(name: &str) -> Value {
-    let path = fixtures_dir().join(DIR).join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let v: Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
-    assert_eq!(v["name"].as_str(), Some(name), "fixture {name}: its name");
-    v
-}
-
-fn vector(v: &Value, what: &str) -> Vec<f64> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("{what}: not an array"))
-        .iter()
-        .map(|x| {
-            x.as_f64()
-                .unwrap_or_else(|| panic!("{what}: {x} is not a number"))
-        })
-        .collect()
-}
-
-/// A matrix of numbers, `null` read as NaN (a missing value).
-fn matrix(v: &Value, what: &str) -> Mat<f64> {
-    let rows: Vec<Vec<f64>> = v
-        .as_array()
-        .unwrap_or_else(|| panic!("{what}: not an array of rows"))
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap_or_else(|| panic!("{what}: a row is not an array"))
-                .iter()
-                .map(|x| x.as_f64().unwrap_or(f64::NAN))
-                .collect()
-        })
-        .collect();
-    Mat::from_fn(rows.len(), rows[0].len(), |i, j| rows[i][j])
+    load_case(DIR, name)
 }
 
 /// The library's maximum-likelihood fit with missing values: EM to a tolerance of 1e-12,

@@ -25,49 +25,18 @@ use principal::{
 use serde_json::Value;
 
 mod fixture_files;
-use fixture_files::{fixture_tests, fixtures_dir, json_stems};
+use fixture_files::{
+    fixture_tests, fixtures_dir, json_stems, load_json, matrix_with_holes as matrix, vector,
+};
 
 const SCRIPT: &str = "fixtures/generate_r.R";
 
 fn load(path: &str) -> Value {
-    let path = fixtures_dir().join(path);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
+    load_json(path)
 }
 
 fn load_case(name: &str) -> Value {
-    let v = load(&format!("r/{name}.json"));
-    assert_eq!(v["name"].as_str(), Some(name), "fixture {name}: its name");
-    v
-}
-
-fn vector(v: &Value, what: &str) -> Vec<f64> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("{what}: not an array"))
-        .iter()
-        .map(|x| {
-            x.as_f64()
-                .unwrap_or_else(|| panic!("{what}: {x} is not a number"))
-        })
-        .collect()
-}
-
-/// A matrix of numbers, `null` read as NaN (a missing value).
-fn matrix(v: &Value, what: &str) -> Mat<f64> {
-    let rows: Vec<Vec<f64>> = v
-        .as_array()
-        .unwrap_or_else(|| panic!("{what}: not an array of rows"))
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap_or_else(|| panic!("{what}: a row is not an array"))
-                .iter()
-                .map(|x| x.as_f64().unwrap_or(f64::NAN))
-                .collect()
-        })
-        .collect();
-    Mat::from_fn(rows.len(), rows[0].len(), |i, j| rows[i][j])
+    fixture_files::load_case("r", name)
 }
 
 /// The data set a case names (in `fixtures/independent/`), checked against the case's
