@@ -5,8 +5,8 @@
 
 use std::str::FromStr;
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use principal_io::ColumnSelector;
 
 /// Which columns of a table to use.
@@ -68,7 +68,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         _ => {
             return Err(format!(
                 "--memory-limit {s:?}: unknown unit {unit:?}; use K, M, G, T, KiB, MiB, GiB or TiB"
-            ))
+            ));
         }
     };
     let bytes = value * factor;
@@ -138,9 +138,11 @@ mod tests {
         assert_eq!(parse_size("2GiB"), Ok(2 * 1024 * 1024 * 1024));
         assert_eq!(parse_size("1.5g"), Ok(1_500_000_000));
         assert_eq!(parse_size("5000000"), Ok(5_000_000));
-        assert!(parse_size("12 parsecs")
-            .unwrap_err()
-            .contains("unknown unit"));
+        assert!(
+            parse_size("12 parsecs")
+                .unwrap_err()
+                .contains("unknown unit")
+        );
         assert!(parse_size("10K").unwrap_err().contains("minimum"));
         assert!(parse_size("lots").is_err());
     }

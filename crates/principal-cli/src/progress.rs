@@ -160,8 +160,8 @@ fn style(template: &str) -> ProgressStyle {
 
 #[cfg(test)]
 mod tests {
-    use principal::faer::Mat;
     use principal::InMemory;
+    use principal::faer::Mat;
 
     use super::*;
 

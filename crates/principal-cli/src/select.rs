@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{Result, bail};
 use principal_io::{ChunkReader, ColumnSelector, HeaderMode, Missing, ReadOptions, SavedModel};
 
 use crate::args::SelectArgs;

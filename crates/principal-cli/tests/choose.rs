@@ -28,7 +28,9 @@ fn fit_by_mle_keeps_scikit_learns_number_and_says_why() {
     let stderr = env.ok(&["fit", &i, "--components", "mle", "-o", "m.safetensors"]);
     assert!(
         stderr.contains("fitted 3 component(s)")
-            && stderr.contains("components: 3 component(s) chosen by mle (Minka's Bayesian evidence): log evidence"),
+            && stderr.contains(
+                "components: 3 component(s) chosen by mle (Minka's Bayesian evidence): log evidence"
+            ),
         "{stderr}"
     );
     assert_eq!(env.inspect("m.safetensors")["n_components"], IRIS_MLE);
@@ -382,10 +384,12 @@ fn more_folds_than_rows_is_a_data_error() {
     let unavailable = &json["unavailable"][0];
     assert_eq!(unavailable["criterion"], "cv");
     assert_eq!(unavailable["folds"], 5);
-    assert!(unavailable["reason"]
-        .as_str()
-        .unwrap()
-        .starts_with("5 folds of 3 sample(s)"));
+    assert!(
+        unavailable["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("5 folds of 3 sample(s)")
+    );
     // With folds it can make, cv answers.
     let out = env.run(&["choose", "three.csv", "--folds", "3", "--json"]);
     let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");

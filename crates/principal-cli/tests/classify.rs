@@ -8,10 +8,10 @@ mod common;
 
 use std::fs;
 
-use common::{data, Env};
+use common::{Env, data};
 use principal::faer::{Mat, MatRef};
 use principal::{ComponentCount, PcaBuilder, PcaModel, Solver};
-use principal_io::{read_table, Matrix, ReadOptions};
+use principal_io::{Matrix, ReadOptions, read_table};
 use serde_json::Value;
 
 /// Writes `train.csv` (rows i with i % 5 ≠ 4) and `test.csv` (i % 5 = 4) from the first

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use common::Env;
 use io_files::{
-    arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, labels, leftovers,
-    model_bytes, npy, npy_gaps_bytes, npy_labels_bytes, npy_with, parquet_bytes,
-    parquet_gaps_bytes, parquet_labels_bytes, statistics_bytes, text_labels_bytes, Mutation, Rng,
+    Mutation, Rng, arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, labels,
+    leftovers, model_bytes, npy, npy_gaps_bytes, npy_labels_bytes, npy_with, parquet_bytes,
+    parquet_gaps_bytes, parquet_labels_bytes, statistics_bytes, text_labels_bytes,
 };
 
 const SEED: u64 = 0x5eed_c119;
@@ -237,8 +237,15 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         env.ok(&args);
         let reference = std::fs::read(env.path(good_out)).unwrap();
-        let [mut refused, mut same, mut other, mut crashes, mut hangs, mut accepted, mut lost] =
-            [0usize; 7];
+        let [
+            mut refused,
+            mut same,
+            mut other,
+            mut crashes,
+            mut hangs,
+            mut accepted,
+            mut lost,
+        ] = [0usize; 7];
         for case in 0..cases {
             let base = inner.as_ref().filter(|_| case % 2 == 1);
             let mutation = Mutation::random(&mut rng, base.unwrap_or(&good).len());
@@ -351,11 +358,7 @@ fn edit_safetensors(
 }
 
 /// Sets metadata `key` to `value`.
-fn set_metadata(
-    meta: &mut serde_json::Map<String, serde_json::Value>,
-    key: &str,
-    value: String,
-) {
+fn set_metadata(meta: &mut serde_json::Map<String, serde_json::Value>, key: &str, value: String) {
     meta["__metadata__"][key] = serde_json::Value::String(value);
 }
 
@@ -378,7 +381,16 @@ fn tensor_entry<'a>(
 #[test]
 fn models_with_values_no_fit_gives_are_refused_by_every_command_that_uses_them() {
     let env = Env::new();
-    env.ok(&["fit", &common::iris(), "--exclude", "species", "-k", "2", "-o", "m.pca"]);
+    env.ok(&[
+        "fit",
+        &common::iris(),
+        "--exclude",
+        "species",
+        "-k",
+        "2",
+        "-o",
+        "m.pca",
+    ]);
     let good = std::fs::read(env.path("m.pca")).unwrap();
     let meta_of = |bytes: &[u8]| {
         let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
@@ -386,7 +398,9 @@ fn models_with_values_no_fit_gives_are_refused_by_every_command_that_uses_them()
     };
     let header = meta_of(&good);
     let lambda2 = {
-        let start = header["explained_variance"]["data_offsets"][0].as_u64().unwrap() as usize;
+        let start = header["explained_variance"]["data_offsets"][0]
+            .as_u64()
+            .unwrap() as usize;
         let len = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
         let at = 8 + len + start + 8;
         f64::from_le_bytes(good[at..at + 8].try_into().unwrap())
@@ -394,7 +408,9 @@ fn models_with_values_no_fit_gives_are_refused_by_every_command_that_uses_them()
     // σ² above λ₂ with a total that agrees with it (only the bound on σ² can refuse it).
     let above = lambda2 * 2.0;
     let (kept, lambda1) = {
-        let start = header["explained_variance"]["data_offsets"][0].as_u64().unwrap() as usize;
+        let start = header["explained_variance"]["data_offsets"][0]
+            .as_u64()
+            .unwrap() as usize;
         let len = u64::from_le_bytes(good[..8].try_into().unwrap()) as usize;
         let at = 8 + len + start;
         let l1 = f64::from_le_bytes(good[at..at + 8].try_into().unwrap());
@@ -403,12 +419,16 @@ fn models_with_values_no_fit_gives_are_refused_by_every_command_that_uses_them()
     let damaged: Vec<(&str, Vec<u8>, String)> = vec![
         (
             "negative-noise.pca",
-            edit_safetensors(&good, |m, _| set_metadata(m, "noise_variance", "-0.5".into())),
+            edit_safetensors(&good, |m, _| {
+                set_metadata(m, "noise_variance", "-0.5".into())
+            }),
             "noise_variance = -0.5 is negative".into(),
         ),
         (
             "huge-noise.pca",
-            edit_safetensors(&good, |m, _| set_metadata(m, "noise_variance", "1e300".into())),
+            edit_safetensors(&good, |m, _| {
+                set_metadata(m, "noise_variance", "1e300".into())
+            }),
             "noise_variance = 1000000000".into(),
         ),
         (
@@ -436,12 +456,20 @@ fn models_with_values_no_fit_gives_are_refused_by_every_command_that_uses_them()
             vec!["sample", name, "--count", "5", "-o", "out.csv"],
             vec!["sample", name, "--latent", "z.csv", "-o", "out.csv"],
             vec!["score", name, &common::iris(), "-o", "out.csv"],
-            vec!["transform", name, &common::iris(), "--posterior", "-o", "out.csv"],
+            vec![
+                "transform",
+                name,
+                &common::iris(),
+                "--posterior",
+                "-o",
+                "out.csv",
+            ],
             vec!["impute", name, &common::iris(), "-o", "out.csv"],
         ] {
             let e = env.fails(1, &args);
             assert!(
-                e.contains(&format!("model file {name}: inconsistent model: ")) && e.contains(says.as_str()),
+                e.contains(&format!("model file {name}: inconsistent model: "))
+                    && e.contains(says.as_str()),
                 "{args:?}: wanted {says:?} in {e}"
             );
             assert!(!env.path("out.csv").exists(), "{args:?}");
@@ -450,7 +478,14 @@ fn models_with_values_no_fit_gives_are_refused_by_every_command_that_uses_them()
     // The good model still serves them all.
     env.ok(&["sample", "m.pca", "--count", "5", "-o", "out.csv"]);
     env.ok(&["score", "m.pca", &common::iris(), "-o", "out.csv"]);
-    env.ok(&["transform", "m.pca", &common::iris(), "--posterior", "-o", "out.csv"]);
+    env.ok(&[
+        "transform",
+        "m.pca",
+        &common::iris(),
+        "--posterior",
+        "-o",
+        "out.csv",
+    ]);
     assert_eq!(leftovers(env.dir.path()), Vec::<String>::new());
 }
 
@@ -463,17 +498,27 @@ fn merge_refuses_sample_counts_that_add_past_the_largest() {
     env.write("a.csv", "x,y\n1,2\n2,5\n4,4\n");
     env.ok(&["stats", "a.csv", "-o", "a.stats"]);
     let good = std::fs::read(env.path("a.stats")).unwrap();
-    let claiming = |n: u64| edit_safetensors(&good, |m, _| set_metadata(m, "n_samples", n.to_string()));
+    let claiming =
+        |n: u64| edit_safetensors(&good, |m, _| set_metadata(m, "n_samples", n.to_string()));
     env.write("max.stats", claiming(u64::MAX));
     env.write("half.stats", claiming(1 << 63));
     let cases: [(&[&str], String); 2] = [
         (
             &["max.stats", "a.stats"],
-            format!("error: statistics file a.stats: the sample counts {} and 3 add up to more than {}, the largest count\n", u64::MAX, u64::MAX),
+            format!(
+                "error: statistics file a.stats: the sample counts {} and 3 add up to more than {}, the largest count\n",
+                u64::MAX,
+                u64::MAX
+            ),
         ),
         (
             &["half.stats", "half.stats", "a.stats"],
-            format!("error: statistics file half.stats: the sample counts {} and {} add up to more than {}, the largest count\n", 1u64 << 63, 1u64 << 63, u64::MAX),
+            format!(
+                "error: statistics file half.stats: the sample counts {} and {} add up to more than {}, the largest count\n",
+                1u64 << 63,
+                1u64 << 63,
+                u64::MAX
+            ),
         ),
     ];
     for (parts, says) in cases {
@@ -534,7 +579,13 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
     // Good companions: 30 rows of the model's four features, its labels, a statistics part.
     let mut rows = String::from("a,b,c,d\n");
     for i in 0..30 {
-        rows.push_str(&format!("{},{},{},{}\n", i % 7, (i * 3) % 5, i as f64 * 0.5, (i * i) % 11));
+        rows.push_str(&format!(
+            "{},{},{},{}\n",
+            i % 7,
+            (i * 3) % 5,
+            i as f64 * 0.5,
+            (i * i) % 11
+        ));
     }
     env.write("good.csv", rows);
     env.write("good.pca", model_bytes(dir));
@@ -572,41 +623,125 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
     for (format, file, good, lengths, model) in [
         ("CSV", "d.csv", csv_bytes(), false, "fit-csv.pca"),
         ("NPY", "d.npy", npy(&data, 20, 4), true, "fit-npy.pca"),
-        ("Parquet", "d.parquet", parquet_bytes(), false, "fit-parquet.pca"),
+        (
+            "Parquet",
+            "d.parquet",
+            parquet_bytes(),
+            false,
+            "fit-parquet.pca",
+        ),
     ] {
-        add(format, file, good.clone(), lengths, &["choose", file], Writes::Stdout);
-        add(format, file, good, lengths, &["score", model, file, "-o", "out.csv"], out);
+        add(
+            format,
+            file,
+            good.clone(),
+            lengths,
+            &["choose", file],
+            Writes::Stdout,
+        );
+        add(
+            format,
+            file,
+            good,
+            lengths,
+            &["score", model, file, "-o", "out.csv"],
+            out,
+        );
     }
     for (format, file, good, lengths, model) in [
-        ("CSV, missing", "g.csv", csv_gaps_bytes(), false, "fit-gaps-csv.pca"),
-        ("NPY, missing", "g.npy", npy_gaps_bytes(), true, "fit-gaps-npy.pca"),
-        ("Parquet, missing", "g.parquet", parquet_gaps_bytes(), false, "fit-gaps-parquet.pca"),
+        (
+            "CSV, missing",
+            "g.csv",
+            csv_gaps_bytes(),
+            false,
+            "fit-gaps-csv.pca",
+        ),
+        (
+            "NPY, missing",
+            "g.npy",
+            npy_gaps_bytes(),
+            true,
+            "fit-gaps-npy.pca",
+        ),
+        (
+            "Parquet, missing",
+            "g.parquet",
+            parquet_gaps_bytes(),
+            false,
+            "fit-gaps-parquet.pca",
+        ),
     ] {
-        add(format, file, good.clone(), lengths, &["impute", model, file, "-o", "out.csv"], out);
+        add(
+            format,
+            file,
+            good.clone(),
+            lengths,
+            &["impute", model, file, "-o", "out.csv"],
+            out,
+        );
         let fit = ["fit", file, "-k", "1", "--missing", "em", "-o", "out.pca"];
         add(format, file, good, lengths, &fit, Writes::File("out.pca"));
     }
     let model = model_bytes(dir);
     for (args, writes) in [
         (&["score", "m.pca", "good.csv", "-o", "out.csv"][..], out),
-        (&["sample", "m.pca", "--count", "4", "--seed", "3", "-o", "out.csv"], out),
-        (&["transform", "m.pca", "good.csv", "--posterior", "-o", "out.csv"], out),
+        (
+            &[
+                "sample", "m.pca", "--count", "4", "--seed", "3", "-o", "out.csv",
+            ],
+            out,
+        ),
+        (
+            &[
+                "transform",
+                "m.pca",
+                "good.csv",
+                "--posterior",
+                "-o",
+                "out.csv",
+            ],
+            out,
+        ),
     ] {
         add("model file", "m.pca", model.clone(), true, args, writes);
     }
     let merge = ["merge", "good.stats", "s.stats", "-o", "out.pca"];
-    add("statistics file", "s.stats", statistics_bytes(dir), true, &merge, Writes::File("out.pca"));
+    add(
+        "statistics file",
+        "s.stats",
+        statistics_bytes(dir),
+        true,
+        &merge,
+        Writes::File("out.pca"),
+    );
     for (format, file, good, lengths) in [
         ("IDX labels", "l-idx1-ubyte", idx_labels_bytes(), true),
         ("text labels", "l.txt", text_labels_bytes(), false),
         ("NPY labels", "l.npy", npy_labels_bytes(), true),
         ("Parquet labels", "l.parquet", parquet_labels_bytes(), false),
     ] {
-        let report = ["report", "good.pca", "--data", "good.csv", "--labels", file, "-o", "rep"];
-        add(format, file, good.clone(), lengths, &report, Writes::Directory("rep"));
+        let report = [
+            "report", "good.pca", "--data", "good.csv", "--labels", file, "-o", "rep",
+        ];
+        add(
+            format,
+            file,
+            good.clone(),
+            lengths,
+            &report,
+            Writes::Directory("rep"),
+        );
         let classify = [
-            "classify", "--train", "good.csv", "--train-labels", file, "--test", "good.csv",
-            "--test-labels", "good-labels.txt", "--json",
+            "classify",
+            "--train",
+            "good.csv",
+            "--train-labels",
+            file,
+            "--test",
+            "good.csv",
+            "--test-labels",
+            "good-labels.txt",
+            "--json",
         ];
         add(format, file, good, lengths, &classify, Writes::Stdout);
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::types::Float32Type;
 use arrow_array::{ArrayRef, FixedSizeListArray, Float64Array, RecordBatch, StringArray};
-use principal_io::{read_table, Matrix, ReadOptions};
+use principal_io::{Matrix, ReadOptions, read_table};
 
 /// Runs `principal` with the words of `args` in `dir`.
 fn run(dir: &Path, args: &str) -> Output {

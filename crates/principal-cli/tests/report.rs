@@ -8,7 +8,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{data, iris, numbers, Env};
+use common::{Env, data, iris, numbers};
 
 /// The names in `dir`, sorted.
 fn listing(dir: &Path) -> Vec<String> {

@@ -77,9 +77,11 @@ fn inverse_reads_headerless_and_npy_codes() {
         assert_close(&back[1], &[2.0, 2.0], 1e-12, input);
     }
     env.ok(&["inverse", "m", "codes.csv", "--output", "back.npy"]);
-    assert!(fs::read(env.path("back.npy"))
-        .unwrap()
-        .starts_with(b"\x93NUMPY"));
+    assert!(
+        fs::read(env.path("back.npy"))
+            .unwrap()
+            .starts_with(b"\x93NUMPY")
+    );
 }
 
 #[test]
@@ -119,9 +121,11 @@ fn transform_picks_the_model_features_by_name() {
         "--output",
         "d.npy",
     ]);
-    assert!(fs::read(env.path("d.npy"))
-        .unwrap()
-        .starts_with(b"\x93NUMPY"));
+    assert!(
+        fs::read(env.path("d.npy"))
+            .unwrap()
+            .starts_with(b"\x93NUMPY")
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use principal::{ComponentCount, PcaBuilder, Precision, Solver};
-use principal_io::{read_table, Matrix, ReadOptions};
+use principal_io::{Matrix, ReadOptions, read_table};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

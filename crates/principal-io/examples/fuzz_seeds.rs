@@ -48,7 +48,11 @@ fn main() -> std::io::Result<()> {
         ("labels", "labels.txt", text_labels_bytes()),
         ("labels", "labels.npy", npy_labels_bytes()),
         ("labels", "labels.parquet", parquet_labels_bytes()),
-        ("statistics_file", "part.stats", statistics_bytes(scratch.path())),
+        (
+            "statistics_file",
+            "part.stats",
+            statistics_bytes(scratch.path()),
+        ),
     ];
     for (target, name, bytes) in seeds {
         let dir = root.join(target);

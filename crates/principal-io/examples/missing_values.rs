@@ -24,7 +24,7 @@ use principal::faer::Mat;
 use principal::{
     ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaModel, Scaling, Solver,
 };
-use principal_io::{read_table, ColumnSelector, Matrix, ReadOptions};
+use principal_io::{ColumnSelector, Matrix, ReadOptions, read_table};
 
 type Error = Box<dyn std::error::Error>;
 

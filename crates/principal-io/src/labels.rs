@@ -12,7 +12,7 @@ use crate::format::csv::{is_header, line_of, parse_number, read_record, text_rea
 use crate::format::idx;
 use crate::read::columns::{column_label, resolve_columns};
 use crate::read::matrix::Matrix;
-use crate::read::open::{open, Format};
+use crate::read::open::{Format, open};
 use crate::read::options::{ColumnSelector, HeaderMode, ReadOptions};
 use crate::reader::chunk_reader::read_table;
 
@@ -320,7 +320,9 @@ mod tests {
         let dir = TempDir::new().unwrap();
         for len in 1..=3 {
             let path = write_file(dir.path(), "l-idx1-ubyte", &[0, 0, 8, 1][..len]);
-            let e = read_label_files(std::slice::from_ref(&path)).unwrap_err().to_string();
+            let e = read_label_files(std::slice::from_ref(&path))
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains(&path.display().to_string())
                     && e.contains("line 1 holds a NUL byte: not a text file of labels"),

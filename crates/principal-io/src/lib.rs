@@ -50,17 +50,17 @@ pub use faer::Mat;
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
 pub use labels::{read_label_column, read_label_files};
-pub use model_file::{load_model, save_model, SavedModel, MODEL_FORMAT_VERSION};
+pub use model_file::{MODEL_FORMAT_VERSION, SavedModel, load_model, save_model};
 pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};
 pub use read::options::{
     ColumnSelector, HeaderMode, Missing, ParseColumnSelectorError, ReadOptions,
 };
-pub use reader::chunk_reader::{read_table, ChunkReader, Table};
+pub use reader::chunk_reader::{ChunkReader, Table, read_table};
 pub use reader::file_source::FileSource;
 pub use reader::part::Part;
 pub use statistics_file::{
-    load_statistics, merge_statistics, save_statistics, Statistics, STATISTICS_FORMAT_VERSION,
+    STATISTICS_FORMAT_VERSION, Statistics, load_statistics, merge_statistics, save_statistics,
 };
-pub use write::{write_atomically, write_matrix, MatrixWriter, MAX_PARQUET_COLUMNS};
+pub use write::{MAX_PARQUET_COLUMNS, MatrixWriter, write_atomically, write_matrix};

@@ -273,7 +273,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         None => {
             return Err(not_model(
                 "a safetensors file without the principal format tag".into(),
-            ))
+            ));
         }
     }
     let Some(version) = meta.get("format_version") else {
@@ -393,7 +393,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         Some(other) => {
             return Err(not_model(format!(
                 "metadata \"missing_values\" = {other:?} is not \"em\""
-            )))
+            )));
         }
     };
     if let Some(report) = &missing_values {
@@ -515,7 +515,10 @@ fn check_model_values(model: &PcaModel) -> std::result::Result<(), principal::Pc
     }
 
     let largest = lambda.iter().copied().fold(0.0, f64::max);
-    let exact = matches!(model.solver(), Solver::Covariance | Solver::Gram | Solver::Svd);
+    let exact = matches!(
+        model.solver(),
+        Solver::Covariance | Solver::Gram | Solver::Svd
+    );
     if exact || model.missing_values().is_some() {
         let last = lambda[m - 1];
         if noise > last + VALUE_TOLERANCE * largest {
@@ -681,10 +684,12 @@ mod tests {
         // A centred model has no scale.
         save_model(&path, &fit(Scaling::Centre, Solver::Svd, 2), None).unwrap();
         let bytes = fs::read(&path).unwrap();
-        assert!(SafeTensors::deserialize(&bytes)
-            .unwrap()
-            .tensor("scale")
-            .is_err());
+        assert!(
+            SafeTensors::deserialize(&bytes)
+                .unwrap()
+                .tensor("scale")
+                .is_err()
+        );
     }
 
     /// Rewrites a saved model after `edit` changes its metadata and tensors.
@@ -843,7 +848,10 @@ mod tests {
     fn values_no_fit_gives_are_refused_naming_the_value() {
         let dir = TempDir::new().unwrap();
         let fitted = fit(Scaling::Standardize, Solver::Svd, 2);
-        let (lambda, total) = (fitted.explained_variance().to_vec(), fitted.total_variance());
+        let (lambda, total) = (
+            fitted.explained_variance().to_vec(),
+            fitted.total_variance(),
+        );
         let path = saved(&dir);
         let p = path.display().to_string();
         let expect = |edit: &dyn Fn(&Path), wanted: &str| {
@@ -851,12 +859,19 @@ mod tests {
             edit(&path);
             let e = load_err(&path);
             assert!(
-                e.starts_with(&format!("model file {p}: inconsistent model: ")) && e.contains(wanted),
+                e.starts_with(&format!("model file {p}: inconsistent model: "))
+                    && e.contains(wanted),
                 "wanted {wanted:?} in {e}"
             );
         };
-        expect(&|p| set_meta(p, "noise_variance", -0.25), "noise_variance = -0.25 is negative");
-        expect(&|p| set_meta(p, "noise_variance", 1e300), "noise_variance = 1000000000");
+        expect(
+            &|p| set_meta(p, "noise_variance", -0.25),
+            "noise_variance = -0.25 is negative",
+        );
+        expect(
+            &|p| set_meta(p, "noise_variance", 1e300),
+            "noise_variance = 1000000000",
+        );
         // σ² above λ₂ with a total that agrees with it: the exact solver's bound refuses it.
         let noise = lambda[1] * 1.5;
         let consistent_total = lambda[0] + lambda[1] + 2.0 * noise;
@@ -867,14 +882,38 @@ mod tests {
             },
             &format!("noise_variance = {noise} exceeds the variance of kept component 2"),
         );
-        expect(&|p| set_meta(p, "total_variance", total * 2.0), &format!("total_variance = {}", total * 2.0));
-        expect(&|p| set_meta(p, "total_variance", -1.0), "total_variance = -1 is negative");
-        expect(&|p| set_entry(p, "explained_variance", 1, -1.0, 0.0), "explained_variance[1] = -");
-        expect(&|p| set_entry(p, "explained_variance", 0, 1.01, 0.0), "discarded direction(s) of noise_variance = ");
-        expect(&|p| set_entry(p, "explained_variance_ratio", 1, 1.0, 0.01), "explained_variance_ratio[1] = ");
-        expect(&|p| set_entry(p, "singular_values", 0, 1.0, 1e-3), "singular_values[0] = ");
-        expect(&|p| set_entry(p, "components", 5, 1.0, 1e-3), "the components are not orthonormal: row ");
-        expect(&|p| set_entry(p, "components", 0, 0.0, 0.0), "the components are not orthonormal: row 0 · row 0 = ");
+        expect(
+            &|p| set_meta(p, "total_variance", total * 2.0),
+            &format!("total_variance = {}", total * 2.0),
+        );
+        expect(
+            &|p| set_meta(p, "total_variance", -1.0),
+            "total_variance = -1 is negative",
+        );
+        expect(
+            &|p| set_entry(p, "explained_variance", 1, -1.0, 0.0),
+            "explained_variance[1] = -",
+        );
+        expect(
+            &|p| set_entry(p, "explained_variance", 0, 1.01, 0.0),
+            "discarded direction(s) of noise_variance = ",
+        );
+        expect(
+            &|p| set_entry(p, "explained_variance_ratio", 1, 1.0, 0.01),
+            "explained_variance_ratio[1] = ",
+        );
+        expect(
+            &|p| set_entry(p, "singular_values", 0, 1.0, 1e-3),
+            "singular_values[0] = ",
+        );
+        expect(
+            &|p| set_entry(p, "components", 5, 1.0, 1e-3),
+            "the components are not orthonormal: row ",
+        );
+        expect(
+            &|p| set_entry(p, "components", 0, 0.0, 0.0),
+            "the components are not orthonormal: row 0 · row 0 = ",
+        );
     }
 
     /// The value checks refuse no fit's model: every solver, with missing values, truncated,
@@ -997,7 +1036,10 @@ mod tests {
         tamper(&path, |m, _| {
             m.remove("whitening");
         });
-        assert_eq!(load_model(&path).unwrap().model.whitening(), Whitening::None);
+        assert_eq!(
+            load_model(&path).unwrap().model.whitening(),
+            Whitening::None
+        );
         tamper(&path, |m, _| {
             m.insert("whitening".into(), "pink".into());
         });

@@ -128,12 +128,12 @@ pub fn load_statistics(path: &Path) -> Result<Statistics> {
         Some(f) => {
             return Err(not_statistics(format!(
                 "its format is {f:?}, not {FORMAT:?}"
-            )))
+            )));
         }
         None => {
             return Err(not_statistics(
                 "a safetensors file without the principal format tag".into(),
-            ))
+            ));
         }
     }
     let Some(version) = meta.get("format_version") else {
@@ -168,7 +168,7 @@ pub fn load_statistics(path: &Path) -> Result<Statistics> {
         other => {
             return Err(not_statistics(format!(
                 "metadata \"standardize\" = {other:?} is neither true nor false"
-            )))
+            )));
         }
     };
     let precision: Precision = scalar("precision")?
@@ -354,7 +354,9 @@ mod tests {
         let dir = TempDir::new().unwrap();
         let x = data();
         let save = |name: &str, n_samples: usize| {
-            let mut parts = stats(x.as_ref(), Scaling::Centre, None).moments.into_parts();
+            let mut parts = stats(x.as_ref(), Scaling::Centre, None)
+                .moments
+                .into_parts();
             parts.n_samples = n_samples;
             let s = Statistics {
                 moments: Moments::from_parts(parts).unwrap(),
@@ -365,11 +367,20 @@ mod tests {
             save_statistics(&path, &s).unwrap();
             path
         };
-        let (max, half, small) = (save("max", usize::MAX), save("half", 1 << 63), save("25", 25));
+        let (max, half, small) = (
+            save("max", usize::MAX),
+            save("half", 1 << 63),
+            save("25", 25),
+        );
         let cases = [
             (vec![max.clone(), small.clone()], &small, usize::MAX, 25),
             (vec![small.clone(), max.clone()], &max, 25, usize::MAX),
-            (vec![half.clone(), half.clone(), small.clone()], &half, 1 << 63, 1 << 63),
+            (
+                vec![half.clone(), half.clone(), small.clone()],
+                &half,
+                1 << 63,
+                1 << 63,
+            ),
         ];
         for (paths, culprit, left, right) in cases {
             let e = merge_statistics(&paths).unwrap_err().to_string();

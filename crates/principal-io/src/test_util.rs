@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{read_table, ColumnSelector, Matrix, ReadOptions, Result, Table};
+use crate::{ColumnSelector, Matrix, ReadOptions, Result, Table, read_table};
 
 pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);

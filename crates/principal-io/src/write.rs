@@ -422,7 +422,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{read_table, HeaderMode, Mat, Matrix, ReadOptions, RowMajorMat};
+    use crate::{HeaderMode, Mat, Matrix, ReadOptions, RowMajorMat, read_table};
 
     fn leftovers(dir: &Path) -> Vec<String> {
         fs::read_dir(dir)
@@ -516,10 +516,12 @@ mod tests {
         let schema = reader.schema();
         assert_eq!(schema.field(0).name(), "c1");
         assert_eq!(schema.field(d - 1).name(), "c3");
-        assert!(schema
-            .fields()
-            .iter()
-            .all(|f| f.data_type() == &DataType::Float64));
+        assert!(
+            schema
+                .fields()
+                .iter()
+                .all(|f| f.data_type() == &DataType::Float64)
+        );
         let t = read_table(&[path], &ReadOptions::default()).unwrap();
         assert_eq!(t.data, Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())));
         assert_eq!(t.column_names.unwrap()[1], "c2");

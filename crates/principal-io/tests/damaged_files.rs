@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use common::{arrow_bytes, gz, npy_with};
 
-use principal_io::{read_labels, read_table, ReadOptions};
+use principal_io::{ReadOptions, read_labels, read_table};
 use tempfile::TempDir;
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {

@@ -29,13 +29,13 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use common::{
-    arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes, npy,
-    npy_gaps_bytes, npy_labels_bytes, parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes,
-    statistics_bytes, text_labels_bytes, Mutation, Rng,
+    Mutation, Rng, arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes,
+    npy, npy_gaps_bytes, npy_labels_bytes, parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes,
+    statistics_bytes, text_labels_bytes,
 };
 use principal_io::{
-    load_model, load_statistics, panic_is_contained, read_label_files, read_table, Missing,
-    ReadOptions, Table,
+    Missing, ReadOptions, Table, load_model, load_statistics, panic_is_contained, read_label_files,
+    read_table,
 };
 use tempfile::TempDir;
 
@@ -100,8 +100,7 @@ fn formats(dir: &Path) -> Vec<Format> {
     let gaps = |name, file, bytes, detects| {
         read_by(name, file, bytes, detects, Reader::Data(Missing::AsNan))
     };
-    let labels =
-        |name, file, bytes, detects| read_by(name, file, bytes, detects, Reader::Labels);
+    let labels = |name, file, bytes, detects| read_by(name, file, bytes, detects, Reader::Labels);
     let zipped = |name, file, content: Vec<u8>| Format {
         name,
         file,
@@ -148,8 +147,18 @@ fn formats(dir: &Path) -> Vec<Format> {
             Detects::LengthChanges,
             Reader::Model,
         ),
-        gaps("CSV, missing", "g.csv", csv_gaps_bytes(), Detects::Structure),
-        gaps("NPY, missing", "g.npy", npy_gaps_bytes(), Detects::LengthChanges),
+        gaps(
+            "CSV, missing",
+            "g.csv",
+            csv_gaps_bytes(),
+            Detects::Structure,
+        ),
+        gaps(
+            "NPY, missing",
+            "g.npy",
+            npy_gaps_bytes(),
+            Detects::LengthChanges,
+        ),
         gaps(
             "Parquet, missing",
             "g.parquet",
@@ -162,7 +171,12 @@ fn formats(dir: &Path) -> Vec<Format> {
             idx_labels_bytes(),
             Detects::LengthChanges,
         ),
-        labels("text labels", "l.csv", text_labels_bytes(), Detects::Structure),
+        labels(
+            "text labels",
+            "l.csv",
+            text_labels_bytes(),
+            Detects::Structure,
+        ),
         labels(
             "NPY labels",
             "l.npy",
@@ -202,12 +216,21 @@ fn read(path: &Path, reader: Reader) -> Result<Read, String> {
                 missing,
                 ..ReadOptions::default()
             };
-            read_table(std::slice::from_ref(&path), &options).map(
-                |Table { data, column_names }| {
-                    let bits = data.to_f64().as_slice().iter().map(|v| v.to_bits()).collect();
-                    Read::Table(data.nrows(), data.ncols(), data.is_f32(), bits, column_names)
-                },
-            )
+            read_table(std::slice::from_ref(&path), &options).map(|Table { data, column_names }| {
+                let bits = data
+                    .to_f64()
+                    .as_slice()
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect();
+                Read::Table(
+                    data.nrows(),
+                    data.ncols(),
+                    data.is_f32(),
+                    bits,
+                    column_names,
+                )
+            })
         }
         Reader::Model => load_model(&path).map(|m| Read::Printed(format!("{m:?}"))),
         Reader::Labels => read_label_files(&[path]).map(Read::Labels),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
-use principal_io::{read_table, ReadOptions};
+use principal_io::{ReadOptions, read_table};
 
 /// Every codec of the Parquet format but LZO, at its default level.
 fn codecs() -> Vec<Compression> {
@@ -32,8 +32,14 @@ fn parquet_files_of_every_codec_read_back_exactly() {
     // A constant column: 1 MiB pages that compress to a few bytes.
     let constant = vec![2.5; rows];
     let batch = RecordBatch::try_from_iter([
-        ("varied", Arc::new(Float64Array::from(varied.clone())) as ArrayRef),
-        ("constant", Arc::new(Float64Array::from(constant.clone())) as ArrayRef),
+        (
+            "varied",
+            Arc::new(Float64Array::from(varied.clone())) as ArrayRef,
+        ),
+        (
+            "constant",
+            Arc::new(Float64Array::from(constant.clone())) as ArrayRef,
+        ),
     ])
     .unwrap();
     for codec in codecs() {
@@ -54,8 +60,16 @@ fn parquet_files_of_every_codec_read_back_exactly() {
         assert_eq!((data.nrows(), data.ncols()), (rows, 2), "{codec:?}");
         let m = data.as_ref();
         for i in 0..rows {
-            assert_eq!(m[(i, 0)].to_bits(), varied[i].to_bits(), "{codec:?} row {i}");
-            assert_eq!(m[(i, 1)].to_bits(), constant[i].to_bits(), "{codec:?} row {i}");
+            assert_eq!(
+                m[(i, 0)].to_bits(),
+                varied[i].to_bits(),
+                "{codec:?} row {i}"
+            );
+            assert_eq!(
+                m[(i, 1)].to_bits(),
+                constant[i].to_bits(),
+                "{codec:?} row {i}"
+            );
         }
         assert_eq!(
             table.column_names,

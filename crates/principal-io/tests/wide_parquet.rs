@@ -6,13 +6,18 @@
 mod common;
 
 use common::leftovers;
-use principal_io::{read_table, Mat, MatrixWriter, ReadOptions, MAX_PARQUET_COLUMNS};
+use principal_io::{MAX_PARQUET_COLUMNS, Mat, MatrixWriter, ReadOptions, read_table};
 
 /// Peak resident memory of this process, in bytes (Linux).
 fn peak_memory() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
 }
 
 #[test]
@@ -23,7 +28,9 @@ fn wide_parquet_is_written_in_bounded_memory_and_wider_is_refused_before_any_fil
     // file untouched.
     std::fs::write(&path, b"previous").unwrap();
     for columns in [MAX_PARQUET_COLUMNS + 1, 200_000] {
-        let e = MatrixWriter::create(&path, columns, None).unwrap_err().to_string();
+        let e = MatrixWriter::create(&path, columns, None)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             format!(
@@ -44,8 +51,14 @@ fn wide_parquet_is_written_in_bounded_memory_and_wider_is_refused_before_any_fil
     out.write_rows(x.as_ref()).unwrap();
     out.finish().unwrap();
     let grew = peak_memory().saturating_sub(before);
-    assert!(grew < 150_000_000, "writing grew the peak memory by {grew} bytes");
-    let back = read_table(&[path], &ReadOptions::default()).unwrap().data.to_f64();
+    assert!(
+        grew < 150_000_000,
+        "writing grew the peak memory by {grew} bytes"
+    );
+    let back = read_table(&[path], &ReadOptions::default())
+        .unwrap()
+        .data
+        .to_f64();
     assert_eq!((back.nrows(), back.ncols()), (rows, d));
     assert!((0..rows).all(|i| (0..d).all(|j| back.as_ref()[(i, j)] == x[(i, j)])));
 }

@@ -11,8 +11,8 @@ use numpy::{
 use principal::faer::{Mat, MatRef};
 use principal::{
     ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
-    MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder, PcaModel, PcaParams, PowerMethod,
-    Precision, RandomizedMethod, Scaling, Solver, Units, Whitening,
+    MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder, PcaModel, PcaParams,
+    PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Units, Whitening,
 };
 use principal_report::{
     ImageShape, Labels, ModelView, NoProgress, Report, ReportDataBuilder, SampleChoice,
@@ -126,7 +126,9 @@ fn pass_point_from_name(name: &str) -> PyResult<PassPoint> {
         "em_step" => Ok(PassPoint::EmStep),
         "extrapolation" => Ok(PassPoint::Extrapolation),
         "rejected_extrapolation" => Ok(PassPoint::RejectedExtrapolation),
-        other => Err(PyValueError::new_err(format!("unknown EM pass point {other:?}"))),
+        other => Err(PyValueError::new_err(format!(
+            "unknown EM pass point {other:?}"
+        ))),
     }
 }
 
@@ -183,7 +185,9 @@ fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
         .components(components)
         .scaling(scaling)
         .ddof(item(p, "ddof")?.extract()?)
-        .solver(parse_name::<Solver>(&item(p, "solver")?.extract::<String>()?)?)
+        .solver(parse_name::<Solver>(
+            &item(p, "solver")?.extract::<String>()?,
+        )?)
         .iterative(iterative)
         .precision(parse_name::<Precision>(
             &item(p, "precision")?.extract::<String>()?,
@@ -218,10 +222,10 @@ fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
         Some(r) => {
             let r = r.cast_into::<PyDict>()?;
             Some(IterationReport {
-            passes: item(&r, "passes")?.extract()?,
-            error_estimate: item(&r, "error_estimate")?.extract()?,
-            converged: item(&r, "converged")?.extract()?,
-        })
+                passes: item(&r, "passes")?.extract()?,
+                error_estimate: item(&r, "error_estimate")?.extract()?,
+                converged: item(&r, "converged")?.extract()?,
+            })
         }
     };
     let missing_values = match optional_item(state, "missing_values")? {
@@ -229,27 +233,27 @@ fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
         Some(r) => {
             let r = r.cast_into::<PyDict>()?;
             Some(MissingValueReport {
-            observed: item(&r, "observed")?.extract()?,
-            missing: item(&r, "missing")?.extract()?,
-            empty_rows: item(&r, "empty_rows")?.extract()?,
-            iterations: item(&r, "iterations")?.extract()?,
-            log_likelihood: item(&r, "log_likelihood")?.extract()?,
-            change: optional!(&r, "change"),
-            error_estimate: optional!(&r, "error_estimate"),
-            converged: item(&r, "converged")?.extract()?,
-            log_likelihood_history: match optional_item(&r, "log_likelihood_history")? {
-                Some(h) => h.extract()?,
-                None => Vec::new(),
-            },
-            pass_points: match optional_item(&r, "pass_points")? {
-                Some(p) => p
-                    .extract::<Vec<String>>()?
-                    .iter()
-                    .map(|name| pass_point_from_name(name))
-                    .collect::<PyResult<_>>()?,
-                None => Vec::new(),
-            },
-        })
+                observed: item(&r, "observed")?.extract()?,
+                missing: item(&r, "missing")?.extract()?,
+                empty_rows: item(&r, "empty_rows")?.extract()?,
+                iterations: item(&r, "iterations")?.extract()?,
+                log_likelihood: item(&r, "log_likelihood")?.extract()?,
+                change: optional!(&r, "change"),
+                error_estimate: optional!(&r, "error_estimate"),
+                converged: item(&r, "converged")?.extract()?,
+                log_likelihood_history: match optional_item(&r, "log_likelihood_history")? {
+                    Some(h) => h.extract()?,
+                    None => Vec::new(),
+                },
+                pass_points: match optional_item(&r, "pass_points")? {
+                    Some(p) => p
+                        .extract::<Vec<String>>()?
+                        .iter()
+                        .map(|name| pass_point_from_name(name))
+                        .collect::<PyResult<_>>()?,
+                    None => Vec::new(),
+                },
+            })
         }
     };
     PcaModel::from_parts(ModelParts {
@@ -389,9 +393,12 @@ fn transform_observed<'py>(
     state: &Bound<'py, PyDict>,
     x: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let z = apply(py, state, x, |m, c| {
-        with_matrix!(c, x => m.probabilistic().transform_observed(x))
-    })?;
+    let z = apply(
+        py,
+        state,
+        x,
+        |m, c| with_matrix!(c, x => m.probabilistic().transform_observed(x)),
+    )?;
     Ok(mat_to_numpy(py, &z))
 }
 
@@ -402,7 +409,12 @@ fn inverse_transform<'py>(
     state: &Bound<'py, PyDict>,
     z: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let x = apply(py, state, z, |m, c| with_matrix!(c, z => m.inverse_transform(z)))?;
+    let x = apply(
+        py,
+        state,
+        z,
+        |m, c| with_matrix!(c, z => m.inverse_transform(z)),
+    )?;
     Ok(mat_to_numpy(py, &x))
 }
 
@@ -413,9 +425,12 @@ fn score_samples<'py>(
     state: &Bound<'py, PyDict>,
     x: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let s = apply(py, state, x, |m, c| {
-        with_matrix!(c, x => m.probabilistic().score_samples(x, Units::Original))
-    })?;
+    let s = apply(
+        py,
+        state,
+        x,
+        |m, c| with_matrix!(c, x => m.probabilistic().score_samples(x, Units::Original)),
+    )?;
     Ok(PyArray1::from_vec(py, s))
 }
 
@@ -426,9 +441,12 @@ fn score_samples_observed<'py>(
     state: &Bound<'py, PyDict>,
     x: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let s = apply(py, state, x, |m, c| {
-        with_matrix!(c, x => m.probabilistic().score_samples_observed(x, Units::Original))
-    })?;
+    let s = apply(
+        py,
+        state,
+        x,
+        |m, c| with_matrix!(c, x => m.probabilistic().score_samples_observed(x, Units::Original)),
+    )?;
     Ok(PyArray1::from_vec(py, s))
 }
 
@@ -463,9 +481,12 @@ fn posterior<'py>(
     state: &Bound<'py, PyDict>,
     x: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
-    let p = apply(py, state, x, |m, c| {
-        with_matrix!(c, x => m.probabilistic().posterior(x))
-    })?;
+    let p = apply(
+        py,
+        state,
+        x,
+        |m, c| with_matrix!(c, x => m.probabilistic().posterior(x)),
+    )?;
     Ok((mat_to_numpy(py, &p.mean), mat_to_numpy(py, &p.covariance)))
 }
 
@@ -490,9 +511,12 @@ fn impute<'py>(
     state: &Bound<'py, PyDict>,
     x: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let filled = apply(py, state, x, |m, c| {
-        with_matrix!(c, x => m.probabilistic().impute(x))
-    })?;
+    let filled = apply(
+        py,
+        state,
+        x,
+        |m, c| with_matrix!(c, x => m.probabilistic().impute(x)),
+    )?;
     Ok(mat_to_numpy(py, &filled))
 }
 

@@ -9,7 +9,7 @@
 
 use faer::MatRef;
 
-use crate::curves::{reconstruction_error_curve, CompensatedSum};
+use crate::curves::{CompensatedSum, reconstruction_error_curve};
 use crate::error::{ReportError, Result};
 use crate::input::{Labels, ModelView};
 
@@ -340,7 +340,7 @@ pub(crate) fn check_data(model: &ModelView<'_>, data: &ReportData) -> Result<()>
 
 #[cfg(test)]
 mod tests {
-    use faer::{mat, Mat};
+    use faer::{Mat, mat};
 
     use super::*;
     use crate::Scaling;

@@ -115,12 +115,12 @@ mod staging;
 mod style;
 
 pub use curves::{discarded_variance_curve, reconstruction_error_curve};
-pub use data::{ChosenSample, ReportData, ReportDataBuilder, SampleChoice, LEADING_COMPONENTS};
+pub use data::{ChosenSample, LEADING_COMPONENTS, ReportData, ReportDataBuilder, SampleChoice};
 pub use error::{ReportError, Result};
 pub use faer;
 pub use figures::{
-    reconstruction_counts, ClassCount, ColourScale, Figure, FigureKind, ImagePanel,
-    LatentGridOptions, Plotted, PointCounts, PointOptions, Series,
+    ClassCount, ColourScale, Figure, FigureKind, ImagePanel, LatentGridOptions, Plotted,
+    PointCounts, PointOptions, Series, reconstruction_counts,
 };
 pub use input::{Classification, ImageShape, Labels, ModelView, Recognition, Scaling};
 pub use options::{Omission, ReportOptions};

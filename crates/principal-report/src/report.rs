@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::data::{check_data, ReportData};
+use crate::data::{ReportData, check_data};
 use crate::error::{ReportError, Result};
 use crate::figures::figure::write_file;
 use crate::figures::{self, Figure, FigureKind};

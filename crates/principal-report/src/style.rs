@@ -20,11 +20,7 @@ pub(crate) fn register_font() -> Result<()> {
     let ok = *REGISTERED.get_or_init(|| {
         plotters::style::register_font(FAMILY, FontStyle::Normal, DEJAVU_SANS).is_ok()
     });
-    if ok {
-        Ok(())
-    } else {
-        Err(ReportError::Font)
-    }
+    if ok { Ok(()) } else { Err(ReportError::Font) }
 }
 
 /// Figure titles.

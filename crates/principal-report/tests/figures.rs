@@ -6,8 +6,8 @@ mod common;
 use common::{assert_svg, clustered, fit, png_size, summarise, view};
 use principal::faer::Mat;
 use principal_report::figures::{
-    accuracy_by_components, confusion_matrix, latent_grid, mean_and_components, pairs_grid,
-    projection_map, reconstruction_error, reconstructions, scree, spectrum, SCREE_BARS,
+    SCREE_BARS, accuracy_by_components, confusion_matrix, latent_grid, mean_and_components,
+    pairs_grid, projection_map, reconstruction_error, reconstructions, scree, spectrum,
 };
 use principal_report::{
     Classification, ColourScale, Figure, ImageShape, LatentGridOptions, NoProgress, Plotted,
@@ -97,9 +97,11 @@ fn the_projection_map_draws_every_sample_in_png_and_a_stratified_subsample_in_sv
     assert_eq!(per_class, [(23_334, 1667), (23_333, 1667), (23_333, 1666)]);
     // The SVG holds one circle per point drawn, plus one per legend entry.
     assert_eq!(figure.svg().matches("<circle").count(), 5000 + 3);
-    assert!(figure
-        .caption()
-        .contains("subsample of 5000 points (seed 0)"));
+    assert!(
+        figure
+            .caption()
+            .contains("subsample of 5000 points (seed 0)")
+    );
 }
 
 /// Counts the units of work reported.
@@ -362,12 +364,14 @@ fn the_confusion_matrix_draws_the_counts_given() {
         "{}",
         figure.caption()
     );
-    assert!(results
-        .with_setting(Recognition {
-            components: 0,
-            neighbours: 1
-        })
-        .is_err());
+    assert!(
+        results
+            .with_setting(Recognition {
+                components: 0,
+                neighbours: 1
+            })
+            .is_err()
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the solvers' kernels: `cargo bench -p principal`.
 //! Tool-against-tool figures (principal vs scikit-learn) come from `bench/run.sh`.
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use principal::faer::Mat;
 use principal::{ComponentCount, IterativeOptions, MomentAccumulator, PcaBuilder, Solver};
 

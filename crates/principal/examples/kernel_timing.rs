@@ -177,6 +177,9 @@ fn wide() {
             .map(|(a, b)| (a - b).abs() / b)
             .fold(0.0, f64::max);
         let r = model.iteration_report().unwrap();
-        println!("{name:26} {secs:.3} s  passes {:2}  estimate {:.1e}  max|Δλ|/λ1 {abs:.1e}  max|Δλ|/λ {rel:.1e}", r.passes, r.error_estimate);
+        println!(
+            "{name:26} {secs:.3} s  passes {:2}  estimate {:.1e}  max|Δλ|/λ1 {abs:.1e}  max|Δλ|/λ {rel:.1e}",
+            r.passes, r.error_estimate
+        );
     }
 }

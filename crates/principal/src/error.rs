@@ -93,7 +93,9 @@ pub enum PcaError {
         value: f64,
     },
     /// A feature with no observed value: every row is missing it.
-    #[error("feature {column} has no observed value (it is missing in every row), so nothing about it can be estimated; leave it out (columns count from 0)")]
+    #[error(
+        "feature {column} has no observed value (it is missing in every row), so nothing about it can be estimated; leave it out (columns count from 0)"
+    )]
     EmptyFeature { column: usize },
     /// More components requested than the data can have.
     #[error("{}", self.message_naming(Parameter::name))]
@@ -136,7 +138,9 @@ pub enum PcaError {
         reason: String,
     },
     /// Every feature is constant, so no fraction of the variance can be reached.
-    #[error("every feature is constant (total variance 0): no number of components explains a fraction of the variance")]
+    #[error(
+        "every feature is constant (total variance 0): no number of components explains a fraction of the variance"
+    )]
     ZeroTotalVariance,
     /// New data whose number of features differs from the model's.
     #[error("the data has {found} features but the model was fitted on {expected}")]
@@ -239,7 +243,9 @@ impl PcaError {
             ),
             PcaError::NoiseSigmaOutOfRange(sigma) => (
                 Parameter::NoiseSigma,
-                format!("{sigma} is not allowed: the noise's standard deviation must be a positive number"),
+                format!(
+                    "{sigma} is not allowed: the noise's standard deviation must be a positive number"
+                ),
             ),
             PcaError::TooFewFolds(folds) => (
                 Parameter::Folds,

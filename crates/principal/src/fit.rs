@@ -10,7 +10,7 @@ use crate::choose::evidence;
 use crate::choose::held_out::{self, FoldRows, FoldScores, FoldSide};
 use crate::choose::rules;
 use crate::choose::threshold;
-use crate::collective::{agree, agree_end, Collective, SingleProcess, Stage, Watched};
+use crate::collective::{Collective, SingleProcess, Stage, Watched, agree, agree_end};
 use crate::data::{ChunkSource, InMemory};
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;

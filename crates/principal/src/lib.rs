@@ -77,7 +77,7 @@ pub use choose::{
     ChoiceTable, ChoiceWork, ChooseOptions, CriterionResult, UnavailableCriterion,
     VARIANCE_FRACTIONS,
 };
-pub use collective::{agree_outcome, Collective, SingleProcess};
+pub use collective::{Collective, SingleProcess, agree_outcome};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;

@@ -7,7 +7,7 @@ use crate::choose::choice::ComponentChoice;
 use crate::error::{PcaError, Result};
 use crate::kernel::scan::check_finite;
 use crate::options::{Scaling, Solver, Whitening};
-use crate::preprocess::{centre_scale_into, Preprocessing};
+use crate::preprocess::{Preprocessing, centre_scale_into};
 use crate::real::Real;
 use crate::solver::missing::{MissingFit, MissingValueReport};
 use crate::solver::{IterationReport, Spectrum};
@@ -640,7 +640,10 @@ mod tests {
         for m in 0..3 {
             let sd = plain.explained_variance()[m].sqrt();
             let mean = (0..x.nrows()).map(|i| z[(i, m)]).sum::<f64>() / n;
-            let var = (0..x.nrows()).map(|i| (z[(i, m)] - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            let var = (0..x.nrows())
+                .map(|i| (z[(i, m)] - mean).powi(2))
+                .sum::<f64>()
+                / (n - 1.0);
             assert!((var - 1.0).abs() < 1e-12, "component {m}: variance {var}");
             for i in 0..x.nrows() {
                 assert!((z[(i, m)] * sd - p[(i, m)]).abs() < 1e-12);

@@ -145,15 +145,15 @@ impl PcaBuilder {
         match self.components {
             ComponentCount::Fixed(0) => return Err(PcaError::ZeroComponents),
             ComponentCount::VarianceFraction(f) if !(f > 0.0 && f <= 1.0) => {
-                return Err(PcaError::VarianceFractionOutOfRange(f))
+                return Err(PcaError::VarianceFractionOutOfRange(f));
             }
             ComponentCount::GavishDonoho {
                 noise_sigma: Some(sigma),
             } if !(sigma > 0.0 && sigma.is_finite()) => {
-                return Err(PcaError::NoiseSigmaOutOfRange(sigma))
+                return Err(PcaError::NoiseSigmaOutOfRange(sigma));
             }
             ComponentCount::CrossValidated { folds, .. } if folds < 2 => {
-                return Err(PcaError::TooFewFolds(folds))
+                return Err(PcaError::TooFewFolds(folds));
             }
             _ => {}
         }

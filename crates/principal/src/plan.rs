@@ -243,19 +243,30 @@ impl SolverPlan {
             ),
             (Some(e), _) => {
                 let route = match e {
-                    Solver::Covariance => format!("the {n_features}×{n_features} covariance matrix"),
+                    Solver::Covariance => {
+                        format!("the {n_features}×{n_features} covariance matrix")
+                    }
                     Solver::Gram => format!("the {n_samples}×{n_samples} Gram matrix"),
                     _ => format!("a thin SVD of the {n_samples}×{n_features} data"),
                 };
-                (e, format!("exact; {route} is the cheapest exact route (≈ {:.2e} multiply-adds)", cost(e).unwrap_or(f64::NAN)))
+                (
+                    e,
+                    format!(
+                        "exact; {route} is the cheapest exact route (≈ {:.2e} multiply-adds)",
+                        cost(e).unwrap_or(f64::NAN)
+                    ),
+                )
             }
             (None, Some(r)) => (
                 Solver::Randomized,
-                format!("no exact solver fits in the memory limit; randomized ≈ {r:.2e} multiply-adds"),
+                format!(
+                    "no exact solver fits in the memory limit; randomized ≈ {r:.2e} multiply-adds"
+                ),
             ),
             (None, None) => (
                 Solver::Covariance,
-                "nothing fits in the memory limit; covariance needs the least for an exact answer".into(),
+                "nothing fits in the memory limit; covariance needs the least for an exact answer"
+                    .into(),
             ),
         };
         SolverPlan {

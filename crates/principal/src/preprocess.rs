@@ -5,8 +5,8 @@ use faer::reborrow::ReborrowMut;
 use faer::{MatMut, MatRef};
 
 use crate::error::Result;
-use crate::moments::columns::column_moments;
 use crate::moments::Moments;
+use crate::moments::columns::column_moments;
 use crate::options::Scaling;
 use crate::real::Real;
 

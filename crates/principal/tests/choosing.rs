@@ -469,10 +469,12 @@ fn bad_settings_are_errors_naming_the_setting() {
     assert!(err.to_string().starts_with("cv cannot choose"), "{err}");
     let table = choose(&x, &ChooseOptions::default());
     assert_eq!(table.criteria.len(), VARIANCE_FRACTIONS.len() + 5);
-    assert!(table
-        .criteria
-        .iter()
-        .all(|c| c.choice.criterion.name() != "cv"));
+    assert!(
+        table
+            .criteria
+            .iter()
+            .all(|c| c.choice.criterion.name() != "cv")
+    );
     assert_eq!(
         table.unavailable,
         [principal::UnavailableCriterion {

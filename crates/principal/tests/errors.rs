@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{fit_with, iris, random_matrix, EXACT_SOLVERS};
-use principal::faer::{mat, Mat};
+use common::{EXACT_SOLVERS, fit_with, iris, random_matrix};
+use principal::faer::{Mat, mat};
 use principal::{ComponentCount, Parameter, PcaBuilder, PcaError, Scaling, Solver};
 
 #[test]
@@ -70,10 +70,12 @@ fn parameter_errors_name_value_and_range() {
         .unwrap_err();
     assert!(err.to_string().contains("1.5") && err.to_string().contains("(0, 1]"));
     assert_eq!(err.parameter(), Some(Parameter::VarianceFraction));
-    assert!(PcaBuilder::new()
-        .components(ComponentCount::VarianceFraction(f64::NAN))
-        .build()
-        .is_err());
+    assert!(
+        PcaBuilder::new()
+            .components(ComponentCount::VarianceFraction(f64::NAN))
+            .build()
+            .is_err()
+    );
     assert!(matches!(
         PcaBuilder::new()
             .components(ComponentCount::Fixed(0))

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{check_relations, fit_with, max_abs_diff, projector, random_matrix, EXACT_SOLVERS};
+use common::{EXACT_SOLVERS, check_relations, fit_with, max_abs_diff, projector, random_matrix};
 use principal::faer::Mat;
 use principal::{ComponentCount, MomentAccumulator, PcaBuilder, Precision, Scaling, Solver};
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fit_with, iris, max_abs_diff, random_matrix, EXACT_SOLVERS};
+use common::{EXACT_SOLVERS, fit_with, iris, max_abs_diff, random_matrix};
 use principal::faer::mat;
 use principal::{ComponentCount, Scaling, Solver};
 #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{max_abs_diff, signal_plus_noise, EVERY_SOLVER};
+use common::{EVERY_SOLVER, max_abs_diff, signal_plus_noise};
 use principal::faer::Mat;
 use principal::{
     ChunkRef, ChunkSource, ComponentCount, InMemory, IterativeOptions, PcaBuilder, PcaError,
@@ -133,7 +133,10 @@ fn planned_passes_are_the_passes_made() {
                     passes: 0,
                 };
                 let model = params.fit_source(&mut source).unwrap();
-                let label = format!("{n}×{d} {solver} → {} {components:?} q {power_iterations:?} tol {tolerance:?} {randomized_method:?}", model.solver());
+                let label = format!(
+                    "{n}×{d} {solver} → {} {components:?} q {power_iterations:?} tol {tolerance:?} {randomized_method:?}",
+                    model.solver()
+                );
                 match params.planned_passes(n, d) {
                     Some(p) => {
                         planned_some += 1;

@@ -12,12 +12,12 @@ use principal::{
     ChoiceOutcome, ChoiceTable, ChooseOptions, ComponentChoice, Criterion, Curve, NoiseLevel,
     PcaBuilder, PcaParams, Scaling, Solver,
 };
-use principal_io::{read_table, Matrix, ReadOptions};
-use serde_json::{json, Value};
+use principal_io::{Matrix, ReadOptions, read_table};
+use serde_json::{Value, json};
 
-use crate::args::{one_of, parse_folds, parse_noise_sigma, parse_size, SelectArgs};
+use crate::args::{SelectArgs, one_of, parse_folds, parse_noise_sigma, parse_size};
 use crate::budget;
-use crate::select::{describe, Selection};
+use crate::select::{Selection, describe};
 use crate::text::{self, percent, sig};
 use crate::units::format_bytes;
 
@@ -429,11 +429,7 @@ fn with_settings(entry: &mut Value, criterion: Criterion) {
 }
 
 fn finite(v: f64) -> Value {
-    if v.is_finite() {
-        json!(v)
-    } else {
-        Value::Null
-    }
+    if v.is_finite() { json!(v) } else { Value::Null }
 }
 
 fn outcome_name(outcome: ChoiceOutcome) -> &'static str {

@@ -12,12 +12,12 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use principal::faer::Mat;
 use principal::neighbours::nearest_neighbours;
 use principal::{ComponentCount, PcaBuilder, PcaModel, Scaling, Solver};
-use principal_io::{read_table, ColumnSelector, Matrix, ReadOptions};
+use principal_io::{ColumnSelector, Matrix, ReadOptions, read_table};
 use principal_report::{
     Classification, ImageShape, Labels, Recognition, Report, ReportDataBuilder, ReportOptions,
     SampleChoice,
@@ -27,8 +27,8 @@ use serde_json::json;
 use crate::args::SelectArgs;
 use crate::budget;
 use crate::command::fit::parse_components;
-use crate::command::report::{model_view, parse_image_shape, write, written_summary, LabelSource};
-use crate::select::{describe, model_read_options, Selection};
+use crate::command::report::{LabelSource, model_view, parse_image_shape, write, written_summary};
+use crate::select::{Selection, describe, model_read_options};
 use crate::text;
 use crate::units::format_bytes;
 

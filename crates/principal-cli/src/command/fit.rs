@@ -11,15 +11,15 @@ use principal::{
     PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
 };
 use principal_io::{
-    read_table, save_model, ChunkReader, FileSource, Matrix, Missing, Part, ReadOptions,
+    ChunkReader, FileSource, Matrix, Missing, Part, ReadOptions, read_table, save_model,
 };
 
 use crate::args::{
-    check, one_of, parse_folds, parse_noise_sigma, usage_error, MemoryArgs, SelectArgs,
+    MemoryArgs, SelectArgs, check, one_of, parse_folds, parse_noise_sigma, usage_error,
 };
 use crate::budget;
 use crate::progress::Progress;
-use crate::select::{describe, show, Selection};
+use crate::select::{Selection, describe, show};
 use crate::text::{self, percent};
 
 /// How many per-component percentages the summary lists.
@@ -323,11 +323,7 @@ fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value
         .map(|p| {
             let len = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             let gz = p.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-            if gz {
-                len * 4
-            } else {
-                len
-            }
+            if gz { len * 4 } else { len }
         })
         .sum()
 }

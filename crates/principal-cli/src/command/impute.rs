@@ -7,10 +7,10 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::ChunkRef;
-use principal_io::{load_model, MatrixWriter, Missing};
+use principal_io::{MatrixWriter, Missing, load_model};
 
 use crate::args::{MemoryArgs, SelectArgs};
-use crate::select::{describe, open_for_model, show, Selection};
+use crate::select::{Selection, describe, open_for_model, show};
 use crate::stream::summary;
 use crate::text;
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use principal::{PcaModel, Scaling};
-use principal_io::{load_model, SavedModel};
-use serde_json::{json, Value};
+use principal_io::{SavedModel, load_model};
+use serde_json::{Value, json};
 
 use crate::select::show;
 use crate::text::{self, percent, sig};

@@ -6,11 +6,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{ChunkRef, PcaError};
-use principal_io::{load_model, MatrixWriter, ReadOptions};
+use principal_io::{MatrixWriter, ReadOptions, load_model};
 
 use crate::args::MemoryArgs;
 use crate::select::show;
-use crate::stream::{summary, RowStream};
+use crate::stream::{RowStream, summary};
 use crate::text;
 
 #[derive(Debug, Args)]

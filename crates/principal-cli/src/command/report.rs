@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use principal::{ChunkRef, PcaModel, Scaling as ModelScaling};
-use principal_io::{load_model, read_label_column, read_label_files, ColumnSelector, ReadOptions};
+use principal_io::{ColumnSelector, ReadOptions, load_model, read_label_column, read_label_files};
 use principal_report::{
     ImageShape, Labels, ModelView, Report, ReportData, ReportDataBuilder, ReportOptions,
     SampleChoice, Scaling, WrittenReport,
@@ -18,7 +18,7 @@ use principal_report::{
 use crate::args::{MemoryArgs, SelectArgs};
 use crate::budget;
 use crate::progress::DrawingProgress;
-use crate::select::{check_features, describe, model_read_options, show, Selection};
+use crate::select::{Selection, check_features, describe, model_read_options, show};
 use crate::stream::RowStream;
 use crate::text;
 
@@ -191,7 +191,10 @@ pub fn run(config: &ReportConfig) -> Result<()> {
     let saved = load_model(&config.model)?;
     // The figures draw projections (reconstructions multiply them by the components): a model
     // that whitens its codes is drawn without whitening, which changes nothing else.
-    let model = &saved.model.clone().with_whitening(principal::Whitening::None);
+    let model = &saved
+        .model
+        .clone()
+        .with_whitening(principal::Whitening::None);
     let model_name = show(&config.model);
     let mut report = Report::new(model_view(model))
         .with_context(|| format!("cannot draw the model {model_name}"))?;
@@ -357,9 +360,11 @@ mod tests {
         assert_eq!((shape.height(), shape.width()), (28, 27));
         assert_eq!(parse_image_shape(" 4×5 ").unwrap().pixels(), 20);
         assert!(parse_image_shape("28").unwrap_err().contains("is not HxW"));
-        assert!(parse_image_shape("0x28")
-            .unwrap_err()
-            .contains("side of zero"));
+        assert!(
+            parse_image_shape("0x28")
+                .unwrap_err()
+                .contains("side of zero")
+        );
         assert!(parse_image_shape("ax3").is_err());
     }
 
@@ -374,9 +379,11 @@ mod tests {
         };
         assert!(source.exclude_from(chosen).exclude.is_empty());
         let files = LabelSource::Files(vec![PathBuf::from("l.csv")]);
-        assert!(files
-            .exclude_from(ReadOptions::default())
-            .exclude
-            .is_empty());
+        assert!(
+            files
+                .exclude_from(ReadOptions::default())
+                .exclude
+                .is_empty()
+        );
     }
 }

@@ -8,12 +8,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::{ArgGroup, Args};
 use principal::{ChunkRef, PcaError};
-use principal_io::{load_model, MatrixWriter, ReadOptions};
+use principal_io::{MatrixWriter, ReadOptions, load_model};
 
 use crate::args::MemoryArgs;
 use crate::budget;
 use crate::select::show;
-use crate::stream::{summary, RowStream};
+use crate::stream::{RowStream, summary};
 use crate::text;
 
 #[derive(Debug, Args)]

@@ -8,11 +8,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{ChunkRef, MissingValues, Units};
-use principal_io::{load_model, MatrixWriter, Missing};
+use principal_io::{MatrixWriter, Missing, load_model};
 
-use crate::args::{one_of, MemoryArgs, SelectArgs};
+use crate::args::{MemoryArgs, SelectArgs, one_of};
 use crate::command::transform::missing_reading;
-use crate::select::{describe, open_for_model, show, Selection};
+use crate::select::{Selection, describe, open_for_model, show};
 use crate::stream::summary;
 use crate::text;
 

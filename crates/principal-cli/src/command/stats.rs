@@ -9,11 +9,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{MomentAccumulator, Precision, Scaling};
-use principal_io::{save_statistics, ChunkReader, Part, ReadOptions, Statistics};
+use principal_io::{ChunkReader, Part, ReadOptions, Statistics, save_statistics};
 
-use crate::args::{one_of, MemoryArgs, SelectArgs};
+use crate::args::{MemoryArgs, SelectArgs, one_of};
 use crate::budget;
-use crate::select::{describe, show, Selection};
+use crate::select::{Selection, describe, show};
 use crate::text;
 
 #[derive(Debug, Args)]

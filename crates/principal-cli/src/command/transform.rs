@@ -10,12 +10,12 @@ use clap::Args;
 use principal::faer::{Mat, MatRef};
 use principal::{ChunkRef, Collective, MissingValues, PcaError, PcaModel, Real};
 use principal_io::{
-    load_model, write_matrix, ChunkReader, MatrixWriter, Missing, Part, ReadOptions, SavedModel,
+    ChunkReader, MatrixWriter, Missing, Part, ReadOptions, SavedModel, load_model, write_matrix,
 };
 
-use crate::args::{one_of, MemoryArgs, SelectArgs};
-use crate::select::{check_features, describe, model_read_options, show, Selection};
-use crate::stream::{summary, RowStream};
+use crate::args::{MemoryArgs, SelectArgs, one_of};
+use crate::select::{Selection, check_features, describe, model_read_options, show};
+use crate::stream::{RowStream, summary};
 use crate::text;
 
 #[derive(Debug, Args)]

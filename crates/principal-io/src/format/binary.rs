@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{IoError, Result};
-use crate::read::bounded::{check_memory, expect_end, read_growing, GZIP_MAX_RATIO};
+use crate::read::bounded::{GZIP_MAX_RATIO, check_memory, expect_end, read_growing};
 use crate::read::columns::resolve_columns;
 use crate::read::open::Opened;
 use crate::read::options::{Missing, ReadOptions};
@@ -219,7 +219,7 @@ impl BinaryRows {
                     expected: total,
                     actual: len,
                     compressed: false,
-                })
+                });
             }
             (Some(len), _) if len > total => {
                 return Err(IoError::Format {
@@ -229,7 +229,7 @@ impl BinaryRows {
                          describes, which ends at byte {total}",
                         len - total
                     ),
-                })
+                });
             }
             (None, Some(max)) if total > max => {
                 return Err(IoError::Format {
@@ -239,7 +239,7 @@ impl BinaryRows {
                          than its {} compressed bytes can hold (at most {max})",
                         max / GZIP_MAX_RATIO
                     ),
-                })
+                });
             }
             _ => {}
         }
@@ -626,7 +626,7 @@ mod tests {
 
     use super::*;
     use crate::format::{idx, npy};
-    use crate::read::open::{open, Format};
+    use crate::read::open::{Format, open};
     use crate::test_util::*;
     use crate::{ColumnSelector, ReadOptions};
 

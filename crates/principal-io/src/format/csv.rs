@@ -155,14 +155,14 @@ impl CsvSource {
                             line,
                             column: column_label(j, self.names.as_deref()),
                             value: String::from_utf8_lossy(field).into_owned(),
-                        })
+                        });
                     }
                     None if field.is_empty() => {
                         return Err(IoError::EmptyCell {
                             path: self.path.clone(),
                             line,
                             column: column_label(j, self.names.as_deref()),
-                        })
+                        });
                     }
                     None => return Err(self.non_numeric(line, j)),
                 }
@@ -319,7 +319,7 @@ mod tests {
     use tempfile::TempDir;
 
     use crate::test_util::*;
-    use crate::{read_table, HeaderMode, Matrix, ReadOptions};
+    use crate::{HeaderMode, Matrix, ReadOptions, read_table};
 
     fn csv(text: &str) -> (TempDir, std::path::PathBuf) {
         let dir = TempDir::new().unwrap();

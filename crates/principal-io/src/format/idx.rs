@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::error::{IoError, Result};
 use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
 use crate::read::bounded::{expect_end, read_growing};
-use crate::read::open::{open, read_full, Format, Opened};
+use crate::read::open::{Format, Opened, open, read_full};
 use crate::read::options::ReadOptions;
 
 /// The element type of an IDX type code.
@@ -38,7 +38,7 @@ fn read_header(path: &Path, reader: &mut dyn Read, compressed: bool) -> Result<(
                 path: path.to_owned(),
                 detail: "not an IDX file: it does not start with the IDX magic 0x00 0x00 TYPE NDIM"
                     .into(),
-            })
+            });
         }
     };
     let ndim = usize::from(magic[3]);

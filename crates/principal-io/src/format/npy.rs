@@ -13,7 +13,7 @@ use faer::MatRef;
 
 use crate::error::{IoError, Result};
 use crate::format::binary::{ArrayHeader, BinaryRows, Elem, ElemType};
-use crate::read::open::{read_full, Opened, NPY_MAGIC};
+use crate::read::open::{NPY_MAGIC, Opened, read_full};
 use crate::read::options::ReadOptions;
 
 /// Headers longer than this are refused: real ones are a few hundred bytes.
@@ -97,7 +97,7 @@ fn read_header(path: &Path, reader: &mut dyn Read, compressed: bool) -> Result<A
         Literal::List => {
             return Err(bad(
                 "structured dtypes (record arrays) are not supported".into()
-            ))
+            ));
         }
         other => return Err(bad(format!("descr is {other:?}"))),
     };
@@ -123,7 +123,7 @@ fn read_header(path: &Path, reader: &mut dyn Read, compressed: bool) -> Result<A
                     "the array has {} dimension(s), shape {shape:?}; only 2-D arrays (rows × features) and 1-D arrays (one column) can be read",
                     shape.len()
                 ),
-            })
+            });
         }
     };
     let dims: Vec<String> = shape.iter().map(usize::to_string).collect();

@@ -13,7 +13,7 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::io::{self, Read};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -102,14 +102,14 @@ pub(crate) fn expect_end(path: &Path, reader: &mut dyn Read, data_end: u64) -> R
                         "unexpected bytes after the end of the data (at byte {data_end}): \
                          the file is damaged or holds something else after it"
                     ),
-                })
+                });
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(source) => {
                 return Err(IoError::Read {
                     path: path.to_owned(),
                     source,
-                })
+                });
             }
         }
     }

@@ -7,8 +7,7 @@ use crate::error::{IoError, Result};
 
 /// The data extensions a directory's files are picked by (also with `.gz` after them), for
 /// messages.
-pub(crate) const DATA_EXTENSIONS: &str =
-    ".csv, .tsv, .tab, .txt, .npy, .parquet, .pq, .arrow, .arrows, .feather, .ipc (text and NPY also .gz), and IDX names (…-idx3-ubyte)";
+pub(crate) const DATA_EXTENSIONS: &str = ".csv, .tsv, .tab, .txt, .npy, .parquet, .pq, .arrow, .arrows, .feather, .ipc (text and NPY also .gz), and IDX names (…-idx3-ubyte)";
 
 /// Whether a file name says a data format this crate reads.
 fn is_data_name(name: &str) -> bool {

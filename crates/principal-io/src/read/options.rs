@@ -125,8 +125,10 @@ mod tests {
             ColumnSelector::Name("-1".into())
         );
         assert!("".parse::<ColumnSelector>().is_err());
-        assert!("99999999999999999999999999"
-            .parse::<ColumnSelector>()
-            .is_err());
+        assert!(
+            "99999999999999999999999999"
+                .parse::<ColumnSelector>()
+                .is_err()
+        );
     }
 }

@@ -8,7 +8,7 @@ use crate::read::inputs::expand_inputs;
 use crate::read::matrix::Matrix;
 use crate::read::options::ReadOptions;
 use crate::read::rows::RowBuf;
-use crate::reader::part::{lines_in_file, slices, Part};
+use crate::reader::part::{Part, lines_in_file, slices};
 use crate::reader::shard::{DataSet, Shard, Slice};
 
 /// A data set as read by [`read_table`].
@@ -423,11 +423,13 @@ mod tests {
         );
         // A bad shard later in the list fails at open, before any data is streamed.
         let bad = write_file(dir.path(), "bad.csv", b"x,y\n");
-        assert!(err_of(ChunkReader::open(
-            &[a.clone(), bad],
-            &ReadOptions::default()
-        ))
-        .contains("bad.csv has no data rows"));
+        assert!(
+            err_of(ChunkReader::open(
+                &[a.clone(), bad],
+                &ReadOptions::default()
+            ))
+            .contains("bad.csv has no data rows")
+        );
         // Shards without a header match by width.
         let n = write_file(dir.path(), "n.csv", b"5,6\n");
         let options = ReadOptions {

@@ -103,23 +103,25 @@ impl principal::ChunkSource for FileSource {
             // solver takes it, so two buffers are in use (one visited, one being filled).
             let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(0);
             let (empty_tx, empty_rx) = mpsc::channel::<RowBuf>();
-            scope.spawn(move || loop {
-                let mut buf = match empty_rx.try_recv() {
-                    Ok(mut buf) => {
-                        buf.clear();
-                        buf
+            scope.spawn(move || {
+                loop {
+                    let mut buf = match empty_rx.try_recv() {
+                        Ok(mut buf) => {
+                            buf.clear();
+                            buf
+                        }
+                        Err(_) => reader.new_buf(chunk_rows, 1 << 24),
+                    };
+                    let decoded = match reader.read_rows(chunk_rows, &mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => Ok((buf, n)),
+                        Err(e) => Err(e),
+                    };
+                    let failed = decoded.is_err();
+                    // A send fails when the pass has stopped (the visitor returned an error): stop.
+                    if full_tx.send(decoded).is_err() || failed {
+                        return;
                     }
-                    Err(_) => reader.new_buf(chunk_rows, 1 << 24),
-                };
-                let decoded = match reader.read_rows(chunk_rows, &mut buf) {
-                    Ok(0) => return,
-                    Ok(n) => Ok((buf, n)),
-                    Err(e) => Err(e),
-                };
-                let failed = decoded.is_err();
-                // A send fails when the pass has stopped (the visitor returned an error): stop.
-                if full_tx.send(decoded).is_err() || failed {
-                    return;
                 }
             });
             // On return (or a panic in `visit`) `full_rx` is dropped first, which ends the
@@ -149,7 +151,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{read_table, Mat};
+    use crate::{Mat, read_table};
 
     #[test]
     fn file_source_passes_repeat_the_data() {

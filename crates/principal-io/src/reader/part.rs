@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{IoError, Result};
 use crate::format::columnar::parquet;
-use crate::read::open::{open, Format};
+use crate::read::open::{Format, open};
 use crate::read::options::ReadOptions;
 use crate::reader::shard::{Shard, Slice};
 
@@ -58,7 +58,7 @@ impl Slice {
                 return Err(IoError::Format {
                     path: path.to_owned(),
                     detail: "the file changed while a part of it was being read".into(),
-                })
+                });
             }
         }
         Ok(shard)
@@ -242,7 +242,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{read_table, ChunkReader, FileSource};
+    use crate::{ChunkReader, FileSource, read_table};
 
     /// Every row of a part, by chunks of `size`.
     fn part_rows(paths: &[PathBuf], part: Part, size: usize) -> Vec<Vec<f64>> {

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{IoError, Result};
 use crate::format::binary::BinaryRows;
-use crate::format::columnar::{arrow, parquet, ColumnarSource};
+use crate::format::columnar::{ColumnarSource, arrow, parquet};
 use crate::format::csv::CsvSource;
 use crate::format::{idx, npy};
-use crate::read::open::{open, Format};
+use crate::read::open::{Format, open};
 use crate::read::options::ReadOptions;
 use crate::read::rows::RowBuf;
 

@@ -158,7 +158,11 @@ pub fn csv_gaps_bytes() -> Vec<u8> {
         text.push_str(&format!(
             "{},{},{}\n",
             cell(i.to_string(), i % 7 == 3),
-            if i % 5 == 1 { "nan".into() } else { (f64::from(i) * 0.25 - 3.0).to_string() },
+            if i % 5 == 1 {
+                "nan".into()
+            } else {
+                (f64::from(i) * 0.25 - 3.0).to_string()
+            },
             cell((7 * i % 11).to_string(), i % 4 == 2)
         ));
     }
@@ -168,7 +172,13 @@ pub fn csv_gaps_bytes() -> Vec<u8> {
 /// An NPY file of 20 × 4 f64 with NaN in every seventh value.
 pub fn npy_gaps_bytes() -> Vec<u8> {
     let data: Vec<f64> = (0..80)
-        .map(|k| if k % 7 == 2 { f64::NAN } else { f64::from(k) * 0.5 - 9.0 })
+        .map(|k| {
+            if k % 7 == 2 {
+                f64::NAN
+            } else {
+                f64::from(k) * 0.5 - 9.0
+            }
+        })
         .collect();
     npy(&data, 20, 4)
 }
@@ -188,9 +198,12 @@ pub fn parquet_gaps_bytes() -> Vec<u8> {
                 .collect::<Vec<_>>(),
         ))
     };
-    let batch =
-        arrow_array::RecordBatch::try_from_iter([("a", column(0)), ("b", column(1)), ("c", column(2))])
-            .unwrap();
+    let batch = arrow_array::RecordBatch::try_from_iter([
+        ("a", column(0)),
+        ("b", column(1)),
+        ("c", column(2)),
+    ])
+    .unwrap();
     parquet_of(&batch, parquet::basic::Compression::SNAPPY)
 }
 

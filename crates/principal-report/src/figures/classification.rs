@@ -7,7 +7,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{ReportError, Result};
 use crate::figures::figure::{
-    centred_text, render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target,
+    Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target, centred_text, render,
 };
 use crate::input::Classification;
 use crate::style::{self, label_font, percent, shorten, small_font, tick_font, title_font};

@@ -8,15 +8,15 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 
-use crate::data::check_data;
 use crate::data::ReportData;
+use crate::data::check_data;
 use crate::error::{ReportError, Result};
 use crate::figures::figure::{
-    centred_text, draw_image, encode_png, render, ColourScale, Draw, DrawResult, Figure,
-    FigureKind, ImagePanel, Plotted, Target,
+    ColourScale, Draw, DrawResult, Figure, FigureKind, ImagePanel, Plotted, Target, centred_text,
+    draw_image, encode_png, render,
 };
 use crate::input::{ImageShape, ModelView};
 use crate::progress::Progress;

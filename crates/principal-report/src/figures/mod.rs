@@ -17,7 +17,7 @@ pub use figure::{
     ClassCount, ColourScale, Figure, FigureKind, ImagePanel, Plotted, PointCounts, Series,
 };
 pub use images::{
-    latent_grid, mean_and_components, reconstruction_counts, reconstructions, LatentGridOptions,
+    LatentGridOptions, latent_grid, mean_and_components, reconstruction_counts, reconstructions,
 };
-pub use points::{pairs_grid, projection_map, PointOptions};
-pub use variance::{reconstruction_error, scree, spectrum, SCREE_BARS};
+pub use points::{PointOptions, pairs_grid, projection_map};
+pub use variance::{SCREE_BARS, reconstruction_error, scree, spectrum};

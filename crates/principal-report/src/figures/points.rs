@@ -12,16 +12,16 @@ use std::ops::Range;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::data::check_data;
 use crate::data::ReportData;
+use crate::data::check_data;
 use crate::error::{ReportError, Result};
 use crate::figures::figure::{
-    centred_text, render, ClassCount, Draw, DrawResult, Figure, FigureKind, Plotted, PointCounts,
-    Target,
+    ClassCount, Draw, DrawResult, Figure, FigureKind, Plotted, PointCounts, Target, centred_text,
+    render,
 };
 use crate::input::ModelView;
 use crate::progress::Progress;

@@ -9,11 +9,11 @@ use crate::curves::discarded_variance_curve;
 use crate::data::ReportData;
 use crate::error::{ReportError, Result};
 use crate::figures::figure::{
-    render, Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target,
+    Draw, DrawResult, Figure, FigureKind, Plotted, Series, Target, render,
 };
 use crate::input::ModelView;
 use crate::style::{
-    self, label_font, percent, significant, tick_font, title_font, AxisScale, LogAxis, GRID,
+    self, AxisScale, GRID, LogAxis, label_font, percent, significant, tick_font, title_font,
 };
 
 /// Components shown as bars in the scree plot at most (more would be slivers).

@@ -154,9 +154,10 @@ impl fmt::Display for ComponentChoice {
                 fraction * 100.0,
                 round_percent(v)
             )?,
-            Criterion::Kaiser => {
-                write!(f, "{m} component(s) chosen by Kaiser's rule: eigenvalues above the mean {v:.6e}")?
-            }
+            Criterion::Kaiser => write!(
+                f,
+                "{m} component(s) chosen by Kaiser's rule: eigenvalues above the mean {v:.6e}"
+            )?,
             Criterion::BrokenStick => write!(
                 f,
                 "{m} component(s) chosen by the broken stick (expected ratio at {m}: {v:.4})"
@@ -452,9 +453,11 @@ mod tests {
         assert_eq!(spectrum(&values, 4, 10).span(), 3);
         assert_eq!(spectrum(&values, 100, 4).span(), 4);
         assert_eq!(spectrum(&values, 4, 10).rank(), 3);
-        assert!(spectrum(&values, 4, 10)
-            .exact_rank(Criterion::Mle, 9)
-            .is_none());
+        assert!(
+            spectrum(&values, 4, 10)
+                .exact_rank(Criterion::Mle, 9)
+                .is_none()
+        );
     }
 
     #[test]

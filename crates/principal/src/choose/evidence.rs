@@ -38,7 +38,7 @@
 //! O(d³)).
 
 use crate::choose::choice::{
-    largest_of, ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum,
+    ChoiceOutcome, ComponentChoice, Criterion, Curve, SampleSpectrum, largest_of,
 };
 use crate::error::Result;
 

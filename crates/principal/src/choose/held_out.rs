@@ -28,11 +28,11 @@
 //! rank (tests/choosing.rs).
 
 use faer::{Mat, MatRef};
-use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
-use crate::choose::choice::{largest_of, ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::choose::choice::{ComponentChoice, Criterion, Curve, SampleSpectrum, largest_of};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;

@@ -10,12 +10,12 @@
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par, Side};
-use rand::seq::SliceRandom;
 use rand::SeedableRng;
+use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use crate::choose::choice::{leading_count, ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::choose::choice::{ComponentChoice, Criterion, Curve, SampleSpectrum, leading_count};
 use crate::error::{PcaError, Result};
 use crate::moments::MomentAccumulator;
 use crate::options::Precision;

@@ -1,7 +1,7 @@
 //! The rules of thumb read straight off the spectrum: a fraction of the variance, Kaiser's rule
 //! and the broken stick. Each returns its choice and, per M = 1..=max, the curve it read.
 
-use crate::choose::choice::{leading_count, ComponentChoice, Criterion, Curve, SampleSpectrum};
+use crate::choose::choice::{ComponentChoice, Criterion, Curve, SampleSpectrum, leading_count};
 use crate::error::{PcaError, Result};
 
 /// Slack on the cumulative ratio, so that a fraction of 1 stops at the rank despite rounding.

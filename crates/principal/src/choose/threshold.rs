@@ -18,7 +18,7 @@
 //! noise-free data keeps its rank.
 
 use crate::choose::choice::{
-    leading_count, ComponentChoice, Criterion, Curve, NoiseLevel, SampleSpectrum,
+    ComponentChoice, Criterion, Curve, NoiseLevel, SampleSpectrum, leading_count,
 };
 use crate::choose::marchenko_pastur;
 use crate::error::Result;

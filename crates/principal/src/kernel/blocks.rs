@@ -4,7 +4,7 @@
 use faer::{Mat, MatMut, MatRef, Par};
 
 use crate::kernel::parallel::join;
-use crate::kernel::simd::{dispatch, Kernel};
+use crate::kernel::simd::{Kernel, dispatch};
 use crate::real::Real;
 
 /// Makes `buffer` a D×`block` (or wider) matrix, reallocating only when it is too small or

@@ -1,12 +1,12 @@
 //! Products of a block with itself, lower triangle only (half the work), and the rank-one
 //! updates and widening additions that go with them, column by column of the triangle.
 
-use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+use faer::linalg::matmul::triangular::{BlockStructure, matmul};
 use faer::reborrow::ReborrowMut;
 use faer::{Accum, MatMut, MatRef, Par};
 use rayon::prelude::*;
 
-use crate::kernel::simd::{dispatch, Kernel};
+use crate::kernel::simd::{Kernel, dispatch};
 
 /// Widest rows that count as narrow: up to here [`lower_product`] multiplies in bands on one
 /// thread, faster there than faer's triangular product (bench/results.md, "Measurements moved

@@ -5,7 +5,7 @@ use faer::{MatRef, Par};
 
 use crate::error::{PcaError, Result};
 use crate::kernel::parallel::join;
-use crate::kernel::simd::{dispatch, Kernel};
+use crate::kernel::simd::{Kernel, dispatch};
 use crate::real::{ChunkRef, Real};
 
 /// The first non-finite value of `x` in reading order, as an error naming its place.

@@ -17,7 +17,7 @@ use crate::kernel::bytes::ByteProduct;
 use crate::kernel::parallel::join;
 use crate::kernel::products::RankTwoUpdate;
 use crate::kernel::scan::IntegerRange;
-use crate::kernel::simd::{dispatch, Kernel};
+use crate::kernel::simd::{Kernel, dispatch};
 use crate::moments::integer::centre_shifted_sums;
 use crate::moments::workspace::{ByteBuffers, Workspace};
 use crate::real::Real;
@@ -291,7 +291,7 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::kernel::bytes::{hardware_product_available, GemmBytes, ReferenceBytes};
+    use crate::kernel::bytes::{GemmBytes, ReferenceBytes, hardware_product_available};
     use crate::moments::integer::{integer_moments, small_integer_range};
     use faer::Mat;
     use rand::{Rng, SeedableRng};

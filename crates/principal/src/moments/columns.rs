@@ -4,10 +4,10 @@
 
 use faer::MatRef;
 
-use crate::collective::{agree, mean_across, Collective, Stage};
+use crate::collective::{Collective, Stage, agree, mean_across};
 use crate::error::{PcaError, Result};
 use crate::kernel::scan::{check_finite, column_sums};
-use crate::kernel::simd::{dispatch, Kernel};
+use crate::kernel::simd::{Kernel, dispatch};
 use crate::moments::merge::merge_mean;
 use crate::real::{ChunkRef, Real};
 

@@ -7,7 +7,7 @@ use faer::{Accum, MatMut, MatRef, Par};
 
 use crate::error::Result;
 use crate::kernel::blocks::{ensure_block, shifted_copy};
-use crate::kernel::products::{add_lower, lower_product, RankTwoUpdate};
+use crate::kernel::products::{RankTwoUpdate, add_lower, lower_product};
 use crate::kernel::scan::{check_finite, column_sums};
 use crate::kernel::simd::dispatch;
 use crate::moments::merge::merge_mean;

@@ -18,7 +18,7 @@ pub(crate) mod workspace;
 
 use faer::{Mat, MatRef, Par};
 
-use crate::collective::{agree, mean_across, Collective, Stage};
+use crate::collective::{Collective, Stage, agree, mean_across};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::kernel::bytes::GemmBytes;

@@ -26,10 +26,10 @@ use faer::{Accum, Mat, MatMut, MatRef, Par};
 use crate::kernel::blocks::ensure_block;
 use crate::kernel::bytes::ByteProduct;
 use crate::kernel::parallel::join;
-use crate::kernel::products::{for_lower_columns, lower_product, RankTwoUpdate};
-use crate::kernel::scan::{is_integer, IntegerRange};
-use crate::kernel::simd::{dispatch, Kernel};
-use crate::moments::bytes::{ByteBlocks, BLOCK_ROWS as BYTE_BLOCK_ROWS};
+use crate::kernel::products::{RankTwoUpdate, for_lower_columns, lower_product};
+use crate::kernel::scan::{IntegerRange, is_integer};
+use crate::kernel::simd::{Kernel, dispatch};
+use crate::moments::bytes::{BLOCK_ROWS as BYTE_BLOCK_ROWS, ByteBlocks};
 use crate::moments::integer::{centre_shifted_sums, integer_block_rows};
 use crate::moments::workspace::Workspace;
 use crate::real::Real;
@@ -610,10 +610,10 @@ fn add_raw_block(
 mod tests {
     use super::*;
     use crate::kernel::bytes::{GemmBytes, ReferenceBytes};
-    use crate::moments::bytes::tests::{product_tests, Which};
+    use crate::moments::MomentAccumulator;
+    use crate::moments::bytes::tests::{Which, product_tests};
     use crate::moments::chunk::ordered;
     use crate::moments::integer::{integer_moments, small_integer_range};
-    use crate::moments::MomentAccumulator;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

@@ -21,7 +21,7 @@ use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
 use crate::error::{PcaError, Result};
-use crate::model::{truncated_noise, PcaModel};
+use crate::model::{PcaModel, truncated_noise};
 use crate::real::Real;
 
 /// `ln(2π)`.
@@ -255,11 +255,7 @@ impl<'a> ProbabilisticPca<'a> {
         let noise = self.noise_variance();
         let k = variances.len();
         Ok(Mat::from_fn(k, k, |i, j| {
-            if i == j {
-                noise / variances[i]
-            } else {
-                0.0
-            }
+            if i == j { noise / variances[i] } else { 0.0 }
         }))
     }
 

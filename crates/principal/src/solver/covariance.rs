@@ -7,7 +7,7 @@ use faer::{Mat, MatRef};
 
 use crate::error::Result;
 use crate::moments::Moments;
-use crate::solver::{top_eigen, Spectrum};
+use crate::solver::{Spectrum, top_eigen};
 
 /// Eigenpairs of the covariance of the data whose `moments` are given: the top `n_components`
 /// vectors and all min(N, D) eigenvalues. With `scale` (standardizing: each feature's standard

@@ -19,7 +19,7 @@ use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef, Side};
 
 use crate::error::Result;
-use crate::solver::iterative::{gaussian, Ritz, DEFAULT_TOLERANCE};
+use crate::solver::iterative::{DEFAULT_TOLERANCE, Ritz, gaussian};
 use crate::solver::{IterationReport, IterativeProblem, Spectrum};
 
 /// The top `n_components` eigenpairs of the covariance by EM for probabilistic PCA.

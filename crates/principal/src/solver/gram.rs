@@ -8,7 +8,7 @@ use faer::reborrow::{IntoConst, ReborrowMut};
 use faer::{Accum, Mat, MatMut, MatRef, Par};
 
 use crate::error::Result;
-use crate::solver::{block_width, top_eigen, Problem, Spectrum};
+use crate::solver::{Problem, Spectrum, block_width, top_eigen};
 
 /// Eigenpairs of the covariance from the Gram matrix of the data.
 ///

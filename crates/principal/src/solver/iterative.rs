@@ -11,13 +11,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-use crate::collective::{agree, Collective, Stage};
+use crate::collective::{Collective, Stage, agree};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::kernel::blocks::{ensure_block, shifted_copy};
 use crate::kernel::parallel::join;
 use crate::real::{ChunkRef, Real};
-use crate::solver::{top_eigen, Centring, IterationReport, IterativeProblem, Spectrum};
+use crate::solver::{Centring, IterationReport, IterativeProblem, Spectrum, top_eigen};
 
 /// Relative residual at which the power and em solvers stop when no tolerance is given.
 pub(crate) const DEFAULT_TOLERANCE: f64 = 1e-9;

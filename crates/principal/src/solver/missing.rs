@@ -50,8 +50,8 @@ use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::options::{IterativeOptions, Scaling};
 use crate::real::{ChunkRef, Real};
-use crate::solver::iterative::gaussian;
 use crate::solver::Spectrum;
+use crate::solver::iterative::gaussian;
 
 /// `ln(2π)`.
 const LN_2PI: f64 = 1.837_877_066_409_345_5;

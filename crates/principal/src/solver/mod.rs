@@ -342,7 +342,7 @@ pub(crate) fn top_eigen(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{top_eigen, Centring, Problem, Spectrum};
+    use super::{Centring, Problem, Spectrum, top_eigen};
     use crate::options::Scaling;
     use crate::preprocess::Preprocessing;
     use crate::real::ChunkRef;

@@ -9,7 +9,7 @@ use faer::Mat;
 
 use crate::error::Result;
 use crate::options::PowerMethod;
-use crate::solver::iterative::{gaussian, orthonormalise, DEFAULT_TOLERANCE};
+use crate::solver::iterative::{DEFAULT_TOLERANCE, gaussian, orthonormalise};
 use crate::solver::{IterationReport, IterativeProblem, Spectrum};
 
 /// The top `n_components` eigenpairs of the covariance by power iteration.

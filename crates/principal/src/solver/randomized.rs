@@ -15,7 +15,7 @@ use faer::{Accum, Mat, MatRef, Par};
 use crate::error::Result;
 use crate::options::{IterativeOptions, RandomizedMethod};
 use crate::solver::iterative::{gaussian, orthonormalise, rayleigh_ritz};
-use crate::solver::{top_eigen, IterationReport, IterativeProblem, Spectrum};
+use crate::solver::{IterationReport, IterativeProblem, Spectrum, top_eigen};
 
 /// Passes over the data when neither a count nor a tolerance is given.
 pub(crate) fn default_passes(

@@ -1,8 +1,8 @@
 //! Data with holes and the yardsticks for fits of it, shared by `tests/missing_values.rs` and
 //! principal-io's `examples/missing_values.rs` (which includes this file by path).
 
-use principal::faer::Mat;
 use principal::PcaModel;
+use principal::faer::Mat;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

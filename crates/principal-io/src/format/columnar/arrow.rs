@@ -25,9 +25,9 @@ use arrow_ipc as ipc;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{IoError, Result};
-use crate::format::columnar::{format_error, select, Batches, ColumnarSource};
+use crate::format::columnar::{Batches, ColumnarSource, format_error, select};
 use crate::read::bounded::{contain, expect_end, memory_ceiling, read_growing};
-use crate::read::open::{read_full, Opened};
+use crate::read::open::{Opened, read_full};
 use crate::read::options::ReadOptions;
 
 const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
@@ -69,7 +69,7 @@ pub(crate) fn open_file(path: &Path, options: &ReadOptions) -> Result<ColumnarSo
         _ => {
             return Err(bad(format!(
                 "the footer length {footer_len} does not fit in the file's {len} bytes"
-            )))
+            )));
         }
     };
     let mut footer_bytes = vec![0u8; (len - 10 - footer_start) as usize];
@@ -104,7 +104,7 @@ pub(crate) fn open_file(path: &Path, options: &ReadOptions) -> Result<ColumnarSo
                     "the footer's block for record batch {k} (offset {offset}, metadata \
                      {meta} bytes, body {body} bytes) does not lie within the file's data, \
                      bytes 8 to {footer_start}"
-                )))
+                )));
             }
         }
     }
@@ -126,7 +126,7 @@ pub(crate) fn open_file(path: &Path, options: &ReadOptions) -> Result<ColumnarSo
         _ => {
             return Err(bad(
                 "no message starts after the magic bytes and their padding".into(),
-            ))
+            ));
         }
     };
     file.seek(SeekFrom::Start(start)).map_err(read_err)?;
@@ -389,7 +389,7 @@ impl IpcBatches {
                 other => {
                     return Err(self.framing.error(format!(
                         "a message of type {other:?} where record batches were expected"
-                    )))
+                    )));
                 }
             }
             if let Some(blocks) = &self.blocks {
@@ -497,7 +497,7 @@ fn check_batch(batch: ipc::RecordBatch<'_>, body: &[u8]) -> std::result::Result<
     let ratio = match batch.compression() {
         None => None,
         Some(c) if c.method() != ipc::BodyCompressionMethod::BUFFER => {
-            return Err(format!("an unknown compression method {:?}", c.method()))
+            return Err(format!("an unknown compression method {:?}", c.method()));
         }
         Some(c) => match c.codec() {
             ipc::CompressionType::LZ4_FRAME => Some(("LZ4", LZ4_MAX_RATIO)),
@@ -545,7 +545,7 @@ fn check_batch(batch: ipc::RecordBatch<'_>, body: &[u8]) -> std::result::Result<
                     "buffer {k} declares {d} bytes after {codec} decompression, more than its \
                      {} compressed bytes can hold (at most {most})",
                     len - 8
-                ))
+                ));
             }
         }
     }

@@ -14,12 +14,12 @@ mod thrift;
 use std::path::{Path, PathBuf};
 
 use ::parquet::arrow::arrow_reader::ParquetRecordBatchReader;
-use arrow_array::cast::AsArray;
 use arrow_array::RecordBatch;
+use arrow_array::cast::AsArray;
 use arrow_schema::{ArrowError, DataType, Schema};
 
 use crate::error::{IoError, Result};
-use crate::format::columnar::copy::{copy_columns, copy_list, list_row_len, Rows};
+use crate::format::columnar::copy::{Rows, copy_columns, copy_list, list_row_len};
 use crate::read::bounded::contain;
 use crate::read::columns::{resolve_columns, shell_word};
 use crate::read::options::{ColumnSelector, Missing, ReadOptions};
@@ -304,7 +304,7 @@ impl ColumnarSource {
                         row: 0,
                         column: name.clone(),
                         detail: "an empty list, so no features".into(),
-                    })
+                    });
                 }
                 Some(n) => *width = n,
                 None => {
@@ -489,9 +489,9 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::{
-        ArrayRef, FixedSizeListArray, Float16Array, Float32Array, Float64Array, Int16Array,
-        Int32Array, Int64Array, Int8Array, LargeListArray, ListArray, StringArray, UInt16Array,
-        UInt32Array, UInt64Array, UInt8Array,
+        ArrayRef, FixedSizeListArray, Float16Array, Float32Array, Float64Array, Int8Array,
+        Int16Array, Int32Array, Int64Array, LargeListArray, ListArray, StringArray, UInt8Array,
+        UInt16Array, UInt32Array, UInt64Array,
     };
     use tempfile::TempDir;
 
@@ -500,7 +500,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{read_table, ChunkReader, Matrix};
+    use crate::{ChunkReader, Matrix, read_table};
 
     fn f64s(v: &[f64]) -> ArrayRef {
         Arc::new(Float64Array::from(v.to_vec()))
@@ -558,7 +558,9 @@ mod tests {
             assert!(!t.data.is_f32(), "{p:?}");
             assert_eq!(
                 t.column_names,
-                names(&["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64"])
+                names(&[
+                    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64"
+                ])
             );
             assert_eq!(
                 rows(&t.data)[0],
@@ -902,7 +904,9 @@ mod tests {
             // Without the option the first null is the error it always was.
             let e = err_of(read_table(std::slice::from_ref(p), &ReadOptions::default()));
             assert!(
-                e.ends_with("row 0 (counting from 0), column \"u\": null (missing values are not supported)"),
+                e.ends_with(
+                    "row 0 (counting from 0), column \"u\": null (missing values are not supported)"
+                ),
                 "{e}"
             );
         }

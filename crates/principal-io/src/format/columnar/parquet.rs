@@ -16,14 +16,14 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::Path;
 
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{IoError, Result};
 use crate::format::columnar::thrift::{int_field, walk_struct};
-use crate::format::columnar::{batch_rows, format_error, select, Batches, ColumnarSource};
+use crate::format::columnar::{Batches, ColumnarSource, batch_rows, format_error, select};
 use crate::read::bounded::{contain, memory_ceiling, read_growing};
 use crate::read::open::read_full;
 use crate::read::options::ReadOptions;

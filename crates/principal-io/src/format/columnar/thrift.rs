@@ -232,8 +232,10 @@ mod tests {
         deep.extend(vec![0; 201]);
         let e = walk_struct(&deep).unwrap_err();
         assert!(e.contains("nest deeper"), "{e}");
-        assert!(walk_struct(&[0x1f])
-            .unwrap_err()
-            .contains("unknown type code"));
+        assert!(
+            walk_struct(&[0x1f])
+                .unwrap_err()
+                .contains("unknown type code")
+        );
     }
 }
