@@ -16,7 +16,7 @@ use principal::{ComponentCount, PcaBuilder, PcaModel, Scaling, Solver, Units};
 use serde_json::Value;
 
 mod fixture_files;
-use fixture_files::{fixture_tests, json_stems};
+use fixture_files::{fixture_tests, json_stems, vector};
 
 const TOL: f64 = 1e-9;
 const SOLVERS: [Solver; 4] = [Solver::Covariance, Solver::Gram, Solver::Svd, Solver::Auto];
@@ -26,24 +26,7 @@ fn fixtures_dir() -> PathBuf {
 }
 
 fn load(name: &str) -> Value {
-    let path = fixtures_dir().join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let v: Value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()));
-    assert_eq!(v["name"].as_str(), Some(name), "fixture {name}: its name");
-    v
-}
-
-fn vector(v: &Value, what: &str) -> Vec<f64> {
-    v.as_array()
-        .unwrap_or_else(|| panic!("{what}: not an array"))
-        .iter()
-        .map(|x| {
-            x.as_f64()
-                .unwrap_or_else(|| panic!("{what}: {x} is not a number"))
-        })
-        .collect()
+    fixture_files::load_case("probabilistic", name)
 }
 
 fn matrix(v: &Value, what: &str) -> Mat<f64> {
