@@ -3,7 +3,7 @@
 //! the value), `principal choose` (the table and --json), and bad input: clear errors, nothing
 //! written, a good model never overwritten.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -4,7 +4,7 @@
 //! distance summed directly, the labels voted — on codes of the same model; one fit with the
 //! largest K gives what separate fits give; and bad input is a clear error.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

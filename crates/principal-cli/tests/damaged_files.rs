@@ -12,9 +12,8 @@
 //!
 //! `PRINCIPAL_DAMAGED_CASES=250 cargo test --release -p principal-cli --test damaged_files -- --nocapture`
 
-mod common;
-#[path = "../../principal-io/tests/common/mod.rs"]
-mod io_files;
+use crate::common;
+use crate::io_files;
 
 use std::time::{Duration, Instant};
 

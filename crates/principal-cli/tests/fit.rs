@@ -1,7 +1,7 @@
 //! End-to-end tests of `principal fit` (and `inspect`) on real data: the reference values, every
 //! solver, standardization, shards and formats.
 
-mod common;
+use crate::common;
 
 use common::*;
 

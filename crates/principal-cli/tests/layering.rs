@@ -7,8 +7,7 @@
 //! `cargo test --release -p principal-cli --test layering -- --nocapture` prints the module
 //! graph.
 
-#[path = "../../principal/tests/module_layers/mod.rs"]
-mod module_layers;
+use crate::module_layers;
 
 use std::path::Path;
 

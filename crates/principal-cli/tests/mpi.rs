@@ -12,7 +12,7 @@
 //! here.
 #![cfg(feature = "mpi")]
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 
 use std::process::Stdio;
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -3,7 +3,7 @@
 //! written beside them, i.e. the data each plot was drawn from, against the model), and bad
 //! input: clear errors and no report directory, partial or otherwise.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -5,7 +5,7 @@ use std::fs;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::*;
 

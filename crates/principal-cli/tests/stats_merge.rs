@@ -2,7 +2,7 @@
 //! separately, merge into the model one `fit` over all of it gives — for every split, under an
 //! offset of 1e6 — and parts that do not belong together are refused with a clear error.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -1,6 +1,6 @@
 //! Usage errors (exit 2), help and version.
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -6,7 +6,7 @@
 //! damaged Arrow IPC and Parquet files; compressed streams whose gzip trailer is damaged or
 //! cut, and bytes after the data.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

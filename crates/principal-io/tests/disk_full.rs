@@ -8,7 +8,7 @@
 //! EFBIG instead of the signal ending the process; the command-line tool ignores the signal
 //! itself.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,14 +73,17 @@ fn a_size_limit_hit_while_writing_fails_cleanly_in_every_format() {
     }
     let exe: PathBuf = std::env::current_exe().unwrap();
     // 256 blocks: 128 KiB in dash's 512-byte blocks, 256 KiB in bash's 1024-byte ones.
+    // This test's name in the test binary: its module path below the crate root.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::a_size_limit_hit_while_writing_fails_cleanly_in_every_format");
     let output = Command::new("sh")
         .arg("-c")
         .arg(
-            "trap '' XFSZ; ulimit -f 256 && exec \"$0\" --exact \
-             a_size_limit_hit_while_writing_fails_cleanly_in_every_format --nocapture \
+            "trap '' XFSZ; ulimit -f 256 && exec \"$0\" --exact \"$1\" --nocapture \
              --test-threads=1",
         )
         .arg(&exe)
+        .arg(&name)
         .env(CHILD, dir.path())
         .output()
         .unwrap();

@@ -26,7 +26,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use common::{
     Mutation, Rng, arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes,

@@ -3,7 +3,7 @@
 //! (its dictionary encoders) whatever the rows. One test per process here, so that the peak
 //! memory it reads is its own.
 
-mod common;
+use crate::common;
 
 use common::leftovers;
 use principal_io::{MAX_PARQUET_COLUMNS, Mat, MatrixWriter, ReadOptions, read_table};

@@ -1,7 +1,7 @@
 //! Every figure function: the PNG decodes to the stated size, the SVG is one well-formed
 //! document, and what was plotted equals what was given.
 
-mod common;
+use crate::common;
 
 use common::{assert_svg, clustered, fit, png_size, summarise, view};
 use principal::faer::Mat;

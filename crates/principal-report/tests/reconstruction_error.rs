@@ -2,7 +2,7 @@
 //! `principal`, sums gathered chunk by chunk), equals the discarded eigenvalues
 //! ((N − ddof)/N) Σ_{j>k} λⱼ on the training data.
 
-mod common;
+use crate::common;
 
 use common::{clustered, summarise, view};
 use principal::faer::Mat;

@@ -1,7 +1,7 @@
 //! Writing a report directory: what index.html references, what is left out and why, the
 //! caller's mistakes, and all-or-nothing replacement.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -23,7 +23,7 @@ use principal::{
 };
 use serde_json::Value;
 
-mod fixture_files;
+use crate::fixture_files;
 use fixture_files::{fixture_tests, fixtures_dir, json_stems};
 
 const SOLVERS: [Solver; 4] = [Solver::Auto, Solver::Covariance, Solver::Gram, Solver::Svd];

@@ -4,7 +4,7 @@
 //! every criterion stays within 1 ≤ M ≤ min(N, D) on random shapes (rank-deficient, offset
 //! 1e6); the work beyond one fit is what each criterion says; bad input is a clear error.
 
-mod common;
+use crate::common;
 
 use common::{iris, random_matrix};
 use principal::faer::Mat;

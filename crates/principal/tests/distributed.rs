@@ -3,7 +3,7 @@
 //! ranks, under an offset of 1e6) gives every rank the same model, equal to one process's to
 //! rounding; a failing rank stops every rank promptly with its message.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};

@@ -2,7 +2,7 @@
 //! few samples, non-finite values named by their place, mismatched widths, requests a solver
 //! cannot serve.
 
-mod common;
+use crate::common;
 
 use common::{EXACT_SOLVERS, fit_with, iris, random_matrix};
 use principal::faer::{Mat, mat};

@@ -1,7 +1,7 @@
 //! The fit paths: which solver `auto` takes, f32 against f64 input, transform and
 //! reconstruction error by blocks, models through their parts.
 
-mod common;
+use crate::common;
 
 use common::{fit_with, iris, random_matrix};
 use principal::faer::Mat;

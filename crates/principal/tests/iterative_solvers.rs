@@ -1,7 +1,7 @@
 //! The iterative solvers (randomized, power, em) against the exact answer and their own
 //! error estimate; seeds, tolerances, restarts, an offset of 1e6.
 
-mod common;
+use crate::common;
 
 use common::{
     check_relations, fit_with, iterative, max_abs_diff, projector, random_matrix, signal_plus_noise,

@@ -12,7 +12,7 @@
 //!
 //! `cargo test --release -p principal --test layering -- --nocapture` prints the module graph.
 
-mod module_layers;
+use crate::module_layers;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -5,8 +5,8 @@
 //! features that are entirely missing, infinities and NaN without `Em` are handled as
 //! documented.
 
-mod common;
-mod missing_data;
+use crate::common;
+use crate::missing_data;
 
 use common::{fit_with, iris, random_matrix};
 use missing_data::{knock_out, largest_angle_sine, low_rank_plus_noise, mean_imputed};

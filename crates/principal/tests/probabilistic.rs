@@ -3,7 +3,7 @@
 //! held-out curve against models cut to each size; and the degenerate models, which are errors
 //! rather than infinities.
 
-mod common;
+use crate::common;
 
 use common::{fit_with, random_matrix};
 use principal::faer::Mat;

@@ -15,7 +15,7 @@ use principal::faer::Mat;
 use principal::{ComponentCount, PcaBuilder, PcaModel, Scaling, Solver, Units};
 use serde_json::Value;
 
-mod fixture_files;
+use crate::fixture_files;
 use fixture_files::{fixture_tests, json_stems, vector};
 
 const TOL: f64 = 1e-9;

@@ -8,7 +8,7 @@
 //! Failing cases proptest finds are kept in `proptest-regressions/properties.txt` beside this
 //! file and replayed first.
 
-mod common;
+use crate::common;
 
 use common::{EXACT_SOLVERS, check_relations, fit_with, max_abs_diff, projector, random_matrix};
 use principal::faer::Mat;

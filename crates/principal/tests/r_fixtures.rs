@@ -24,7 +24,7 @@ use principal::{
 };
 use serde_json::Value;
 
-mod fixture_files;
+use crate::fixture_files;
 use fixture_files::{
     fixture_tests, fixtures_dir, json_stems, load_json, matrix_with_holes as matrix, vector,
 };

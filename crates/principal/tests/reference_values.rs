@@ -1,7 +1,7 @@
 //! Reference values (the houses example, Iris's eigenvalues and components as published) and what follows from them: the
 //! variance fraction, standardization, constant features; every exact solver.
 
-mod common;
+use crate::common;
 
 use common::{EXACT_SOLVERS, fit_with, iris, max_abs_diff, random_matrix};
 use principal::faer::mat;

@@ -30,7 +30,7 @@ use principal::faer::Mat;
 use principal::{ComponentCount, PcaBuilder, PcaModel, Scaling, Solver};
 use serde_json::Value;
 
-mod fixture_files;
+use crate::fixture_files;
 use fixture_files::{fixture_tests, fixtures_dir, json_stems};
 
 const TOL: f64 = 1e-10;

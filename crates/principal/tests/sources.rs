@@ -1,7 +1,7 @@
 //! Fitting from a re-readable source: the same model as in memory for every solver, the
 //! passes planned beforehand are the passes made, and a source's errors come through whole.
 
-mod common;
+use crate::common;
 
 use common::{EVERY_SOLVER, max_abs_diff, signal_plus_noise};
 use principal::faer::Mat;
