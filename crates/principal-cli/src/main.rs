@@ -69,10 +69,12 @@ fn main() -> ExitCode {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&processes)));
     // Rank 0 writes the error before MPI is finalized: once finalized, the other ranks exit 1
     // and mpirun ends the job, which could kill rank 0 before its line was written.
-    if let Ok(Err(err)) = &outcome {
-        if processes.is_root() && !is_broken_pipe(err) && !err.is::<clap::Error>() {
-            print_error(&error_chain(err));
-        }
+    if let Ok(Err(err)) = &outcome
+        && processes.is_root()
+        && !is_broken_pipe(err)
+        && !err.is::<clap::Error>()
+    {
+        print_error(&error_chain(err));
     }
     drop(processes);
     match outcome {

@@ -347,7 +347,7 @@ fn edit_safetensors(
     let mut data = bytes[8 + len..].to_vec();
     edit(header.as_object_mut().unwrap(), &mut data);
     let mut text = header.to_string().into_bytes();
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
     let mut out = (text.len() as u64).to_le_bytes().to_vec();

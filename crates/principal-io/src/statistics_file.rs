@@ -237,15 +237,15 @@ pub fn merge_statistics(paths: &[PathBuf]) -> Result<Statistics> {
                 part.moments.n_features()
             ));
         }
-        if let (Some(a), Some(b)) = (&first.feature_names, &part.feature_names) {
-            if let Some(j) = (0..d).find(|&j| a[j] != b[j]) {
-                return mismatch(format!(
-                    "its feature {} is {:?} where the first has {:?}",
-                    j + 1,
-                    b[j],
-                    a[j]
-                ));
-            }
+        if let (Some(a), Some(b)) = (&first.feature_names, &part.feature_names)
+            && let Some(j) = (0..d).find(|&j| a[j] != b[j])
+        {
+            return mismatch(format!(
+                "its feature {} is {:?} where the first has {:?}",
+                j + 1,
+                b[j],
+                a[j]
+            ));
         }
         if part.scaling != first.scaling {
             let says = |s: Scaling| match s {

@@ -263,10 +263,10 @@ impl Graph {
             let tokens = without_test_code(tokens(text));
             let mut imports = BTreeMap::new();
             for written in references(&tokens, module, &modules) {
-                if let Some(target) = resolve(&written, module, &modules) {
-                    if target != *module {
-                        imports.entry(target).or_insert_with(|| written.join("::"));
-                    }
+                if let Some(target) = resolve(&written, module, &modules)
+                    && target != *module
+                {
+                    imports.entry(target).or_insert_with(|| written.join("::"));
                 }
             }
             graph.files.insert(module.clone(), (*path).clone());
@@ -370,10 +370,10 @@ impl Graph {
         }
         let mut marks = BTreeMap::new();
         for module in self.edges.keys() {
-            if !marks.contains_key(module.as_str()) {
-                if let Some(cycle) = visit(&self.edges, module, &mut marks, &mut Vec::new()) {
-                    return Some(cycle);
-                }
+            if !marks.contains_key(module.as_str())
+                && let Some(cycle) = visit(&self.edges, module, &mut marks, &mut Vec::new())
+            {
+                return Some(cycle);
             }
         }
         None

@@ -136,13 +136,13 @@ impl<'a> ReportDataBuilder<'a> {
                 code_rows: codes.nrows(),
             });
         }
-        if let Some(labels) = &self.labels {
-            if self.rows + rows.nrows() > labels.len() {
-                return Err(ReportError::MoreRowsThanLabels {
-                    labels: labels.len(),
-                    row: labels.len(),
-                });
-            }
+        if let Some(labels) = &self.labels
+            && self.rows + rows.nrows() > labels.len()
+        {
+            return Err(ReportError::MoreRowsThanLabels {
+                labels: labels.len(),
+                row: labels.len(),
+            });
         }
         let leading = m.min(LEADING_COMPONENTS);
         let mut values = vec![0.0; d];
@@ -211,13 +211,13 @@ impl<'a> ReportDataBuilder<'a> {
         if self.rows == 0 {
             return Err(ReportError::NoRows);
         }
-        if let Some(labels) = &self.labels {
-            if labels.len() != self.rows {
-                return Err(ReportError::LabelCountMismatch {
-                    labels: labels.len(),
-                    rows: self.rows,
-                });
-            }
+        if let Some(labels) = &self.labels
+            && labels.len() != self.rows
+        {
+            return Err(ReportError::LabelCountMismatch {
+                labels: labels.len(),
+                rows: self.rows,
+            });
         }
         let mut samples = self.samples;
         match &self.choice {

@@ -511,13 +511,13 @@ impl PcaParams {
                 ddof: self.ddof(),
             });
         }
-        if let ComponentCount::Fixed(k) = self.components() {
-            if k > n.min(d) {
-                return Err(PcaError::TooManyComponents {
-                    requested: k,
-                    max: n.min(d),
-                });
-            }
+        if let ComponentCount::Fixed(k) = self.components()
+            && k > n.min(d)
+        {
+            return Err(PcaError::TooManyComponents {
+                requested: k,
+                max: n.min(d),
+            });
         }
         Ok(())
     }

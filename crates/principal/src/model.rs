@@ -595,11 +595,11 @@ pub(crate) fn truncated_noise(lambda: &[f64], noise: f64, rank: usize, m: usize)
 fn fix_sign(mut row: faer::RowMut<'_, f64>) {
     let n = row.ncols();
     let largest = (0..n).map(|j| row[j].abs()).fold(0.0, f64::max);
-    if let Some(j) = (0..n).find(|&j| row[j].abs() >= largest * (1.0 - SIGN_TIE)) {
-        if row[j] < 0.0 {
-            for k in 0..n {
-                row[k] = -row[k];
-            }
+    if let Some(j) = (0..n).find(|&j| row[j].abs() >= largest * (1.0 - SIGN_TIE))
+        && row[j] < 0.0
+    {
+        for k in 0..n {
+            row[k] = -row[k];
         }
     }
 }

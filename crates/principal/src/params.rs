@@ -115,10 +115,10 @@ impl PcaBuilder {
     /// Checks every parameter that can be checked without data; the errors name the parameter
     /// ([`PcaError::parameter`]) and its allowed values.
     pub fn build(self) -> Result<PcaParams> {
-        if let Some(t) = self.iterative.tolerance {
-            if !(t > 0.0 && t < 1.0) {
-                return Err(PcaError::ToleranceOutOfRange(t));
-            }
+        if let Some(t) = self.iterative.tolerance
+            && !(t > 0.0 && t < 1.0)
+        {
+            return Err(PcaError::ToleranceOutOfRange(t));
         }
         if self.iterative.max_iterations == 0 {
             return Err(PcaError::ZeroIterations);

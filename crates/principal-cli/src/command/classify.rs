@@ -256,17 +256,17 @@ pub fn run(config: &ClassifyConfig) -> Result<()> {
             config.neighbours
         );
     }
-    if let Some(shape) = config.image_shape {
-        if shape.pixels() != d {
-            bail!(
-                "--image-shape: image shape {}×{} has {} pixels but the training data {} has \
+    if let Some(shape) = config.image_shape
+        && shape.pixels() != d
+    {
+        bail!(
+            "--image-shape: image shape {}×{} has {} pixels but the training data {} has \
                  {d} features",
-                shape.height(),
-                shape.width(),
-                shape.pixels(),
-                describe(&config.train)
-            );
-        }
+            shape.height(),
+            shape.width(),
+            shape.pixels(),
+            describe(&config.train)
+        );
     }
     let n_test = test.labels.len();
     check_neighbour_lists(config, n_test)?;

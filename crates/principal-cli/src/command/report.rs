@@ -112,13 +112,12 @@ impl LabelSource {
     /// `options` with the label column left out of the features, unless the user chose the
     /// columns themselves or the model's features were picked by name.
     pub fn exclude_from(&self, mut options: ReadOptions) -> ReadOptions {
-        if let LabelSource::Column(column) = self {
-            if options.columns.is_none()
-                && options.list_column.is_none()
-                && !options.exclude.contains(column)
-            {
-                options.exclude.push(column.clone());
-            }
+        if let LabelSource::Column(column) = self
+            && options.columns.is_none()
+            && options.list_column.is_none()
+            && !options.exclude.contains(column)
+        {
+            options.exclude.push(column.clone());
         }
         options
     }
@@ -276,15 +275,15 @@ fn summarise_data(
             format!("cannot summarise {}", describe(inputs))
         }
     };
-    if let (Some(labels), Some(rows)) = (&labels, stream.n_rows_hint()) {
-        if labels.len() != rows {
-            bail!(
-                "{} are {} but {} has {rows} rows: one label per row is needed",
-                label_note(),
-                labels.len(),
-                describe(inputs)
-            );
-        }
+    if let (Some(labels), Some(rows)) = (&labels, stream.n_rows_hint())
+        && labels.len() != rows
+    {
+        bail!(
+            "{} are {} but {} has {rows} rows: one label per row is needed",
+            label_note(),
+            labels.len(),
+            describe(inputs)
+        );
     }
     let view = model_view(model);
     let mut builder = ReportDataBuilder::new(

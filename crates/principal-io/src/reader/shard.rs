@@ -152,15 +152,15 @@ impl DataSet {
                 shard.n_features()
             ));
         }
-        if let (Some(a), Some(b)) = (self.column_names.as_deref(), shard.column_names()) {
-            if let Some(j) = (0..a.len()).find(|&j| a[j] != b[j]) {
-                return mismatch(format!(
-                    "its kept column {} is {:?} where the first shard has {:?}",
-                    j + 1,
-                    b[j],
-                    a[j]
-                ));
-            }
+        if let (Some(a), Some(b)) = (self.column_names.as_deref(), shard.column_names())
+            && let Some(j) = (0..a.len()).find(|&j| a[j] != b[j])
+        {
+            return mismatch(format!(
+                "its kept column {} is {:?} where the first shard has {:?}",
+                j + 1,
+                b[j],
+                a[j]
+            ));
         }
         Ok(())
     }

@@ -89,10 +89,10 @@ impl ChooseOptions {
         if self.folds < 2 {
             return Err(PcaError::TooFewFolds(self.folds));
         }
-        if let Some(sigma) = self.noise_sigma {
-            if !(sigma > 0.0 && sigma.is_finite()) {
-                return Err(PcaError::NoiseSigmaOutOfRange(sigma));
-            }
+        if let Some(sigma) = self.noise_sigma
+            && !(sigma > 0.0 && sigma.is_finite())
+        {
+            return Err(PcaError::NoiseSigmaOutOfRange(sigma));
         }
         Ok(())
     }

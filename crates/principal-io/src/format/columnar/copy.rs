@@ -277,10 +277,10 @@ pub(super) fn copy_columns(
             (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
             (a, b) => a.or(b),
         };
-        if let Some((i, detail)) = first {
-            if bad.as_ref().is_none_or(|b| i < b.0) {
-                bad = Some((i, k, detail));
-            }
+        if let Some((i, detail)) = first
+            && bad.as_ref().is_none_or(|b| i < b.0)
+        {
+            bad = Some((i, k, detail));
         }
     }
     if let Some((i, k, detail)) = bad {
@@ -323,10 +323,10 @@ pub(super) fn copy_list(
     out: &mut RowBuf,
 ) -> Result<()> {
     let (start, len) = (rows.offset, rows.len);
-    if missing == Missing::Reject {
-        if let Some(i) = first_null(column, start, len) {
-            return Err(rows.error(i, name, NULL.into()));
-        }
+    if missing == Missing::Reject
+        && let Some(i) = first_null(column, start, len)
+    {
+        return Err(rows.error(i, name, NULL.into()));
     }
     let list = ListRows {
         rows,
@@ -404,17 +404,17 @@ impl<F: Fn(usize) -> bool> ListRows<'_, F> {
                 continue;
             }
             let at = start_of(i)?;
-            if self.missing == Missing::Reject {
-                if let Some(p) = first_null(values, at, width) {
-                    return Err(rows.error(
-                        i,
-                        name,
-                        format!(
-                            "null at position {p} of the list (missing values are not \
+            if self.missing == Missing::Reject
+                && let Some(p) = first_null(values, at, width)
+            {
+                return Err(rows.error(
+                    i,
+                    name,
+                    format!(
+                        "null at position {p} of the list (missing values are not \
                              supported)"
-                        ),
-                    ));
-                }
+                    ),
+                ));
             }
             let bad = with_values!(&typed, s => {
                 let list = &s[at..at + width];

@@ -327,13 +327,13 @@ fn check_pages(path: &Path, meta: &ParquetMetaData, roots: &[usize]) -> Result<(
                         ),
                     ));
                 }
-                if let Some(n) = int_field(&fields, DICTIONARY_HEADER, 1) {
-                    if n < 0 || n as u64 > uncompressed {
-                        return Err(bad(
-                            page,
-                            format!("a dictionary of {n} values in {uncompressed} bytes"),
-                        ));
-                    }
+                if let Some(n) = int_field(&fields, DICTIONARY_HEADER, 1)
+                    && (n < 0 || n as u64 > uncompressed)
+                {
+                    return Err(bad(
+                        page,
+                        format!("a dictionary of {n} values in {uncompressed} bytes"),
+                    ));
                 }
                 if codec == Compression::SNAPPY {
                     // Snappy's own length, which the decoder allocates, must be the page's.

@@ -184,10 +184,11 @@ impl Walker<'_> {
                 }
                 _ => self.value(ty, depth)?,
             };
-            if let Some(value) = value {
-                if depth <= 1 && parent >= 0 {
-                    self.ints.push(IntField { parent, id, value });
-                }
+            if let Some(value) = value
+                && depth <= 1
+                && parent >= 0
+            {
+                self.ints.push(IntField { parent, id, value });
             }
         }
     }
