@@ -173,6 +173,36 @@ fn a_zero_noise_variance_is_a_clear_error() {
     }
 }
 
+/// The model as fitted, whose σ² is 0 only to rounding (rank 2 in 5 features: the discarded
+/// eigenvalues come out of the eigensolver as ±1e-31 or so), is as degenerate as σ² = 0
+/// exactly: no log-likelihood of +70 per row from a noise variance of 1e-31.
+#[test]
+fn a_noise_variance_that_is_zero_to_rounding_is_degenerate_too() {
+    let x = random_matrix(30, 5, Some(2), 3.0, 1);
+    let model = fit_with(
+        x.as_ref(),
+        ComponentCount::Fixed(2),
+        Scaling::Centre,
+        1,
+        Solver::Svd,
+    )
+    .unwrap();
+    let noise = model.noise_variance();
+    assert!(noise < 1e-20, "{noise}");
+    let e = model.score_samples(x.as_ref()).unwrap_err();
+    assert!(
+        matches!(e, PcaError::DegenerateModel(_)),
+        "σ² = {noise:e}: {e:?}"
+    );
+    assert!(e.to_string().contains("the noise variance is"), "{e}");
+    let curve = model
+        .probabilistic()
+        .score_by_component_count(x.as_ref(), Units::Standardized)
+        .unwrap();
+    assert_eq!(curve[2], None, "σ² = {noise:e} for two components");
+    assert!(curve[1].is_some_and(f64::is_finite), "{curve:?}");
+}
+
 /// The model of `x` with `count` components by the svd solver, its noise variance (0 to
 /// rounding) set to exactly 0.
 fn zero_noise_model(x: &Mat<f64>, count: ComponentCount) -> principal::PcaModel {

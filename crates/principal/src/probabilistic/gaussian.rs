@@ -320,7 +320,8 @@ impl<'a> ProbabilisticPca<'a> {
                 .map(|&l| noise + (l - noise).max(0.0))
                 .collect();
             let full = m == d;
-            let degenerate = (!full && noise <= 0.0) || variances.iter().any(|&c| c <= 0.0);
+            let floor = self.rounding_floor();
+            let degenerate = (!full && noise <= floor) || variances.iter().any(|&c| c <= floor);
             if degenerate {
                 curve.push(None);
                 continue;
@@ -396,19 +397,35 @@ impl<'a> ProbabilisticPca<'a> {
         a
     }
 
-    /// The model has a density: σ² > 0 when a direction is discarded, every c_m > 0.
+    /// The largest variance that is 0 to rounding: `D·ε·λ₁`. An eigenvalue of a covariance
+    /// computed in f64 carries an absolute error of about ε‖C‖ times a small multiple of D, so
+    /// the σ² of rank-deficient data comes out as 1e-30 or so rather than 0; a density with
+    /// that σ² would score the training rows at +70 per row, a number with no meaning.
+    fn rounding_floor(&self) -> f64 {
+        let largest = self.model.explained_variance().first().copied();
+        largest.unwrap_or(0.0).max(0.0) * self.model.n_features() as f64 * f64::EPSILON
+    }
+
+    /// The model has a density: σ² > 0 when a direction is discarded, every c_m > 0, both
+    /// above the rounding floor ([`Self::rounding_floor`]).
     fn check_density(&self) -> Result<()> {
         let (d, k) = (self.model.n_features(), self.model.n_components());
         let noise = self.noise_variance();
-        if k < d && noise <= 0.0 {
+        let floor = self.rounding_floor();
+        if k < d && noise <= floor {
+            let value = if noise == 0.0 {
+                "0".to_owned()
+            } else {
+                format!("{noise:e}, 0 to rounding (at most D·ε·λ₁ = {floor:e}),")
+            };
             return Err(PcaError::DegenerateModel(format!(
-                "the noise variance is 0 with {k} of {d} directions kept (every direction of \
-                 variance in the training data is kept, or its rank is below {d}): the model \
+                "the noise variance is {value} with {k} of {d} directions kept (every direction \
+                 of variance in the training data is kept, or its rank is below {d}): the model \
                  covariance WWᵀ + σ²I is singular and has no density; fit fewer components than \
                  the data's rank"
             )));
         }
-        if let Some(m) = self.component_variances().iter().position(|&c| c <= 0.0) {
+        if let Some(m) = self.component_variances().iter().position(|&c| c <= floor) {
             return Err(PcaError::DegenerateModel(format!(
                 "component {} has variance 0 and so has the noise: the model covariance is \
                  singular and has no density",
