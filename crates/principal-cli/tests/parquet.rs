@@ -141,3 +141,46 @@ fn fit_and_transform_parquet_columns_and_embeddings() {
         }
     }
 }
+
+/// Through the binary: `inverse` of a model with 10,001 features to a Parquet file is refused
+/// before anything is written (Parquet readers choke on wider files), naming the limit and the
+/// file, and an earlier good output of the same name is left as it was; NPY takes the same
+/// matrix.
+#[test]
+fn a_parquet_output_wider_than_the_limit_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = principal_io::MAX_PARQUET_COLUMNS + 1;
+    let rows: Vec<Vec<f64>> = (0..4)
+        .map(|i| (0..d).map(|j| ((i * 31 + j * 7) % 11) as f64).collect())
+        .collect();
+    std::fs::write(
+        dir.path().join("wide.npy"),
+        crate::common::npy(&rows, false),
+    )
+    .unwrap();
+    ok(dir.path(), "fit wide.npy --components 1 --output wide.pca");
+    ok(dir.path(), "transform wide.pca wide.npy --output codes.npy");
+    let before = b"an earlier output".to_vec();
+    std::fs::write(dir.path().join("back.parquet"), &before).unwrap();
+    let out = run(
+        dir.path(),
+        "inverse wide.pca codes.npy --output back.parquet",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("back.parquet") && stderr.contains("10001") && stderr.contains("10000"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("back.parquet")).unwrap(),
+        before
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.contains("back") && name != "back.parquet")
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    ok(dir.path(), "inverse wide.pca codes.npy --output back.npy");
+}
