@@ -202,13 +202,17 @@ fn a_failed_into_leaves_the_file_as_it_was() {
     let env = Env::new();
     let data = env.path("data.h5ad");
     std::fs::copy(fixture("x_csr_f64.h5ad"), &data).unwrap();
-    // A model fitted on other genes cannot be put on this file's genes.
-    env.ok(&["fit", &fixture("mask_columns.csv"), "-o", "other.pca"]);
+    // Codes of 5 cells cannot go into a file of 40: found when writing, after the codes.
+    env.ok(&["fit", &fixture("counts.csv"), "-o", "m.pca"]);
+    let counts = std::fs::read_to_string(fixture("counts.csv")).unwrap();
+    let short: Vec<&str> = counts.lines().take(6).collect();
+    env.write("short.csv", short.join("\n"));
     let before = std::fs::read(&data).unwrap();
-    env.fails(
+    let e = env.fails(
         1,
-        &["transform", "other.pca", "data.h5ad", "--into", "data.h5ad"],
+        &["transform", "m.pca", "short.csv", "--into", "data.h5ad"],
     );
+    assert!(e.contains("40 cells (obs) but 5 rows"), "{e}");
     // A model without feature names neither.
     env.write("plain.csv", "1,2\n3,5\n4,4\n");
     env.ok(&["fit", "plain.csv", "--no-header", "-o", "plain.pca"]);

@@ -14,7 +14,7 @@ use faer::MatRef;
 use hdf5_pure::{AttrValue, DatasetBuilder, File};
 
 use crate::error::{IoError, Result};
-use crate::format::h5ad::read_index;
+use crate::format::h5ad::{hdf5_message, read_index};
 use crate::write::edit_atomically;
 
 /// What `sc.pp.pca` stores, as principal computed it.
@@ -50,7 +50,7 @@ fn h5<T>(
     what: &str,
     result: std::result::Result<T, hdf5_pure::Error>,
 ) -> Result<T> {
-    result.map_err(|e| format_error(path, format!("{what}: {e}")))
+    result.map_err(|e| format_error(path, format!("{what}: {}", hdf5_message(&e))))
 }
 
 /// anndata's encoding attributes.

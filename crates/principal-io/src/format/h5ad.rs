@@ -74,6 +74,12 @@ fn format_error(path: &Path, detail: impl Into<String>) -> IoError {
     }
 }
 
+/// An `hdf5-pure` error as a message: its own "… error: " wording folded into the one
+/// `error:` line the command prints.
+pub(crate) fn hdf5_message(e: &hdf5_pure::Error) -> String {
+    e.to_string().replace(" error: ", ": ")
+}
+
 /// Runs an `hdf5-pure` call, its errors and panics turned into errors naming the file and
 /// `what` was being read.
 fn h5<T>(
@@ -82,7 +88,7 @@ fn h5<T>(
     call: impl FnOnce() -> std::result::Result<T, hdf5_pure::Error>,
 ) -> Result<T> {
     contain(path, &what, || {
-        call().map_err(|e| format_error(path, format!("{}: {e}", what())))
+        call().map_err(|e| format_error(path, format!("{}: {}", what(), hdf5_message(&e))))
     })
 }
 
