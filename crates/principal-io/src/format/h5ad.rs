@@ -853,3 +853,104 @@ fn read_csc(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/h5ad")
+            .join(name)
+    }
+
+    /// fixtures/h5ad/counts.csv: the 40 × 15 counts every fixture holds.
+    fn counts() -> Vec<f64> {
+        let text = std::fs::read_to_string(fixture("counts.csv")).unwrap();
+        text.lines()
+            .skip(1)
+            .flat_map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect::<Vec<_>>())
+            .collect()
+    }
+
+    fn read_all(name: &str, options: &ReadOptions, block: usize) -> (Vec<f64>, usize) {
+        let mut source = H5adSource::open(&fixture(name), options).unwrap();
+        let mut out = RowBuf::F64(Vec::new());
+        let mut rows = 0;
+        loop {
+            let n = source.read_rows(block, &mut out).unwrap();
+            if n == 0 {
+                break;
+            }
+            assert!(n <= block);
+            rows += n;
+        }
+        let RowBuf::F64(values) = out else {
+            unreachable!()
+        };
+        (values, rows)
+    }
+
+    #[test]
+    fn blocks_of_any_size_give_the_counts_in_every_encoding() {
+        let expected = counts();
+        for name in [
+            "x_csr_f64.h5ad",
+            "x_csc_f64.h5ad",
+            "x_dense_f64.h5ad",
+            "x_csc_i32.h5ad",
+            "x_csr_gzip.h5ad",
+            "x_dense_lzf.h5ad",
+        ] {
+            // Blocks of 1, 3, 7 and 40 rows: CSC's cursors carry over from block to block.
+            for block in [1, 3, 7, 40] {
+                let (values, rows) = read_all(name, &ReadOptions::default(), block);
+                assert_eq!(rows, 40, "{name}");
+                assert_eq!(values, expected, "{name} in blocks of {block}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_mask_and_the_selection_keep_their_genes_in_order() {
+        let expected = counts();
+        let options = ReadOptions {
+            mask_var: Some("highly_variable".into()),
+            exclude: vec![crate::ColumnSelector::Name("gene4".into())],
+            ..ReadOptions::default()
+        };
+        let source = H5adSource::open(&fixture("mask.h5ad"), &options).unwrap();
+        let kept = [1, 2, 7, 8, 11, 14];
+        let names: Vec<String> = kept.iter().map(|j| format!("gene{j}")).collect();
+        assert_eq!(source.column_names().unwrap(), names.as_slice());
+        assert!(source.is_f32());
+        for block in [1, 6, 40] {
+            let (values, _) = read_all("mask.h5ad", &options, block);
+            let want: Vec<f64> = (0..40)
+                .flat_map(|i| kept.iter().map(move |&j| (i, j)))
+                .map(|(i, j)| expected[i * 15 + j])
+                .collect();
+            assert_eq!(values, want, "blocks of {block}");
+        }
+    }
+
+    #[test]
+    fn a_part_of_the_rows_is_read_from_csr_and_dense_but_not_csc() {
+        let expected = counts();
+        for name in ["x_csr_f64.h5ad", "x_dense_f64.h5ad"] {
+            let mut source = H5adSource::open(&fixture(name), &ReadOptions::default()).unwrap();
+            assert!(source.splittable());
+            source.restrict(10..17).unwrap();
+            let mut out = RowBuf::F64(Vec::new());
+            assert_eq!(source.read_rows(100, &mut out).unwrap(), 7);
+            assert_eq!(source.read_rows(100, &mut out).unwrap(), 0);
+            let RowBuf::F64(values) = out else {
+                unreachable!()
+            };
+            assert_eq!(values, expected[10 * 15..17 * 15], "{name}");
+        }
+        let mut csc = H5adSource::open(&fixture("x_csc_f64.h5ad"), &ReadOptions::default()).unwrap();
+        assert!(!csc.splittable());
+        assert!(csc.restrict(10..17).is_err());
+    }
+}
