@@ -867,8 +867,14 @@ fn damaged_h5ad_files_are_clear_errors() {
     let env = Env::new();
     let cases = [
         ("bad_indptr.h5ad", "indptr decreases at row 4"),
-        ("bad_index.h5ad", "X/indices[3] = 22 (row 0) is out of range"),
-        ("bad_shape.h5ad", "X/indptr has 41 entries, but the shape attribute (42, 15)"),
+        (
+            "bad_index.h5ad",
+            "X/indices[3] = 22 (row 0) is out of range",
+        ),
+        (
+            "bad_shape.h5ad",
+            "X/indptr has 41 entries, but the shape attribute (42, 15)",
+        ),
     ];
     for (name, says) in cases {
         let e = env.fails(1, &["fit", &h5ad_fixture(name), "-o", "m.pca"]);

@@ -53,7 +53,11 @@ fn every_encoding_and_element_type_gives_the_csv_model() {
         assert_same_model(&h5ad, &csv, 1e-10);
     }
     // The layer holds the counts; X holds half of them.
-    let layer = fit_json(&env, &[&fixture("layer.h5ad"), "--layer", "counts"], "l.pca");
+    let layer = fit_json(
+        &env,
+        &[&fixture("layer.h5ad"), "--layer", "counts"],
+        "l.pca",
+    );
     assert_same_model(&layer, &csv, 1e-10);
     let x = fit_json(&env, &[&fixture("layer.h5ad")], "x.pca");
     assert!(
@@ -77,24 +81,60 @@ fn mask_var_fits_the_masked_genes_alone() {
     assert_same_model(&masked, &columns, 1e-10);
     assert_eq!(
         masked["feature_names"],
-        serde_json::json!(["gene1", "gene2", "gene4", "gene7", "gene8", "gene11", "gene14"])
+        serde_json::json!([
+            "gene1", "gene2", "gene4", "gene7", "gene8", "gene11", "gene14"
+        ])
     );
     let e = env.fails(
         1,
-        &["fit", &fixture("mask.h5ad"), "--mask-var", "nope", "-o", "n.pca"],
+        &[
+            "fit",
+            &fixture("mask.h5ad"),
+            "--mask-var",
+            "nope",
+            "-o",
+            "n.pca",
+        ],
     );
-    assert!(e.contains("no column") && e.contains("highly_variable"), "{e}");
+    assert!(
+        e.contains("no column") && e.contains("highly_variable"),
+        "{e}"
+    );
     let e = env.fails(
         1,
-        &["fit", &fixture("mask.h5ad"), "--mask-var", "mean", "-o", "n.pca"],
+        &[
+            "fit",
+            &fixture("mask.h5ad"),
+            "--mask-var",
+            "mean",
+            "-o",
+            "n.pca",
+        ],
     );
     assert!(e.contains("not booleans"), "{e}");
     let e = env.fails(
         1,
-        &["fit", &fixture("counts.csv"), "--mask-var", "x", "-o", "n.pca"],
+        &[
+            "fit",
+            &fixture("counts.csv"),
+            "--mask-var",
+            "x",
+            "-o",
+            "n.pca",
+        ],
     );
     assert!(e.contains(".h5ad files only"), "{e}");
-    let e = env.fails(1, &["fit", &fixture("layer.h5ad"), "--layer", "nope", "-o", "n.pca"]);
+    let e = env.fails(
+        1,
+        &[
+            "fit",
+            &fixture("layer.h5ad"),
+            "--layer",
+            "nope",
+            "-o",
+            "n.pca",
+        ],
+    );
     assert!(e.contains("its layers are counts"), "{e}");
 }
 
@@ -102,7 +142,13 @@ fn mask_var_fits_the_masked_genes_alone() {
 fn transform_of_an_h5ad_equals_that_of_the_csv() {
     let env = Env::new();
     env.ok(&["fit", &fixture("counts.csv"), "-k", "3", "-o", "m.pca"]);
-    env.ok(&["transform", "m.pca", &fixture("counts.csv"), "-o", "csv.csv"]);
+    env.ok(&[
+        "transform",
+        "m.pca",
+        &fixture("counts.csv"),
+        "-o",
+        "csv.csv",
+    ]);
     for name in ["x_csc_f32.h5ad", "x_csr_i32.h5ad", "x_dense_f64.h5ad"] {
         env.ok(&["transform", "m.pca", &fixture(name), "-o", "h.csv"]);
         let (_, a) = env.read_csv("csv.csv");
@@ -157,7 +203,11 @@ fn transform_into_writes_scanpys_fields_and_keeps_the_rest() {
             assert_eq!(pcs[gene * 3 + c], expected, "varm/PCs[{gene}, {c}]");
         }
     }
-    let variance = file.dataset("uns/pca/variance").unwrap().read_f64().unwrap();
+    let variance = file
+        .dataset("uns/pca/variance")
+        .unwrap()
+        .read_f64()
+        .unwrap();
     assert_close(
         &variance,
         &common::numbers(&model["explained_variance"]),
@@ -229,7 +279,15 @@ fn a_failed_into_leaves_the_file_as_it_was() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     let e = env.fails(
         2,
-        &["transform", "plain.pca", "plain.csv", "--into", "d.h5ad", "-o", "c.csv"],
+        &[
+            "transform",
+            "plain.pca",
+            "plain.csv",
+            "--into",
+            "d.h5ad",
+            "-o",
+            "c.csv",
+        ],
     );
     assert!(e.contains("--into"), "{e}");
 }

@@ -45,11 +45,7 @@ fn format_error(path: &Path, detail: impl Into<String>) -> IoError {
     }
 }
 
-fn h5<T>(
-    path: &Path,
-    what: &str,
-    result: std::result::Result<T, hdf5_pure::Error>,
-) -> Result<T> {
+fn h5<T>(path: &Path, what: &str, result: std::result::Result<T, hdf5_pure::Error>) -> Result<T> {
     result.map_err(|e| format_error(path, format!("{what}: {}", hdf5_message(&e))))
 }
 
@@ -57,7 +53,10 @@ fn h5<T>(
 fn encoding(kind: &str, version: &str) -> [(&'static str, AttrValue); 2] {
     [
         ("encoding-type", AttrValue::VarLenString(kind.to_owned())),
-        ("encoding-version", AttrValue::VarLenString(version.to_owned())),
+        (
+            "encoding-version",
+            AttrValue::VarLenString(version.to_owned()),
+        ),
     ]
 }
 
@@ -91,7 +90,10 @@ pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
     // Checked on the original before the copy is made.
     let (obs, var) = {
         let file = h5(path, "the HDF5 file", File::open_streaming(path))?;
-        (read_index(path, &file, "obs")?, read_index(path, &file, "var")?)
+        (
+            read_index(path, &file, "obs")?,
+            read_index(path, &file, "var")?,
+        )
     };
     if obs.len() != n_obs {
         return Err(format_error(
@@ -102,7 +104,11 @@ pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
             ),
         ));
     }
-    let gene: HashMap<&str, usize> = var.iter().enumerate().map(|(i, g)| (g.as_str(), i)).collect();
+    let gene: HashMap<&str, usize> = var
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.as_str(), i))
+        .collect();
     // genes × K, row-major: each model feature's loadings at its gene's row.
     let mut loadings = vec![0.0f64; var.len() * k];
     for (f, name) in pca.feature_names.iter().enumerate() {
@@ -152,7 +158,11 @@ pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
         };
         for (group, name) in [("obsm", "X_pca"), ("varm", "PCs"), ("uns", "pca")] {
             if exists(group, name)? {
-                h5(copy, &format!("removing the old {group}/{name}"), root.delete(&format!("{group}/{name}")))?;
+                h5(
+                    copy,
+                    &format!("removing the old {group}/{name}"),
+                    root.delete(&format!("{group}/{name}")),
+                )?;
             }
         }
         let shape = [n_obs as u64, k as u64];
@@ -182,7 +192,10 @@ pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
                 }
             }),
         )?;
-        for (name, values) in [("variance", pca.variance), ("variance_ratio", pca.variance_ratio)] {
+        for (name, values) in [
+            ("variance", pca.variance),
+            ("variance_ratio", pca.variance_ratio),
+        ] {
             h5(
                 copy,
                 &format!("uns/pca/{name}"),

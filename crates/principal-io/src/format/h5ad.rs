@@ -151,7 +151,11 @@ fn is_integer(dtype: &DType) -> bool {
 /// names, variable-length (anndata ≥ 0.7) or fixed-length byte strings (older files).
 pub(crate) fn read_index(path: &Path, file: &File, frame: &str) -> Result<Vec<String>> {
     let group = h5(path, || format!("the {frame} group"), || file.group(frame))?;
-    let attrs = h5(path, || format!("the attributes of {frame}"), || group.attrs())?;
+    let attrs = h5(
+        path,
+        || format!("the attributes of {frame}"),
+        || group.attrs(),
+    )?;
     let key = attrs
         .get("_index")
         .and_then(attr_string)
@@ -222,8 +226,16 @@ fn bool_values(path: &Path, dataset: &Dataset, name: &str) -> Result<Vec<bool>> 
             format!("{name} holds {dtype}, not booleans: --mask-var needs a boolean var column"),
         ));
     }
-    let raw = h5(path, || format!("the values of {name}"), || dataset.read_raw())?;
-    let size = h5(path, || format!("the type of {name}"), || dataset.element_size())? as usize;
+    let raw = h5(
+        path,
+        || format!("the values of {name}"),
+        || dataset.read_raw(),
+    )?;
+    let size = h5(
+        path,
+        || format!("the type of {name}"),
+        || dataset.element_size(),
+    )? as usize;
     Ok(raw
         .chunks_exact(size.max(1))
         .map(|c| c.iter().any(|&b| b != 0))
@@ -508,7 +520,11 @@ impl H5adSource {
             .position(|v| !v.is_finite() && !(allow_nan && v.is_nan()))
         {
             let kept = at % self.n_kept;
-            let column = self.position.iter().position(|&p| p == Some(kept)).unwrap_or(0);
+            let column = self
+                .position
+                .iter()
+                .position(|&p| p == Some(kept))
+                .unwrap_or(0);
             return Err(IoError::NonFiniteElement {
                 path: self.path.clone(),
                 row: r0 + at / self.n_kept,
@@ -521,13 +537,13 @@ impl H5adSource {
 }
 
 /// Opens a `csr_matrix` or `csc_matrix` group: its arrays, and its shape checked against them.
-fn open_sparse(
-    path: &Path,
-    file: &File,
-    name: &str,
-) -> Result<(Stored, usize, usize, DType)> {
+fn open_sparse(path: &Path, file: &File, name: &str) -> Result<(Stored, usize, usize, DType)> {
     let group = h5(path, || format!("group {name}"), || file.group(name))?;
-    let attrs = h5(path, || format!("the attributes of {name}"), || group.attrs())?;
+    let attrs = h5(
+        path,
+        || format!("the attributes of {name}"),
+        || group.attrs(),
+    )?;
     let encoding = attrs.get("encoding-type").and_then(attr_string);
     let csr = match encoding.as_deref() {
         Some("csr_matrix") => true,
@@ -546,7 +562,11 @@ fn open_sparse(
     let shape = attrs
         .get("shape")
         .and_then(attr_integers)
-        .filter(|s| s.len() == 2 && s.iter().all(|&d| (0..=i128::from(u32::MAX) * 1024).contains(&d)))
+        .filter(|s| {
+            s.len() == 2
+                && s.iter()
+                    .all(|&d| (0..=i128::from(u32::MAX) * 1024).contains(&d))
+        })
         .ok_or_else(|| {
             format_error(
                 path,
@@ -611,11 +631,7 @@ fn open_sparse(
         }
     } else {
         // D + 1 column pointers: O(D), read and checked once.
-        let raw = h5(
-            path,
-            || format!("{name}/indptr"),
-            || indptr.read_i64(),
-        )?;
+        let raw = h5(path, || format!("{name}/indptr"), || indptr.read_i64())?;
         let colptr = checked_pointers(path, name, &raw, 0, nnz, "column")?;
         let cursor = colptr[..n_cols].to_vec();
         Stored::Csc {
@@ -645,9 +661,7 @@ fn checked_pointers(
         if p < 0 || p as u64 > nnz {
             return Err(format_error(
                 path,
-                format!(
-                    "{name}/indptr[{at}] = {p} is outside the {nnz} stored entries"
-                ),
+                format!("{name}/indptr[{at}] = {p} is outside the {nnz} stored entries"),
             ));
         }
         let p = p as u64;
@@ -746,9 +760,13 @@ fn read_csr(
     n_kept: usize,
     block: &mut [f64],
 ) -> Result<()> {
-    let raw = window(path, name, "indptr", r0 as u64..(r0 + k + 1) as u64, |a, n| {
-        indptr.read_i64_rows(a, n)
-    })?;
+    let raw = window(
+        path,
+        name,
+        "indptr",
+        r0 as u64..(r0 + k + 1) as u64,
+        |a, n| indptr.read_i64_rows(a, n),
+    )?;
     let ptr = checked_pointers(path, name, &raw, r0, nnz, "row")?;
     let span = ptr[0]..ptr[k];
     if span.is_empty() {
@@ -805,7 +823,7 @@ fn read_csc(
         let remaining = end - start;
         let mut guess = ((remaining as u128 * k as u128).div_ceil((n_rows - r0) as u128) as u64
             + 8)
-            .min(remaining);
+        .min(remaining);
         let (rows, taken) = loop {
             let rows = window(path, name, "indices", start..start + guess, |a, n| {
                 indices.read_i64_rows(a, n)
@@ -869,7 +887,11 @@ mod tests {
         let text = std::fs::read_to_string(fixture("counts.csv")).unwrap();
         text.lines()
             .skip(1)
-            .flat_map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()).collect::<Vec<_>>())
+            .flat_map(|l| {
+                l.split(',')
+                    .map(|v| v.parse::<f64>().unwrap())
+                    .collect::<Vec<_>>()
+            })
             .collect()
     }
 
@@ -949,7 +971,8 @@ mod tests {
             };
             assert_eq!(values, expected[10 * 15..17 * 15], "{name}");
         }
-        let mut csc = H5adSource::open(&fixture("x_csc_f64.h5ad"), &ReadOptions::default()).unwrap();
+        let mut csc =
+            H5adSource::open(&fixture("x_csc_f64.h5ad"), &ReadOptions::default()).unwrap();
         assert!(!csc.splittable());
         assert!(csc.restrict(10..17).is_err());
     }
