@@ -24,6 +24,13 @@ pub struct SelectArgs {
     /// Read rows from one list/fixed-size-list column of embeddings (Parquet/Arrow)
     #[arg(long, value_name = "NAME")]
     pub column: Option<String>,
+    /// AnnData .h5ad: read the layer layers/NAME instead of X.
+    #[arg(long, value_name = "NAME")]
+    pub layer: Option<String>,
+    /// AnnData .h5ad: keep the genes whose boolean var column COLUMN is true (as scanpy's
+    /// mask_var='highly_variable'); the model's features are then these genes.
+    #[arg(long, value_name = "COLUMN")]
+    pub mask_var: Option<String>,
 }
 
 /// The working-memory budget of a command that reads data.

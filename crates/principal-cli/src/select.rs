@@ -17,6 +17,10 @@ pub struct Selection {
     pub exclude: Vec<ColumnSelector>,
     /// `--column`: a list column of embeddings (Parquet/Arrow) whose lists are the rows.
     pub list_column: Option<String>,
+    /// `--layer`: an AnnData file's layer to read instead of X.
+    pub layer: Option<String>,
+    /// `--mask-var`: an AnnData file's boolean var column keeping the genes it marks.
+    pub mask_var: Option<String>,
 }
 
 impl Selection {
@@ -30,6 +34,8 @@ impl Selection {
             columns: args.columns,
             exclude: args.exclude,
             list_column: args.column,
+            layer: args.layer,
+            mask_var: args.mask_var,
         }
     }
 
@@ -44,6 +50,8 @@ impl Selection {
             columns: self.columns.clone(),
             exclude: self.exclude.clone(),
             list_column: self.list_column.clone(),
+            layer: self.layer.clone(),
+            mask_var: self.mask_var.clone(),
             ..Default::default()
         }
     }

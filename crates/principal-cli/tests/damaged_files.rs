@@ -203,6 +203,22 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
             true,
         ),
         ("model file", "m.safetensors", model_bytes(dir), None, true),
+        // Written by the anndata package (fixtures/generate_h5ad.py); HDF5 has no overall
+        // length to check, so an appended byte may go unnoticed.
+        (
+            "AnnData h5ad (CSR)",
+            "d.h5ad",
+            std::fs::read(h5ad_fixture("x_csr_f64.h5ad")).unwrap(),
+            None,
+            false,
+        ),
+        (
+            "AnnData h5ad (gzip)",
+            "g.h5ad",
+            std::fs::read(h5ad_fixture("x_csr_gzip.h5ad")).unwrap(),
+            None,
+            false,
+        ),
     ];
     // Input for the model file's features, named a, b, c, d.
     env.write("good.csv", "a,b,c,d\n1,2,3,4\n0.5,-1,2,7\n3,3,0,1\n");
@@ -832,4 +848,43 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
     }
     println!("* read as other valid data, where the damage cannot be seen");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A file of fixtures/h5ad (written by fixtures/generate_h5ad.py with the anndata package).
+fn h5ad_fixture(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/h5ad")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// AnnData files damaged inside valid HDF5 (an indptr that decreases, an index out of range, a
+/// shape attribute that disagrees with indptr), and a good one cut short everywhere.
+#[test]
+fn damaged_h5ad_files_are_clear_errors() {
+    let env = Env::new();
+    let cases = [
+        ("bad_indptr.h5ad", "indptr decreases at row 4"),
+        (
+            "bad_index.h5ad",
+            "X/indices[3] = 22 (row 0) is out of range",
+        ),
+        (
+            "bad_shape.h5ad",
+            "X/indptr has 41 entries, but the shape attribute (42, 15)",
+        ),
+    ];
+    for (name, says) in cases {
+        let e = env.fails(1, &["fit", &h5ad_fixture(name), "-o", "m.pca"]);
+        assert!(e.contains(name) && e.contains(says), "{name}: {e}");
+        assert!(!env.path("m.pca").exists());
+    }
+    // Cut short at every few hundred bytes: an error naming the file, never a panic.
+    let whole = std::fs::read(h5ad_fixture("x_csr_f64.h5ad")).unwrap();
+    for cut in (0..whole.len()).step_by(997) {
+        env.write("cut.h5ad", &whole[..cut]);
+        let e = env.fails(1, &["fit", "cut.h5ad", "-o", "m.pca"]);
+        assert!(e.contains("cut.h5ad"), "cut at {cut}: {e}");
+    }
 }

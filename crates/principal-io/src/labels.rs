@@ -65,6 +65,14 @@ pub fn read_label_files(paths: &[PathBuf]) -> Result<Vec<String>> {
                 }
                 labels.extend(text_labels(path, lines)?);
             }
+            Format::Hdf5 => {
+                return Err(IoError::Format {
+                    path: path.clone(),
+                    detail: "an AnnData .h5ad file cannot be a labels file: write the obs column \
+                             to a text file (adata.obs[COLUMN].to_csv(...))"
+                        .into(),
+                });
+            }
             Format::Npy | Format::Parquet | Format::ArrowFile | Format::ArrowStream => {
                 let table = read_table(std::slice::from_ref(path), &ReadOptions::default())?;
                 if table.data.ncols() != 1 {

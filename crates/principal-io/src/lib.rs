@@ -2,7 +2,8 @@
 //!
 //! The math crate knows nothing about files; this crate holds the readers and writers:
 //! - data: CSV, TSV and text (optionally gzip-compressed), NPY, IDX (MNIST's format), Parquet
-//!   and Arrow IPC (Feather v2) — numeric columns, or one list column of embeddings — read
+//!   and Arrow IPC (Feather v2) — numeric columns, or one list column of embeddings —, AnnData
+//!   `.h5ad` (X or a layer, dense, CSR or CSC; `write_scanpy_pca` fills scanpy's fields) — read
 //!   whole with [`read_table`], streamed once with [`ChunkReader`], or pass after pass by the
 //!   solvers through [`FileSource`] (a `principal::ChunkSource`), from one file or several
 //!   shards concatenated by rows; a directory or a glob pattern is a data set of shards
@@ -23,6 +24,8 @@
 //! Imports flow one way, from the top of this list to the bottom (the test
 //! `tests/layering.rs` enforces it):
 //! - `statistics_file`: the statistics file, through `model_file`'s safetensors helpers;
+//! - `h5ad_into`: a PCA written into an AnnData file as scanpy lays it out, through `write`'s
+//!   atomic edit and `format::h5ad`'s index reader;
 //! - `model_file`: the safetensors model file, written through `write`; `labels`: the labels
 //!   of a data set's rows, from label files or a column of the data ([`read_label_files`],
 //!   [`read_label_column`]), over the formats and `reader`;
@@ -36,6 +39,7 @@
 
 mod error;
 mod format;
+mod h5ad_into;
 mod labels;
 mod model_file;
 mod read;
@@ -49,6 +53,7 @@ pub use faer::Mat;
 
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
+pub use h5ad_into::{ScanpyPca, write_scanpy_pca};
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{MODEL_FORMAT_VERSION, SavedModel, load_model, save_model};
 pub use read::bounded::panic_is_contained;

@@ -52,6 +52,23 @@ pub fn write_atomically(
     }
 }
 
+/// Edits a file atomically: `path` is copied to a temporary file in the same directory, `edit`
+/// changes the copy (given its path), and the copy is synced and renamed over `path` only when
+/// `edit` succeeded. On any error the copy is removed and `path` is left as it was.
+pub(crate) fn edit_atomically(path: &Path, edit: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let (staged, mut file) = Staged::create(path)?;
+    let copied = File::open(path).and_then(|mut original| io::copy(&mut original, &mut file));
+    if let Err(e) = copied {
+        return Err(staged.fail(e));
+    }
+    drop(file);
+    edit(&staged.temp)?;
+    match OpenOptions::new().write(true).open(&staged.temp) {
+        Ok(file) => staged.commit(file),
+        Err(e) => Err(staged.fail(e)),
+    }
+}
+
 /// A temporary file in the destination's directory (`.NAME.tmp-PID-K`) that becomes the
 /// destination on [`Staged::commit`]; dropped without that (an error, a panic), it is removed
 /// and the destination is left as it was.

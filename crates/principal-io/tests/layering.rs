@@ -32,6 +32,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("reader", 3),
     ("write", 3),
     ("model_file", 4),
+    ("h5ad_into", 4),
     ("labels", 4),
     ("statistics_file", 5),
     ("crate", 6),

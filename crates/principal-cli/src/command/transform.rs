@@ -27,8 +27,17 @@ pub struct TransformArgs {
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
     /// Where to write the codes: .csv, .tsv, .npy or .parquet (columns named pc1..pcM).
-    #[arg(short, long, value_name = "CODES")]
-    pub output: PathBuf,
+    #[arg(short, long, value_name = "CODES", required_unless_present = "into")]
+    pub output: Option<PathBuf>,
+    /// Write the codes into this AnnData .h5ad file where scanpy's sc.pp.pca puts them
+    /// (obsm/X_pca, varm/PCs, uns/pca/variance and variance_ratio), leaving the rest of the
+    /// file as it was; the file is replaced whole only when everything was written.
+    #[arg(
+        long,
+        value_name = "H5AD",
+        conflicts_with_all = ["output", "posterior", "posterior_cov", "missing"]
+    )]
+    pub into: Option<PathBuf>,
     /// Write the posterior means of the latent points, E[z | x] = M⁻¹ Wᵀ (x − μ) with
     /// M = WᵀW + σ²I (probabilistic PCA; columns z1..zM), instead of the codes.
     #[arg(long)]
@@ -67,6 +76,9 @@ pub struct TransformConfig {
     inputs: Vec<PathBuf>,
     selection: Selection,
     output: PathBuf,
+    /// `--into`: the AnnData file the codes go into (then `output` is a temporary NPY file
+    /// beside it).
+    into: Option<H5adTarget>,
     what: Output,
     posterior_cov: Option<PathBuf>,
     missing: Missing,
@@ -75,11 +87,21 @@ pub struct TransformConfig {
 
 impl TransformConfig {
     pub fn new(args: TransformArgs) -> Self {
+        let (layer, mask_var) = (args.select.layer.clone(), args.select.mask_var.clone());
         TransformConfig {
             model: args.model,
             inputs: args.inputs,
             selection: Selection::new(args.select),
-            output: args.output,
+            output: match (&args.output, &args.into) {
+                (Some(output), _) => output.clone(),
+                (None, Some(into)) => codes_beside(into),
+                (None, None) => unreachable!("clap requires --output or --into"),
+            },
+            into: args.into.map(|path| H5adTarget {
+                path,
+                layer,
+                mask_var,
+            }),
             what: if args.posterior {
                 Output::PosteriorMeans
             } else {
@@ -90,6 +112,61 @@ impl TransformConfig {
             memory_limit: args.memory.bytes(),
         }
     }
+}
+
+/// Where `--into` writes: the AnnData file and how its data were read.
+#[derive(Debug)]
+struct H5adTarget {
+    path: PathBuf,
+    layer: Option<String>,
+    mask_var: Option<String>,
+}
+
+/// The temporary NPY file of codes on their way into the AnnData file `into`: beside it (the
+/// same file system), named by the process.
+fn codes_beside(into: &Path) -> PathBuf {
+    let name = into
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    into.with_file_name(format!(".{name}.codes-{}.npy", std::process::id()))
+}
+
+/// Writes the codes in `config.output` (the temporary NPY file) and the model into the AnnData
+/// file, and removes the temporary file whatever happens.
+fn write_into(config: &TransformConfig, target: &H5adTarget, saved: &SavedModel) -> Result<()> {
+    let written = (|| -> Result<()> {
+        let names = saved.feature_names.as_deref().with_context(|| {
+            format!(
+                "the model {} has no feature names, so its components cannot be put on the \
+                 genes of {} (fit it from an .h5ad file or a file with a header)",
+                show(&config.model),
+                show(&target.path)
+            )
+        })?;
+        let table = principal_io::read_table(
+            std::slice::from_ref(&config.output),
+            &ReadOptions::default(),
+        )?;
+        let scores = table.data.to_f64();
+        let model = &saved.model;
+        principal_io::write_scanpy_pca(
+            &target.path,
+            &principal_io::ScanpyPca {
+                scores: scores.as_ref(),
+                components: model.components(),
+                feature_names: names,
+                variance: model.explained_variance(),
+                variance_ratio: model.explained_variance_ratio(),
+                mask_var: target.mask_var.as_deref(),
+                layer: target.layer.as_deref(),
+                zero_center: true,
+            },
+        )?;
+        Ok(())
+    })();
+    let _ = std::fs::remove_file(&config.output);
+    written.with_context(|| format!("cannot write the PCA into {}", show(&target.path)))
 }
 
 /// How the readers treat missing values under `--missing`.
@@ -138,7 +215,25 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
             config.memory_limit,
         )?
     };
+    if let (Some(_), true) = (&config.into, size > 1) {
+        anyhow::bail!("--into writes one AnnData file: run it in one process, not over MPI");
+    }
     let written = write_codes(config, &saved, input, &output, collective);
+    if let Some(target) = &config.into {
+        if written.is_err() {
+            let _ = std::fs::remove_file(&output);
+        }
+        let rows = written?;
+        write_into(config, target, &saved)?;
+        text::stderr(&summary(
+            rows,
+            saved.model.n_components(),
+            "components",
+            &format!("{} (obsm/X_pca, varm/PCs, uns/pca)", show(&target.path)),
+            started,
+        ));
+        return Ok(());
+    }
     if size == 1 {
         let rows = written?;
         text::stderr(&summary(

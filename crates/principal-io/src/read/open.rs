@@ -22,6 +22,8 @@ const ARROW_MAGIC: &[u8] = b"ARROW1";
 /// An Arrow IPC stream starts with a continuation marker before its schema message.
 const ARROW_STREAM_MAGIC: &[u8] = &[0xff, 0xff, 0xff, 0xff];
 const FEATHER_V1_MAGIC: &[u8] = b"FEA1";
+/// The first 6 bytes of HDF5's signature (`\x89HDF\r\n\x1a\n`), as many as are peeked.
+const HDF5_MAGIC: &[u8] = b"\x89HDF\r\n";
 /// Large reads: data files are read sequentially, often from slow disks or gzip.
 const BUFFER: usize = 1 << 16;
 
@@ -35,6 +37,8 @@ pub(crate) enum Format {
     Parquet,
     ArrowFile,
     ArrowStream,
+    /// HDF5: an AnnData `.h5ad` file.
+    Hdf5,
 }
 
 /// A file opened for reading: decompressed if needed, its first bytes already classified.
@@ -153,6 +157,19 @@ pub(crate) fn open(path: &Path) -> Result<Opened> {
         } else {
             Format::ArrowFile
         }
+    } else if head.starts_with(HDF5_MAGIC) {
+        // Read through HDF5's object tree, which needs seeking.
+        if compressed {
+            return format_err(
+                "gzip-compressed HDF5 (.h5ad) files cannot be read (HDF5 is read by seeking): \
+                 decompress the file first; HDF5 compresses its datasets itself",
+            );
+        }
+        Format::Hdf5
+    } else if name.ends_with(".h5ad") || name.ends_with(".h5") {
+        return format_err(
+            "the name says HDF5 (.h5ad) but the content does not start with the HDF5 signature",
+        );
     } else if head.starts_with(ARROW_STREAM_MAGIC) {
         Format::ArrowStream
     } else if name.ends_with(".parquet") || name.ends_with(".pq") {

@@ -96,6 +96,11 @@ pub struct ReadOptions {
     pub list_column: Option<String>,
     /// Whether missing values are read (as NaN) or are errors.
     pub missing: Missing,
+    /// AnnData `.h5ad` only: read `layers/NAME` instead of `X`.
+    pub layer: Option<String>,
+    /// AnnData `.h5ad` only: keep the genes whose boolean `var` column of this name is true
+    /// (scanpy's `mask_var`), before `columns` and `exclude`.
+    pub mask_var: Option<String>,
 }
 
 #[cfg(test)]

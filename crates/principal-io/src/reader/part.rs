@@ -53,6 +53,7 @@ impl Slice {
         match (self, &mut shard) {
             (Slice::Rows(rows), Shard::Binary(b)) if b.splittable() => b.restrict(rows.clone())?,
             (Slice::Bytes(bytes), Shard::Csv(c)) => c.restrict(bytes.clone())?,
+            (Slice::Rows(rows), Shard::H5ad(h)) if h.splittable() => h.restrict(rows.clone())?,
             (Slice::Whole, _) => {}
             _ => {
                 return Err(IoError::Format {
@@ -89,6 +90,13 @@ fn cuts(path: &Path, options: &ReadOptions) -> Result<Cuts> {
             }
         }
         Format::ArrowFile | Format::ArrowStream => Cuts::Whole,
+        Format::Hdf5 => {
+            drop(opened);
+            match Shard::open(path, options)? {
+                Shard::H5ad(h) if h.splittable() => Cuts::Rows(h.n_rows()),
+                _ => Cuts::Whole,
+            }
+        }
     })
 }
 

@@ -8,6 +8,7 @@ use crate::error::{IoError, Result};
 use crate::format::binary::BinaryRows;
 use crate::format::columnar::{ColumnarSource, arrow, parquet};
 use crate::format::csv::CsvSource;
+use crate::format::h5ad::H5adSource;
 use crate::format::{idx, npy};
 use crate::read::open::{Format, open};
 use crate::read::options::ReadOptions;
@@ -19,6 +20,7 @@ pub(crate) enum Shard {
     Csv(Box<CsvSource>),
     Binary(Box<BinaryRows>),
     Columnar(Box<ColumnarSource>),
+    H5ad(Box<H5adSource>),
 }
 
 impl Shard {
@@ -29,6 +31,15 @@ impl Shard {
             opened.format,
             Format::Parquet | Format::ArrowFile | Format::ArrowStream
         );
+        let h5ad = opened.format == Format::Hdf5;
+        if (options.layer.is_some() || options.mask_var.is_some()) && !h5ad {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                detail: "--layer and --mask-var apply to AnnData .h5ad files only; this file is \
+                         not one"
+                    .into(),
+            });
+        }
         if options.list_column.is_some() && !columnar {
             return Err(IoError::Format {
                 path: path.to_owned(),
@@ -57,6 +68,10 @@ impl Shard {
             Format::ArrowStream => {
                 Shard::Columnar(Box::new(arrow::open_stream(path, opened, options)?))
             }
+            Format::Hdf5 => {
+                drop(opened);
+                Shard::H5ad(Box::new(H5adSource::open(path, options)?))
+            }
         })
     }
 
@@ -66,6 +81,7 @@ impl Shard {
             Shard::Csv(c) => c.n_features(),
             Shard::Binary(b) => b.n_features(),
             Shard::Columnar(c) => c.n_features(),
+            Shard::H5ad(h) => h.n_features(),
         }
     }
 
@@ -75,6 +91,7 @@ impl Shard {
             Shard::Csv(c) => c.kept_names(),
             Shard::Binary(_) => None,
             Shard::Columnar(c) => c.column_names(),
+            Shard::H5ad(h) => h.column_names(),
         }
     }
 
@@ -84,6 +101,7 @@ impl Shard {
             Shard::Csv(_) => false,
             Shard::Binary(b) => b.is_f32(),
             Shard::Columnar(c) => c.is_f32(),
+            Shard::H5ad(h) => h.is_f32(),
         }
     }
 
@@ -93,6 +111,7 @@ impl Shard {
             Shard::Csv(_) => None,
             Shard::Binary(b) => Some(b.nrows()),
             Shard::Columnar(c) => c.n_rows(),
+            Shard::H5ad(h) => Some(h.n_rows()),
         }
     }
 
@@ -102,6 +121,9 @@ impl Shard {
             Shard::Csv(_) => false,
             Shard::Binary(b) => b.size_checked(),
             Shard::Columnar(c) => c.size_checked(),
+            // The shape is checked against the arrays' lengths, which HDF5 checks against the
+            // file as they are read.
+            Shard::H5ad(_) => true,
         }
     }
 
@@ -111,6 +133,7 @@ impl Shard {
             Shard::Csv(c) => c.read_rows(max_rows, out),
             Shard::Binary(b) => b.read_rows(max_rows, out),
             Shard::Columnar(c) => c.read_rows(max_rows, out),
+            Shard::H5ad(h) => h.read_rows(max_rows, out),
         }
     }
 }

@@ -5,7 +5,8 @@ and methods, the same numbers), computed by principal's Rust engine, plus what s
 lacks: missing values (``missing='em'``), choosing the number of components
 (``n_components='mle' | 'gavish-donoho' | 'cv'``, and :func:`choose` for every criterion at
 once), fits of files too large for memory (:func:`fit_files`), the model file of the
-``principal`` command line (``PCA.save`` / ``PCA.load``) and its HTML report (:func:`report`).
+``principal`` command line (``PCA.save`` / ``PCA.load``), its HTML report (:func:`report`),
+and scanpy's ``sc.pp.pca`` over an AnnData object (:func:`pca`).
 
 >>> import numpy as np
 >>> from principal import PCA
@@ -16,6 +17,7 @@ once), fits of files too large for memory (:func:`fit_files`), the model file of
 """
 
 from ._native import __version__
+from ._anndata import pca
 from ._pca import PCA, Posterior, choose, fit_files, report
 
-__all__ = ["PCA", "Posterior", "choose", "fit_files", "report", "__version__"]
+__all__ = ["PCA", "Posterior", "choose", "fit_files", "pca", "report", "__version__"]

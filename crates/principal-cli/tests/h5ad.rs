@@ -1,0 +1,293 @@
+//! AnnData `.h5ad` files through the real binary, on the fixtures that `fixtures/generate_h5ad.py`
+//! wrote with the `anndata` package (fixtures/h5ad/): X dense, CSR and CSC in float64, float32
+//! and int32, compressed with gzip and LZF, a layer, a mask column, the older string encoding —
+//! each must give the model of the same counts read from CSV, to 1e-10; `--mask-var` the model
+//! of the masked columns alone; `transform --into` scanpy's fields, read back here through
+//! the library (the Python `anndata` package reads them in crates/principal-py/tests). The
+//! damaged files are in tests/damaged_files.rs.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Env, assert_close, assert_same_model};
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/h5ad")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The model of `args` (fit … -o m.pca) and of the CSV `csv`, through `inspect --json`,
+/// without the fields that name the input.
+fn fit_json(env: &Env, input: &[&str], model: &str) -> serde_json::Value {
+    let mut args = vec!["fit"];
+    args.extend_from_slice(input);
+    args.extend_from_slice(&["-k", "4", "-o", model]);
+    env.ok(&args);
+    let mut json = env.inspect(model);
+    if let Some(object) = json.as_object_mut() {
+        object.retain(|key, _| !["input", "inputs", "source", "created"].contains(&key.as_str()));
+    }
+    json
+}
+
+#[test]
+fn every_encoding_and_element_type_gives_the_csv_model() {
+    let env = Env::new();
+    let csv = fit_json(&env, &[&fixture("counts.csv")], "csv.pca");
+    let mut files = vec![
+        "x_csr_gzip.h5ad".to_owned(),
+        "x_dense_lzf.h5ad".to_owned(),
+        "old_strings.h5ad".to_owned(),
+    ];
+    for kind in ["csr", "csc", "dense"] {
+        for dtype in ["f64", "f32", "i32"] {
+            files.push(format!("x_{kind}_{dtype}.h5ad"));
+        }
+    }
+    for name in &files {
+        let h5ad = fit_json(&env, &[&fixture(name)], "h.pca");
+        assert_same_model(&h5ad, &csv, 1e-10);
+    }
+    // The layer holds the counts; X holds half of them.
+    let layer = fit_json(
+        &env,
+        &[&fixture("layer.h5ad"), "--layer", "counts"],
+        "l.pca",
+    );
+    assert_same_model(&layer, &csv, 1e-10);
+    let x = fit_json(&env, &[&fixture("layer.h5ad")], "x.pca");
+    assert!(
+        (x["explained_variance"][0].as_f64().unwrap()
+            - csv["explained_variance"][0].as_f64().unwrap() / 4.0)
+            .abs()
+            < 1e-9,
+        "X is half the counts: {x}"
+    );
+}
+
+#[test]
+fn mask_var_fits_the_masked_genes_alone() {
+    let env = Env::new();
+    let masked = fit_json(
+        &env,
+        &[&fixture("mask.h5ad"), "--mask-var", "highly_variable"],
+        "m.pca",
+    );
+    let columns = fit_json(&env, &[&fixture("mask_columns.csv")], "c.pca");
+    assert_same_model(&masked, &columns, 1e-10);
+    assert_eq!(
+        masked["feature_names"],
+        serde_json::json!([
+            "gene1", "gene2", "gene4", "gene7", "gene8", "gene11", "gene14"
+        ])
+    );
+    let e = env.fails(
+        1,
+        &[
+            "fit",
+            &fixture("mask.h5ad"),
+            "--mask-var",
+            "nope",
+            "-o",
+            "n.pca",
+        ],
+    );
+    assert!(
+        e.contains("no column") && e.contains("highly_variable"),
+        "{e}"
+    );
+    let e = env.fails(
+        1,
+        &[
+            "fit",
+            &fixture("mask.h5ad"),
+            "--mask-var",
+            "mean",
+            "-o",
+            "n.pca",
+        ],
+    );
+    assert!(e.contains("not booleans"), "{e}");
+    let e = env.fails(
+        1,
+        &[
+            "fit",
+            &fixture("counts.csv"),
+            "--mask-var",
+            "x",
+            "-o",
+            "n.pca",
+        ],
+    );
+    assert!(e.contains(".h5ad files only"), "{e}");
+    let e = env.fails(
+        1,
+        &[
+            "fit",
+            &fixture("layer.h5ad"),
+            "--layer",
+            "nope",
+            "-o",
+            "n.pca",
+        ],
+    );
+    assert!(e.contains("its layers are counts"), "{e}");
+}
+
+#[test]
+fn transform_of_an_h5ad_equals_that_of_the_csv() {
+    let env = Env::new();
+    env.ok(&["fit", &fixture("counts.csv"), "-k", "3", "-o", "m.pca"]);
+    env.ok(&[
+        "transform",
+        "m.pca",
+        &fixture("counts.csv"),
+        "-o",
+        "csv.csv",
+    ]);
+    for name in ["x_csc_f32.h5ad", "x_csr_i32.h5ad", "x_dense_f64.h5ad"] {
+        env.ok(&["transform", "m.pca", &fixture(name), "-o", "h.csv"]);
+        let (_, a) = env.read_csv("csv.csv");
+        let (_, b) = env.read_csv("h.csv");
+        assert_close(&b.concat(), &a.concat(), 1e-10, name);
+    }
+}
+
+#[test]
+fn transform_into_writes_scanpys_fields_and_keeps_the_rest() {
+    let env = Env::new();
+    let data = env.path("data.h5ad");
+    std::fs::copy(fixture("mask.h5ad"), &data).unwrap();
+    env.ok(&[
+        "fit",
+        "data.h5ad",
+        "--mask-var",
+        "highly_variable",
+        "-k",
+        "3",
+        "-o",
+        "m.pca",
+    ]);
+    env.ok(&["transform", "m.pca", "data.h5ad", "-o", "codes.csv"]);
+    env.ok(&["transform", "m.pca", "data.h5ad", "--into", "data.h5ad"]);
+    // Twice: the second run replaces the first's fields.
+    env.ok(&["transform", "m.pca", "data.h5ad", "--into", "data.h5ad"]);
+    let leftovers: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let file = hdf5_pure::File::open(&data).unwrap();
+    let (_, codes) = env.read_csv("codes.csv");
+    let x_pca = file.dataset("obsm/X_pca").unwrap();
+    assert_eq!(x_pca.shape().unwrap(), vec![40, 3]);
+    let stored = x_pca.read_f64().unwrap();
+    assert_close(&stored, &codes.concat(), 1e-4, "obsm/X_pca (float32)");
+    let model = env.inspect("m.pca");
+    let pcs = file.dataset("varm/PCs").unwrap();
+    assert_eq!(pcs.shape().unwrap(), vec![15, 3]);
+    let pcs = pcs.read_f64().unwrap();
+    let components = common::matrix(&model["components"]);
+    let kept = [1, 2, 4, 7, 8, 11, 14];
+    for gene in 0..15 {
+        for c in 0..3 {
+            let expected = kept
+                .iter()
+                .position(|&g| g == gene)
+                .map_or(0.0, |f| components[c][f]);
+            assert_eq!(pcs[gene * 3 + c], expected, "varm/PCs[{gene}, {c}]");
+        }
+    }
+    let variance = file
+        .dataset("uns/pca/variance")
+        .unwrap()
+        .read_f64()
+        .unwrap();
+    assert_close(
+        &variance,
+        &common::numbers(&model["explained_variance"]),
+        0.0,
+        "variance",
+    );
+    let ratio = file
+        .dataset("uns/pca/variance_ratio")
+        .unwrap()
+        .read_f64()
+        .unwrap();
+    assert_close(
+        &ratio,
+        &common::numbers(&model["explained_variance_ratio"]),
+        0.0,
+        "variance_ratio",
+    );
+    // Everything else as it was: X and var's columns read the same.
+    let original = hdf5_pure::File::open(fixture("mask.h5ad")).unwrap();
+    for name in ["X/data", "X/indices", "X/indptr", "var/mean"] {
+        assert_eq!(
+            file.dataset(name).unwrap().read_f64().unwrap(),
+            original.dataset(name).unwrap().read_f64().unwrap(),
+            "{name}"
+        );
+    }
+    let fitted = fit_json(
+        &env,
+        &["data.h5ad", "--mask-var", "highly_variable"],
+        "again.pca",
+    );
+    let before = fit_json(
+        &env,
+        &[&fixture("mask.h5ad"), "--mask-var", "highly_variable"],
+        "before.pca",
+    );
+    assert_same_model(&fitted, &before, 0.0);
+}
+
+#[test]
+fn a_failed_into_leaves_the_file_as_it_was() {
+    let env = Env::new();
+    let data = env.path("data.h5ad");
+    std::fs::copy(fixture("x_csr_f64.h5ad"), &data).unwrap();
+    // Codes of 5 cells cannot go into a file of 40: found when writing, after the codes.
+    env.ok(&["fit", &fixture("counts.csv"), "-o", "m.pca"]);
+    let counts = std::fs::read_to_string(fixture("counts.csv")).unwrap();
+    let short: Vec<&str> = counts.lines().take(6).collect();
+    env.write("short.csv", short.join("\n"));
+    let before = std::fs::read(&data).unwrap();
+    let e = env.fails(
+        1,
+        &["transform", "m.pca", "short.csv", "--into", "data.h5ad"],
+    );
+    assert!(e.contains("40 cells (obs) but 5 rows"), "{e}");
+    // A model without feature names neither.
+    env.write("plain.csv", "1,2\n3,5\n4,4\n");
+    env.ok(&["fit", "plain.csv", "--no-header", "-o", "plain.pca"]);
+    env.fails(
+        1,
+        &["transform", "plain.pca", "plain.csv", "--into", "data.h5ad"],
+    );
+    assert_eq!(std::fs::read(&data).unwrap(), before);
+    let leftovers: Vec<_> = std::fs::read_dir(env.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let e = env.fails(
+        2,
+        &[
+            "transform",
+            "plain.pca",
+            "plain.csv",
+            "--into",
+            "d.h5ad",
+            "-o",
+            "c.csv",
+        ],
+    );
+    assert!(e.contains("--into"), "{e}");
+}
