@@ -6,7 +6,7 @@
 //! the library (the Python `anndata` package reads them in crates/principal-py/tests). The
 //! damaged files are in tests/damaged_files.rs.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -14,6 +14,7 @@ mod classify;
 mod damaged_files;
 mod data_errors;
 mod fit;
+mod h5ad;
 mod layering;
 mod mpi;
 mod parquet;
