@@ -353,7 +353,7 @@ class Principal:
 
         def run_once() -> Run:
             if not os.access(exe, os.X_OK):
-                return Run(0.0, ok=False, error=f"{exe} is missing: cargo build --release -p principal-io "
+                return Run(0.0, ok=False, error=f"{exe} is missing: cargo build --release "
                                                 "--example fit_in_memory")
             out = subprocess.run([str(exe), str(path), str(k), solver, "3"], capture_output=True, text=True,
                                  timeout=3600)

@@ -8,75 +8,101 @@
 //! `moments::bytes`). rten-gemm's AVX2 kernel uses `vpmaddubsw` instead, which adds the pairs
 //! in `i16` with saturation: that is why it is not used here.
 //!
-//! The product `G = U Y` has both operands' rows contiguous along the sum (U's rows are
-//! features of the block, Y's features likewise), so it is a matrix of dot products: tiles of
-//! 3 rows of U by 3 features of Y keep 9 accumulators, 3 + 1 operands and a product in the 16
-//! AVX registers; the sum runs in slices of [`SLICE`] rows so that a band of Y's features stays
-//! in the second-level cache while every row of U passes over it. Tiles write disjoint rows of
-//! G, so bands of U's rows run on all threads with the same bits.
+//! The product `G = U Y` (`G[s][t] = Σ_k U[s][k] Y[t][k]`) goes as a matrix product of outer
+//! products, as BLAS kernels do: U is packed in panels of 8 rows, each pair of consecutive
+//! `k` of the 8 rows one 256-bit vector of 16 `i16`; Y's features are widened to pairs of `i16`
+//! in one `i32`, broadcast to every lane. A tile of 16 rows of U (2 vectors) by 6 features of Y
+//! keeps 12 accumulators of 8 `i32` in registers: per pair of `k`, 2 loads and 6 broadcasts
+//! feed 12 `vpmaddwd`, each 16 multiply-adds. The sum runs in slices of [`SLICE`] values of
+//! `k`, so that a tile's panels (16 KiB) stay in the first-level cache while Y's features pass.
+//! Only `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: tiles wholly below the
+//! diagonal are skipped, half the work. Tasks of rows of G run on all threads, with the same
+//! bits (every sum is exact).
 
 use rayon::prelude::*;
 
-/// Rows of the block summed per pass over a band (a multiple of 16, the `i16` lanes).
+/// Values of `k` summed per pass over the features (a multiple of 16).
 const SLICE: usize = 512;
 
-/// Features of Y per band: 240 features × [`SLICE`] rows × 2 bytes = 240 KiB, half of a
-/// second-level cache.
-const BAND: usize = 240;
+/// Rows of U per panel: the `i32` lanes of a 256-bit vector.
+const PANEL: usize = 8;
 
-/// Rows of U (rows of G) per task on the thread pool.
-const TASK_ROWS: usize = 48;
+/// Panels per tile (rows of U per tile: 16).
+const TILE_PANELS: usize = 2;
 
-/// The widened operands: every row padded with zeros to `stride`, a multiple of 16.
-struct Widened {
+/// Features of Y per tile: with [`TILE_PANELS`], 12 accumulators, 2 panels' vectors, a
+/// broadcast and a product fill the 16 AVX registers.
+const TILE_FEATURES: usize = 6;
+
+/// Rows of U (rows of G) per task on the thread pool: three tiles.
+const TASK_ROWS: usize = 3 * TILE_PANELS * PANEL;
+
+/// The packed operands: `u[((p · pairs) + q) · 16 + 2l + e] = U[8p + l][2q + e]` (rows past U's
+/// zero), `y[t · pairs + q] = Y[t][2q]` in the low half, `Y[t][2q + 1]` in the high half, both
+/// with `k` padded with zeros to `2 · pairs`, a multiple of 16.
+struct Packed {
     u: Vec<i16>,
-    y: Vec<i16>,
-    stride: usize,
+    y: Vec<i32>,
+    pairs: usize,
 }
 
-impl Widened {
+impl Packed {
     fn new(u: &[u8], y: &[i8], a: usize, r: usize) -> Self {
-        let stride = r.div_ceil(16) * 16;
-        let mut wide_u = vec![0i16; (a + 1) * stride];
-        let mut wide_y = vec![0i16; a * stride];
-        for (dst, src) in wide_u.chunks_exact_mut(stride).zip(u.chunks_exact(r)) {
-            dst.iter_mut().zip(src).for_each(|(d, &s)| *d = i16::from(s));
+        let pairs = r.div_ceil(16) * 8;
+        let panels = (a + 1).div_ceil(TASK_ROWS) * TASK_ROWS / PANEL;
+        let mut packed_u = vec![0i16; panels * pairs * 2 * PANEL];
+        for (s, row) in u.chunks_exact(r).enumerate() {
+            let panel = &mut packed_u[(s / PANEL) * pairs * 2 * PANEL..][..pairs * 2 * PANEL];
+            let lane = 2 * (s % PANEL);
+            for (q, pair) in row.chunks(2).enumerate() {
+                panel[q * 2 * PANEL + lane] = i16::from(pair[0]);
+                panel[q * 2 * PANEL + lane + 1] = pair.get(1).map_or(0, |&v| i16::from(v));
+            }
         }
-        for (dst, src) in wide_y.chunks_exact_mut(stride).zip(y.chunks_exact(r)) {
-            dst.iter_mut().zip(src).for_each(|(d, &s)| *d = i16::from(s));
+        let mut packed_y = vec![0i32; a * pairs];
+        for (dst, row) in packed_y.chunks_exact_mut(pairs).zip(y.chunks_exact(r)) {
+            for (d, pair) in dst.iter_mut().zip(row.chunks(2)) {
+                let low = i32::from(i16::from(pair[0]) as u16);
+                let high = pair.get(1).map_or(0, |&v| i32::from(v));
+                *d = low | (high << 16);
+            }
         }
-        Widened {
-            u: wide_u,
-            y: wide_y,
-            stride,
+        Packed {
+            u: packed_u,
+            y: packed_y,
+            pairs,
         }
     }
 }
 
-/// `product = U Y` (layout as [`crate::kernel::bytes::ByteProduct::multiply`]) by AVX2's
-/// `vpmaddwd`, or `false` (and `product` untouched) where this CPU lacks AVX2.
+/// `product = U Y` (layout as [`crate::kernel::bytes::ByteProduct::multiply`]: its entries
+/// `t ≥ s` and its last row) by AVX2's `vpmaddwd`, or `false` (and `product` untouched) where
+/// this CPU lacks AVX2.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) -> bool {
     let Some(simd) = pulp::x86::V3::try_new() else {
         return false;
     };
-    let wide = Widened::new(&u[..(a + 1) * r], &y[..a * r], a, r);
     let product = &mut product[..(a + 1) * a];
     if a == 0 {
         return true;
     }
+    let packed = Packed::new(&u[..(a + 1) * r], &y[..a * r], a, r);
     product.fill(0);
     product
         .par_chunks_mut(TASK_ROWS * a)
         .enumerate()
         .for_each(|(task, rows)| {
-            pulp::Simd::vectorize(simd, Rows {
+            pulp::Simd::vectorize(
                 simd,
-                wide: &wide,
-                first: task * TASK_ROWS,
-                a,
-                product: rows,
-            })
+                Rows {
+                    simd,
+                    packed: &packed,
+                    first: task * TASK_ROWS,
+                    a,
+                    product: rows,
+                },
+            )
         });
     true
 }
@@ -99,11 +125,11 @@ pub(crate) fn multiply(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) ->
     false
 }
 
-/// Rows `first..` of G (as many as `product` holds), over every slice and band.
+/// Rows `first..` of G (as many as `product` holds), over every slice of `k`.
 #[cfg(target_arch = "x86_64")]
 struct Rows<'a> {
     simd: pulp::x86::V3,
-    wide: &'a Widened,
+    packed: &'a Packed,
     first: usize,
     a: usize,
     product: &'a mut [i32],
@@ -117,117 +143,103 @@ impl pulp::WithSimd for Rows<'_> {
     fn with_simd<S: pulp::Simd>(self, _: S) {
         let Rows {
             simd,
-            wide,
+            packed,
             first,
             a,
             product,
         } = self;
-        let stride = wide.stride;
+        let pairs = packed.pairs;
         let rows = product.len() / a;
-        let operands = Operands {
-            u: &wide.u[first * stride..],
-            y: &wide.y,
-            stride,
-        };
-        for k in (0..stride).step_by(SLICE) {
-            let len = SLICE.min(stride - k);
-            for band in (0..a).step_by(BAND) {
-                let band_end = a.min(band + BAND);
-                let mut s = 0;
-                while s < rows {
-                    let m = (rows - s).min(3);
-                    let mut t = band;
-                    while t < band_end {
-                        let n = (band_end - t).min(3);
-                        let mut sums = [[0i32; 3]; 3];
-                        match (m, n) {
-                            (3, 3) => tile::<3, 3>(simd, &operands, [s, t, k, len], &mut sums),
-                            (3, 2) => tile::<3, 2>(simd, &operands, [s, t, k, len], &mut sums),
-                            (3, 1) => tile::<3, 1>(simd, &operands, [s, t, k, len], &mut sums),
-                            (2, 3) => tile::<2, 3>(simd, &operands, [s, t, k, len], &mut sums),
-                            (2, 2) => tile::<2, 2>(simd, &operands, [s, t, k, len], &mut sums),
-                            (2, 1) => tile::<2, 1>(simd, &operands, [s, t, k, len], &mut sums),
-                            (1, 3) => tile::<1, 3>(simd, &operands, [s, t, k, len], &mut sums),
-                            (1, 2) => tile::<1, 2>(simd, &operands, [s, t, k, len], &mut sums),
-                            _ => tile::<1, 1>(simd, &operands, [s, t, k, len], &mut sums),
-                        }
-                        for (i, row) in sums.iter().enumerate().take(m) {
-                            let out = &mut product[(s + i) * a + t..][..n];
-                            // Wrapping is the exact sum's: the caller keeps it within i32.
-                            out.iter_mut()
-                                .zip(row)
-                                .for_each(|(o, v)| *o = o.wrapping_add(*v));
-                        }
-                        t += n;
+        let panel_len = pairs * 2 * PANEL;
+        for q in (0..pairs).step_by(SLICE / 2) {
+            let len = (SLICE / 2).min(pairs - q);
+            for s in (0..rows).step_by(TILE_PANELS * PANEL) {
+                let panels: [&[[i16; 16]]; TILE_PANELS] = std::array::from_fn(|i| {
+                    let p = (first + s) / PANEL + i;
+                    let panel = &packed.u[p * panel_len + q * 2 * PANEL..][..len * 2 * PANEL];
+                    pulp::as_arrays::<16, i16>(panel).0
+                });
+                let height = (rows - s).min(TILE_PANELS * PANEL);
+                // U's last row (the ones) wants every feature; other rows only t ≥ s.
+                let from = if first + s + height > a {
+                    0
+                } else {
+                    (first + s) / TILE_FEATURES * TILE_FEATURES
+                };
+                let mut t = from;
+                while t < a {
+                    let width = (a - t).min(TILE_FEATURES);
+                    let feature = |j: usize| &packed.y[(t + j) * pairs + q..][..len];
+                    let out = Out {
+                        product: &mut *product,
+                        a,
+                        s,
+                        height,
+                        t,
+                    };
+                    match width {
+                        6 => tile::<6>(simd, panels, std::array::from_fn(feature), out),
+                        5 => tile::<5>(simd, panels, std::array::from_fn(feature), out),
+                        4 => tile::<4>(simd, panels, std::array::from_fn(feature), out),
+                        3 => tile::<3>(simd, panels, std::array::from_fn(feature), out),
+                        2 => tile::<2>(simd, panels, std::array::from_fn(feature), out),
+                        _ => tile::<1>(simd, panels, std::array::from_fn(feature), out),
                     }
-                    s += m;
+                    t += width;
                 }
             }
         }
     }
 }
 
-/// `sums[i][j] = Σ_k U[s + i][k] · Y[t + j][k]` over the slice `k..k + len` (`len` a multiple of
-/// 16): M × N dot products, 16 lanes of `i16` at a time.
+/// Where a tile's sums go: rows `s..s + height` (of the task's part of G), features `t..`.
+struct Out<'a> {
+    product: &'a mut [i32],
+    a: usize,
+    s: usize,
+    height: usize,
+    t: usize,
+}
+
+/// Adds `Σ_q U[row][2q..2q + 2] · Y[t + j][2q..2q + 2]` over the slice to G, for the tile's 16
+/// rows (2 panels) and N features.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn tile<const M: usize, const N: usize>(
+fn tile<const N: usize>(
     simd: pulp::x86::V3,
-    operands: &Operands<'_>,
-    [s, t, k, len]: [usize; 4],
-    sums: &mut [[i32; 3]; 3],
+    panels: [&[[i16; 16]]; TILE_PANELS],
+    features: [&[i32]; N],
+    out: Out<'_>,
 ) {
     use std::arch::x86_64::__m256i;
     let zero = simd.avx._mm256_setzero_si256();
-    let mut acc = [[zero; N]; M];
-    let us: [&[[i16; 16]]; M] = std::array::from_fn(|i| operands.u_slice(s + i, k, len));
-    let ys: [&[[i16; 16]]; N] = std::array::from_fn(|j| operands.y_slice(t + j, k, len));
-    for step in 0..len / 16 {
-        let uv: [__m256i; M] = std::array::from_fn(|i| pulp::cast(us[i][step]));
+    let mut acc = [[zero; N]; TILE_PANELS];
+    let len = panels[0].len();
+    for q in 0..len {
+        let lanes: [__m256i; TILE_PANELS] = std::array::from_fn(|i| pulp::cast(panels[i][q]));
         for j in 0..N {
-            let yv: __m256i = pulp::cast(ys[j][step]);
-            for i in 0..M {
-                let pairs = simd.avx2._mm256_madd_epi16(uv[i], yv);
-                acc[i][j] = simd.avx2._mm256_add_epi32(acc[i][j], pairs);
+            let pair = simd.avx._mm256_set1_epi32(features[j][q]);
+            for i in 0..TILE_PANELS {
+                let products = simd.avx2._mm256_madd_epi16(lanes[i], pair);
+                acc[i][j] = simd.avx2._mm256_add_epi32(acc[i][j], products);
             }
         }
     }
-    for i in 0..M {
-        for j in 0..N {
-            sums[i][j] = horizontal_sum(simd, acc[i][j]);
+    let Out {
+        product,
+        a,
+        s,
+        height,
+        t,
+    } = out;
+    for (i, panel) in acc.iter().enumerate() {
+        for (j, &sums) in panel.iter().enumerate() {
+            let sums: [i32; PANEL] = pulp::cast(sums);
+            for (l, &v) in sums.iter().enumerate().take(height.saturating_sub(i * PANEL)) {
+                let g = &mut product[(s + i * PANEL + l) * a + t + j];
+                // Wrapping is the exact sum's: the caller keeps it within i32.
+                *g = g.wrapping_add(v);
+            }
         }
     }
-}
-
-/// The widened rows a task reads: U from its first row on, all of Y.
-struct Operands<'a> {
-    u: &'a [i16],
-    y: &'a [i16],
-    stride: usize,
-}
-
-impl<'a> Operands<'a> {
-    /// Row `s` of U (counted from the task's first), elements `k..k + len`, by 16.
-    #[inline(always)]
-    fn u_slice(&self, s: usize, k: usize, len: usize) -> &'a [[i16; 16]] {
-        pulp::as_arrays::<16, i16>(&self.u[s * self.stride + k..][..len]).0
-    }
-
-    /// Feature `t` of Y, elements `k..k + len`, by 16.
-    #[inline(always)]
-    fn y_slice(&self, t: usize, k: usize, len: usize) -> &'a [[i16; 16]] {
-        pulp::as_arrays::<16, i16>(&self.y[t * self.stride + k..][..len]).0
-    }
-}
-
-/// The sum of the eight `i32` lanes (wrapping, as the exact sum within `i32` is).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn horizontal_sum(simd: pulp::x86::V3, v: std::arch::x86_64::__m256i) -> i32 {
-    let low = simd.avx._mm256_castsi256_si128(v);
-    let high = simd.avx2._mm256_extracti128_si256::<1>(v);
-    let four = simd.sse2._mm_add_epi32(low, high);
-    let two = simd.sse2._mm_add_epi32(four, simd.sse2._mm_shuffle_epi32::<0b01_00_11_10>(four));
-    let one = simd.sse2._mm_add_epi32(two, simd.sse2._mm_shuffle_epi32::<0b10_11_00_01>(two));
-    simd.sse2._mm_cvtsi128_si32(one)
 }
