@@ -119,6 +119,19 @@ pub fn byte_kernel() -> Option<ByteKernel> {
     })
 }
 
+/// Whether [`byte_kernel`]'s product has run in this process.
+static BYTE_PRODUCTS_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The byte kernel if it has multiplied a block in this process (a fit of byte-valued data
+/// took the byte path), for a summary to name what ran.
+pub fn byte_kernel_ran() -> Option<ByteKernel> {
+    if BYTE_PRODUCTS_RAN.load(std::sync::atomic::Ordering::Relaxed) {
+        byte_kernel()
+    } else {
+        None
+    }
+}
+
 /// The product [`byte_kernel`] chose: what production passes to the byte paths.
 pub(crate) enum MachineBytes {
     Gemm(GemmBytes),
@@ -134,6 +147,7 @@ impl ByteProduct for MachineBytes {
     }
 
     fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
+        BYTE_PRODUCTS_RAN.store(true, std::sync::atomic::Ordering::Relaxed);
         match self {
             MachineBytes::Gemm(gemm) => gemm.multiply(u, y, a, r, product),
             MachineBytes::Madd(madd) => madd.multiply(u, y, a, r, product),
