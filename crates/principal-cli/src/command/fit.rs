@@ -513,7 +513,7 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
         None => writeln!(
             s,
             "byte-valued data (≤ 256 values a feature): exact f32 products (no exact byte \
-             product on this CPU)"
+             kernel on this CPU, or PRINCIPAL_BYTE_KERNEL=none)"
         ),
     };
     s
