@@ -19,24 +19,31 @@
 //! diagonal are skipped, half the work. Tasks of rows of G run on all threads, with the same
 //! bits (every sum is exact).
 
+#[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
 /// Values of `k` summed per pass over the features (a multiple of 16).
 const SLICE: usize = 512;
 
+#[cfg(target_arch = "x86_64")]
 /// Rows of U per panel: the `i32` lanes of a 256-bit vector.
 const PANEL: usize = 8;
 
+#[cfg(target_arch = "x86_64")]
 /// Panels per tile (rows of U per tile: 16).
 const TILE_PANELS: usize = 2;
 
+#[cfg(target_arch = "x86_64")]
 /// Features of Y per tile: with [`TILE_PANELS`], 12 accumulators, 2 panels' vectors, a
 /// broadcast and a product fill the 16 AVX registers.
 const TILE_FEATURES: usize = 6;
 
+#[cfg(target_arch = "x86_64")]
 /// Rows of U (rows of G) per task on the thread pool: three tiles.
 const TASK_ROWS: usize = 3 * TILE_PANELS * PANEL;
 
+#[cfg(target_arch = "x86_64")]
 /// The packed operands: `u[((p · pairs) + q) · 16 + 2l + e] = U[8p + l][2q + e]` (rows past U's
 /// zero), `y[t · pairs + q] = Y[t][2q]` in the low half, `Y[t][2q + 1]` in the high half, both
 /// with `k` padded with zeros to `2 · pairs`, a multiple of 16.
@@ -46,6 +53,7 @@ struct Packed {
     pairs: usize,
 }
 
+#[cfg(target_arch = "x86_64")]
 impl Packed {
     fn new(u: &[u8], y: &[i8], a: usize, r: usize) -> Self {
         let pairs = r.div_ceil(16) * 8;
@@ -192,6 +200,7 @@ impl pulp::WithSimd for Rows<'_> {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 /// Where a tile's sums go: rows `s..s + height` (of the task's part of G), features `t..`.
 struct Out<'a> {
     product: &'a mut [i32],
