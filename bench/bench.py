@@ -314,6 +314,19 @@ class Principal:
         except (OSError, subprocess.SubprocessError):
             self.version = "unknown"
         self._counter = 0
+        self.byte_kernel = "unknown"
+        try:
+            # `fit --explain` on a tiny byte-valued file names the byte kernel this CPU runs.
+            probe = self.work / "byte_kernel_probe.csv"
+            probe.write_text("a,b\n1,2\n3,4\n5,7\n")
+            err = subprocess.run([str(exe), "fit", str(probe), "--explain", "--output",
+                                  str(self.work / "byte_kernel_probe.model")],
+                                 capture_output=True, text=True, timeout=60).stderr
+            m = re.search(r"^byte-valued data \([^)]*\): (.*)$", err, re.M)
+            if m:
+                self.byte_kernel = m.group(1)
+        except (OSError, subprocess.SubprocessError) as e:
+            log(f"warning: probing the byte kernel failed: {e}")
 
     def has_flag(self, flag: str) -> bool:
         return re.search(rf"(^|\s){re.escape(flag)}\b", self.fit_help) is not None
@@ -324,11 +337,13 @@ class Principal:
             return {"auto", "covariance", "gram", "svd", "randomized", "power"}
         return {s.strip() for s in m.group(1).split(",")}
 
-    def fit_variant(self, label: str, inputs: list, args: list) -> Variant:
+    def fit_variant(self, label: str, inputs: list, args: list, env: Optional[dict] = None) -> Variant:
+        """`principal fit` on `inputs`; `env`: variables set for it alone (through env(1))."""
         self._counter += 1
         model = self.work / f"model{self._counter}.safetensors"
         errlog = self.work / f"fit{self._counter}.stderr"
-        cmd = [str(self.exe), "fit", *map(str, inputs), *args, "--output", str(model)]
+        prefix = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+        cmd = [*prefix, str(self.exe), "fit", *map(str, inputs), *args, "--output", str(model)]
 
         def run_once() -> Run:
             seconds, maxrss_kib, code = self.launcher.run(cmd, errlog)
@@ -353,7 +368,7 @@ class Principal:
 
         def run_once() -> Run:
             if not os.access(exe, os.X_OK):
-                return Run(0.0, ok=False, error=f"{exe} is missing: cargo build --release -p principal-io "
+                return Run(0.0, ok=False, error=f"{exe} is missing: cargo build --release "
                                                 "--example fit_in_memory")
             out = subprocess.run([str(exe), str(path), str(k), solver, "3"], capture_output=True, text=True,
                                  timeout=3600)
@@ -384,6 +399,9 @@ class Principal:
             v.info["solver"] = m.group(1)
             if m.group(2):
                 v.info["why"] = m.group(2)
+        m = re.search(r"^products: (.*)$", stderr_text, re.M)
+        if m:
+            v.notes.append(f"byte products: {m.group(1)}")
         m = re.search(r"iterations: (\d+) passes, error estimate ([0-9.eE+-]+)", stderr_text)
         if m:
             v.info["passes"] = int(m.group(1))
@@ -510,6 +528,11 @@ def case1(args, principal: Principal) -> CaseResult:
         principal.in_memory_variant(FASHION_TRAIN, k, "covariance"),
         sklearn_variant("svd_solver='covariance_eigh'", x_ref, k, svd_solver="covariance_eigh"),
         sklearn_variant("svd_solver='full'", x_ref, k, svd_solver="full"),
+        # Before and after the byte kernel, in the same run: without it the byte-valued pixels
+        # take exact f32 products (the same model, bit for bit).
+        principal.fit_variant("--solver covariance, byte kernel off (PRINCIPAL_BYTE_KERNEL=none)",
+                              [FASHION_TRAIN], ["--components", str(k), "--solver", "covariance"],
+                              env={"PRINCIPAL_BYTE_KERNEL": "none"}),
     ]
     run_rounds(variants, args.repeat, args.budget, "case 1", notes)
     finish_variants(variants, principal)
@@ -708,13 +731,19 @@ def environment(principal: Principal) -> list:
     import threadpoolctl
 
     cpu = "unknown"
+    simd = "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith("model name") and cpu == "unknown":
                 cpu = line.split(":", 1)[1].strip()
-                break
+            if line.startswith("flags") and simd == "unknown":
+                flags = line.split(":", 1)[1].split()
+                # The features the kernels dispatch on (AVX-512 VNNI: rten-gemm's byte product;
+                # AVX2: the vpmaddwd byte product and faer's f64 kernels).
+                simd = " ".join(f for f in flags if f.startswith(("avx", "fma", "amx"))) or "none of avx/fma"
     except OSError:
         pass
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     try:
         commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
@@ -727,7 +756,9 @@ def environment(principal: Principal) -> list:
                      for p in threadpoolctl.threadpool_info())
     return [
         f"date: {_dt.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
-        f"machine: {platform.machine()}, nproc {os.cpu_count()}, CPU {cpu}",
+        f"machine: {platform.machine()}, nproc {os.cpu_count()}, CPU {cpu}; flags: {simd}; "
+        f"load average at the start: {load}",
+        f"principal's byte kernel: {principal.byte_kernel}",
         f"principal: {principal.version}, commit {commit}",
         f"python {platform.python_version()}, numpy {np.__version__}, scikit-learn {sklearn.__version__}; "
         f"BLAS: {blas or 'unknown'}",

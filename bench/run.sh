@@ -33,7 +33,9 @@ if [[ ! -f "$FASHION" ]]; then
 fi
 
 # 3. The release binary, and the example that times the fit alone on data in memory.
-(cd "$ROOT" && cargo build --release -p principal-cli && cargo build --release -p principal-io --example fit_in_memory)
+# Workspace-wide, so that the features resolve as in `cargo test --release --workspace` and
+# no dependency is built twice.
+(cd "$ROOT" && cargo build --release --bin principal --example fit_in_memory)
 
 # 4. The benchmark.
 exec "$VENV/bin/python" "$BENCH/bench.py" "$@"

@@ -62,6 +62,51 @@ fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
     assert!(gram.contains(" kB"), "{gram}");
 }
 
+/// The byte kernel: `--explain` names the one this CPU has and the summary the one that ran
+/// (MNIST's pixels take the byte path to the covariance matrix); with it off
+/// (`PRINCIPAL_BYTE_KERNEL=none`: exact f32 products) neither names one, and the model is the
+/// same file, bit for bit.
+#[test]
+fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() {
+    assert!(
+        std::env::var_os("PRINCIPAL_BYTE_KERNEL").is_none(),
+        "run this test without PRINCIPAL_BYTE_KERNEL: it compares the kernel chosen here"
+    );
+    let env = Env::new();
+    let fit = |kernel: &str, output: &str| {
+        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"))
+            .current_dir(env.dir.path())
+            .env("PRINCIPAL_BYTE_KERNEL", kernel)
+            .args(["fit", &mnist(), "--exclude", "784", "-k", "10", "-o", output])
+            .args(["--solver", "covariance"])
+            .arg("--explain")
+            .output()
+            .expect("run principal");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{kernel}: {stderr}");
+        stderr
+    };
+    let best = fit("auto", "bytes.pca");
+    let off = fit("none", "f32.pca");
+    let line = "byte-valued data (≤ 256 values a feature): ";
+    let f32_products = "exact f32 products (no exact byte kernel on this CPU, or \
+                        PRINCIPAL_BYTE_KERNEL=none)";
+    match principal::byte_kernel() {
+        Some(kernel) => {
+            assert!(best.contains(&format!("{line}{kernel}\n")), "{best}");
+            assert!(best.contains(&format!("\nproducts: {kernel}\n")), "{best}");
+        }
+        None => {
+            assert!(best.contains(&format!("{line}{f32_products}\n")), "{best}");
+            assert!(!best.contains("\nproducts: "), "{best}");
+        }
+    }
+    assert!(off.contains(&format!("{line}{f32_products}\n")), "{off}");
+    assert!(!off.contains("\nproducts: "), "{off}");
+    let read = |name: &str| fs::read(env.path(name)).expect("model written");
+    assert!(read("bytes.pca") == read("f32.pca"), "the models differ");
+}
+
 #[test]
 fn randomized_fit_reports_its_error_estimate_and_a_seed_makes_it_repeatable() {
     let env = Env::new();

@@ -92,6 +92,7 @@ pub use plan::{Candidate, SolverPlan, Unsuitable};
 pub use probabilistic::gaussian::{Posterior, ProbabilisticPca, Units};
 pub use probabilistic::observed::ObservedPosterior;
 pub use probabilistic::sampling::Sampler;
+pub use kernel::bytes::{ByteKernel, byte_kernel, byte_kernel_ran};
 pub use real::{ChunkRef, Real};
 pub use solver::missing::{MissingValueReport, PassPoint};
 pub use solver::{IterationReport, Spectrum};

@@ -33,7 +33,8 @@ const LAYERS: &[&[&str]] = &[
     // The element types (f32, f64) and chunks of them.
     &["real"],
     // Re-readable sources; the leaves of the numeric kernels.
-    &["data", "kernel::simd", "kernel::parallel", "kernel::bytes"],
+    &["data", "kernel::simd", "kernel::parallel", "kernel::madd"],
+    &["kernel::bytes"],
     // Several processes: the collective operations and the agreement before each reduction.
     &[
         "kernel::scan",

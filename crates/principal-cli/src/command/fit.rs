@@ -508,6 +508,14 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
         "read into memory"
     };
     let _ = writeln!(s, "data {mode}: {}", reading.why);
+    let _ = match principal::byte_kernel() {
+        Some(kernel) => writeln!(s, "byte-valued data (≤ 256 values a feature): {kernel}"),
+        None => writeln!(
+            s,
+            "byte-valued data (≤ 256 values a feature): exact f32 products (no exact byte \
+             kernel on this CPU, or PRINCIPAL_BYTE_KERNEL=none)"
+        ),
+    };
     s
 }
 
@@ -586,6 +594,9 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
                 " (tolerance NOT reached)"
             }
         );
+    }
+    if let Some(kernel) = principal::byte_kernel_ran() {
+        let _ = writeln!(s, "products: {kernel}");
     }
     let peak = budget::peak_memory_note();
     match timing {

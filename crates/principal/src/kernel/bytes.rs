@@ -2,12 +2,18 @@
 //!
 //! faer multiplies floating-point matrices only; rten-gemm's integer kernels do this product,
 //! and do more work per instruction than an f32 product (AVX-512 VNNI's `vpdpbusd` does 64
-//! multiply-adds where an f32 FMA does 16). They are exact only where they cannot saturate:
-//! without VNNI, x86's `vpmaddubsw` adds pairs of products in `i16` with saturation. So
-//! [`GemmBytes::available`] offers the product only where it is exact, and the byte path is
-//! taken only there. Everything around the product (the blocks' layout, the gathering of rows,
-//! the sums) is generic over [`ByteProduct`], so that tests run it with a portable reference
-//! product on every machine.
+//! multiply-adds where an f32 FMA does 16; on aarch64, NEON's dot products). They are exact
+//! only where they cannot saturate: without VNNI, x86's `vpmaddubsw` adds pairs of products in
+//! `i16` with saturation. So [`GemmBytes::available`] offers the product only where it is
+//! exact; on x86-64 with AVX2 but no VNNI, [`MaddBytes`] (`kernel::madd`: bytes widened to
+//! `i16`, `vpmaddwd` into `i32`) takes its place. [`MachineBytes`] is the one production uses,
+//! chosen once per process ([`byte_kernel`]). Everything around the product (the blocks'
+//! layout, the gathering of rows, the sums) is generic over [`ByteProduct`], so that tests run
+//! it with a portable reference product, and with each kernel this CPU has, on every machine.
+
+use std::sync::OnceLock;
+
+use crate::kernel::madd;
 
 use rten_gemm::{GemmExecutor, GemmInputA, GemmInputB, GemmOptions};
 use rten_tensor::NdTensorView;
@@ -19,7 +25,9 @@ pub(crate) trait ByteProduct: Sized {
 
     /// `product = U Y`, every sum exact: U is `(a + 1) × r` in `u`, row-major; Y is `r × a`,
     /// stored feature by feature in `y` (its column `t` is `y[t·r..(t + 1)·r]`); `product` is
-    /// `(a + 1) × a`, row-major. The caller keeps every sum within `i32`.
+    /// `(a + 1) × a`, row-major. Only its entries `G[s][t]` with `t ≥ s` and its last row are
+    /// wanted (the rest may hold anything: a kernel may skip them). The caller keeps every sum
+    /// within `i32`.
     fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]);
 }
 
@@ -52,6 +60,98 @@ impl ByteProduct for GemmBytes {
                 GemmOptions::default(),
             )
             .expect("the shapes agree");
+    }
+}
+
+/// `vpmaddwd` on bytes widened to `i16` (x86-64 with AVX2): exact on every byte.
+pub(crate) struct MaddBytes;
+
+impl ByteProduct for MaddBytes {
+    fn available() -> Option<Self> {
+        madd::available().then_some(MaddBytes)
+    }
+
+    fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
+        let done = madd::multiply(u, y, a, r, product);
+        assert!(done, "MaddBytes exists only where AVX2 does");
+    }
+}
+
+/// An exact byte product this library has, as named in `--explain` and the fit summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteKernel {
+    /// rten-gemm's `u8 × i8` kernel where it cannot saturate: AVX-512 VNNI (`vpdpbusd`) on
+    /// x86-64, NEON on aarch64.
+    RtenGemm,
+    /// Bytes widened to `i16`, multiplied and added in pairs into `i32` by AVX2's `vpmaddwd`.
+    Avx2Madd,
+}
+
+impl std::fmt::Display for ByteKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ByteKernel::RtenGemm if cfg!(target_arch = "x86_64") => {
+                "u8×i8 products by rten-gemm (AVX-512 VNNI vpdpbusd)"
+            }
+            ByteKernel::RtenGemm => "u8×i8 products by rten-gemm",
+            ByteKernel::Avx2Madd => "u8×i8 products widened to i16 (AVX2 vpmaddwd)",
+        })
+    }
+}
+
+/// The exact byte product this CPU runs, decided once per process: rten-gemm where it is
+/// exact, else the AVX2 `vpmaddwd` kernel; `None` where neither is (byte-valued data then takes
+/// exact f32 products). The environment variable `PRINCIPAL_BYTE_KERNEL` narrows the choice,
+/// for benchmarks and for checking that every path gives the same bits: `none` (the f32
+/// products), `avx2` or `rten-gemm` (that kernel if this CPU runs it exactly, else none);
+/// unset or any other value, the best one here.
+pub fn byte_kernel() -> Option<ByteKernel> {
+    static CHOICE: OnceLock<Option<ByteKernel>> = OnceLock::new();
+    *CHOICE.get_or_init(|| {
+        let rten = GemmBytes::available().map(|_| ByteKernel::RtenGemm);
+        let avx2 = MaddBytes::available().map(|_| ByteKernel::Avx2Madd);
+        match std::env::var("PRINCIPAL_BYTE_KERNEL").as_deref() {
+            Ok("none") => None,
+            Ok("avx2") => avx2,
+            Ok("rten-gemm") => rten,
+            _ => rten.or(avx2),
+        }
+    })
+}
+
+/// Whether [`byte_kernel`]'s product has run in this process.
+static BYTE_PRODUCTS_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The byte kernel if it has multiplied a block in this process (a fit of byte-valued data
+/// took the byte path), for a summary to name what ran.
+pub fn byte_kernel_ran() -> Option<ByteKernel> {
+    if BYTE_PRODUCTS_RAN.load(std::sync::atomic::Ordering::Relaxed) {
+        byte_kernel()
+    } else {
+        None
+    }
+}
+
+/// The product [`byte_kernel`] chose: what production passes to the byte paths.
+pub(crate) enum MachineBytes {
+    Gemm(GemmBytes),
+    Madd(MaddBytes),
+}
+
+impl ByteProduct for MachineBytes {
+    fn available() -> Option<Self> {
+        Some(match byte_kernel()? {
+            ByteKernel::RtenGemm => MachineBytes::Gemm(GemmBytes::any_kernel()),
+            ByteKernel::Avx2Madd => MachineBytes::Madd(MaddBytes),
+        })
+    }
+
+    fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
+        BYTE_PRODUCTS_RAN.store(true, std::sync::atomic::Ordering::Relaxed);
+        match self {
+            MachineBytes::Gemm(gemm) => gemm.multiply(u, y, a, r, product),
+            MachineBytes::Madd(madd) => madd.multiply(u, y, a, r, product),
+        }
     }
 }
 
@@ -157,6 +257,115 @@ mod tests {
                 "without"
             }
         );
+    }
+
+    /// The AVX2 kernel against the reference on random full bytes, on every shape class: tiny,
+    /// tall (few features, many rows), wide (many features, few rows), features not a multiple
+    /// of the 3×3 tile, rows not a multiple of the 16 lanes, more rows than a slice, more
+    /// features than a band, more rows of G than a task; and on the extremes (every u = 255
+    /// against every y = −128, and against 127), where any narrower sum would saturate.
+    /// Ignored, with the reason, where the build found no AVX2.
+    #[test]
+    #[cfg_attr(
+        not(avx2_byte_product),
+        ignore = "this CPU has no AVX2, so the vpmaddwd byte product cannot run here"
+    )]
+    fn the_avx2_madd_kernel_gives_the_reference_products_bit_for_bit() {
+        let madd = MaddBytes::available().expect("the build found AVX2 here");
+        let shapes = [
+            (1, 1),
+            (1, 16),
+            (2, 17),
+            (3, 15),
+            (4, 2048),
+            (5, 2047),
+            (50, 33),
+            (200, 8),
+            (241, 529),
+            (244, 1000),
+            (70, 2048),
+        ];
+        for (k, &(a, r)) in shapes.iter().enumerate() {
+            let (u, y) = random_block(a, r, 255, 127, 100 + k as u64);
+            let mut want = vec![0i32; (a + 1) * a];
+            ReferenceBytes.multiply(&u, &y, a, r, &mut want);
+            // Garbage in the output: the kernel must overwrite, not add.
+            let mut got = vec![-7i32; (a + 1) * a];
+            madd.multiply(&u, &y, a, r, &mut got);
+            assert_eq!(wanted_part(&got, a), wanted_part(&want, a), "{a} features × {r} rows");
+        }
+        for y_value in [-128i8, 127] {
+            let (a, r) = (7, 2048);
+            let (u, y) = (vec![255u8; (a + 1) * r], vec![y_value; a * r]);
+            let mut got = vec![0i32; (a + 1) * a];
+            madd.multiply(&u, &y, a, r, &mut got);
+            let want = 255 * i32::from(y_value) * r as i32;
+            let got = wanted_part(&got, a);
+            assert!(got.iter().all(|&g| g == want), "{y_value}: {got:?}");
+        }
+    }
+
+    /// The entries of a product `G` ((a + 1) × a) a kernel must give: `t ≥ s`, and the last row.
+    fn wanted_part(product: &[i32], a: usize) -> Vec<i32> {
+        let mut part = Vec::new();
+        for s in 0..a {
+            part.extend_from_slice(&product[s * a + s..(s + 1) * a]);
+        }
+        part.extend_from_slice(&product[a * a..(a + 1) * a]);
+        part
+    }
+
+    /// The build script's AVX2 decision is what pulp finds here, and the kernel chosen once per
+    /// process is rten-gemm where it is exact, else the AVX2 kernel where AVX2 exists.
+    #[test]
+    fn the_chosen_byte_kernel_is_the_best_exact_one_here() {
+        assert_eq!(cfg!(avx2_byte_product), MaddBytes::available().is_some());
+        let want = if hardware_product_available() {
+            Some(ByteKernel::RtenGemm)
+        } else if MaddBytes::available().is_some() {
+            Some(ByteKernel::Avx2Madd)
+        } else {
+            None
+        };
+        // Unless the environment narrowed the choice (the one process-wide setting).
+        if std::env::var_os("PRINCIPAL_BYTE_KERNEL").is_none() {
+            assert_eq!(byte_kernel(), want);
+        }
+        assert_eq!(MachineBytes::available().is_some(), byte_kernel().is_some());
+    }
+
+    /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
+    /// against 784 features) by the kernel `TIME_KERNEL` names (`madd`, `rten-gemm`, or `f32`:
+    /// the exact f32 path's lower-triangle product of the same block), 20 times, for
+    /// `perf stat` or callgrind to count (bench/results.md).
+    #[test]
+    #[ignore = "a timing loop, run by hand with TIME_KERNEL=madd|rten-gemm|f32"]
+    fn time_one_byte_block() {
+        let (a, r) = (784, 2048);
+        let (u, y) = random_block(a, r, 255, 127, 7);
+        let kernel = std::env::var("TIME_KERNEL").unwrap_or_default();
+        let mut product = vec![0i32; (a + 1) * a];
+        let y32 = faer::Mat::<f32>::from_fn(a + 1, r, |t, k| {
+            if t < a { f32::from(y[t * r + k]) } else { 1.0 }
+        });
+        let mut lower = faer::Mat::<f32>::zeros(a + 1, a + 1);
+        for _ in 0..20 {
+            match kernel.as_str() {
+                "madd" => MaddBytes::available()
+                    .expect("AVX2")
+                    .multiply(&u, &y, a, r, &mut product),
+                "rten-gemm" => GemmBytes::any_kernel().multiply(&u, &y, a, r, &mut product),
+                "f32" => crate::kernel::products::lower_product(
+                    lower.as_mut(),
+                    faer::Accum::Replace,
+                    y32.as_ref(),
+                    faer::Par::rayon(0),
+                ),
+                "none" => {}
+                other => panic!("TIME_KERNEL={other:?}: madd, rten-gemm, f32 or none"),
+            }
+        }
+        std::hint::black_box((&product, &lower));
     }
 
     fn agrees_with_the_reference(gemm: GemmBytes, u_max: u8, y_max: i8) {

@@ -3,11 +3,12 @@
 //! of a block with itself, and the exact byte product's wrapper. They know nothing of moments,
 //! solvers or models.
 //!
-//! Inside: `simd` and `parallel` at the bottom; `scan`, `blocks`, `products` and `bytes` use
-//! them (and nothing of each other).
+//! Inside: `simd`, `parallel` and `madd` (the AVX2 byte product) at the bottom; `scan`,
+//! `blocks`, `products` and `bytes` use them (and nothing of each other).
 
 pub(crate) mod blocks;
 pub(crate) mod bytes;
+pub(crate) mod madd;
 pub(crate) mod parallel;
 pub(crate) mod products;
 pub(crate) mod scan;

@@ -291,18 +291,30 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::kernel::bytes::{GemmBytes, ReferenceBytes, hardware_product_available};
+    use crate::kernel::bytes::{GemmBytes, MaddBytes, ReferenceBytes, hardware_product_available};
     use crate::moments::integer::{integer_moments, small_integer_range};
     use faer::Mat;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// Two tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
+    /// Three tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
     /// portable reference product on every machine; `$hardware` with rten-gemm's product, and
     /// is ignored, with the reason in `cargo test`'s summary, where the build script found
-    /// that product inexact on this CPU (no AVX-512 VNNI: the byte path is not taken there).
+    /// that product inexact on this CPU (no AVX-512 VNNI: the byte path is not taken there);
+    /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2.
     macro_rules! product_tests {
-        ($check:ident: $reference:ident, $hardware:ident) => {
+        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident) => {
+            /// With the AVX2 `vpmaddwd` product; ignored, with the reason, where the build
+            /// found no AVX2.
+            #[test]
+            #[cfg_attr(
+                not(avx2_byte_product),
+                ignore = "this CPU has no AVX2, so the vpmaddwd byte product cannot run here"
+            )]
+            fn $avx2() {
+                $check(stringify!($avx2), $crate::moments::bytes::tests::Which::Avx2);
+            }
+
             #[test]
             fn $reference() {
                 $check(
@@ -336,11 +348,13 @@ pub(crate) mod tests {
     pub(crate) enum Which {
         Reference,
         Hardware,
+        Avx2,
     }
 
     product_tests!(a_block_gives_exact_sums:
         a_block_gives_exact_sums_with_the_reference_product,
-        a_block_gives_exact_sums_with_rten_gemms_product);
+        a_block_gives_exact_sums_with_rten_gemms_product,
+        a_block_gives_exact_sums_with_the_avx2_madd_product);
 
     /// One block's `Σxxᵀ` (lower triangle) and `Σy` against sums of the rows one by one: all
     /// exact integers, so equal. Ranges that fill a byte, with offsets; the data in f32 and
@@ -409,13 +423,18 @@ pub(crate) mod tests {
                     check::<f64, GemmBytes>(lo, n, d, take, &mut rng);
                     check::<f32, GemmBytes>(lo, n, d, take, &mut rng);
                 }
+                Which::Avx2 => {
+                    check::<f64, MaddBytes>(lo, n, d, take, &mut rng);
+                    check::<f32, MaddBytes>(lo, n, d, take, &mut rng);
+                }
             }
         }
     }
 
     product_tests!(dense_chunks_give_the_integer_paths_bits:
         dense_chunks_give_the_integer_paths_bits_with_the_reference_product,
-        dense_chunks_give_the_integer_paths_bits_with_rten_gemms_product);
+        dense_chunks_give_the_integer_paths_bits_with_rten_gemms_product,
+        dense_chunks_give_the_integer_paths_bits_with_the_avx2_madd_product);
 
     /// Dense rows of bytes (pixels, signed values, values around −10⁶), in one block, in two
     /// and a ragged second, f32 and f64: the integer path's exact sums, so its bits.
@@ -470,6 +489,10 @@ pub(crate) mod tests {
                 Which::Hardware => {
                     check::<f64, GemmBytes>(&x, what);
                     check::<f32, GemmBytes>(&x, what);
+                }
+                Which::Avx2 => {
+                    check::<f64, MaddBytes>(&x, what);
+                    check::<f32, MaddBytes>(&x, what);
                 }
             }
         }

@@ -22,14 +22,14 @@
 //! Integers are finite: only the float paths need the finiteness check (one pass less), and
 //! they name the first non-finite value.
 //!
-//! The byte product is a type parameter (`P`): production passes [`GemmBytes`] (rten-gemm,
-//! available only where exact), tests also a portable reference, so that every step of the
+//! The byte product is a type parameter (`P`): production passes [`MachineBytes`] (rten-gemm
+//! where exact, else AVX2's `vpmaddwd`; none elsewhere), tests also a portable reference, so that every step of the
 //! byte paths but the hardware kernel runs on every machine.
 
 use faer::MatRef;
 
 use crate::error::Result;
-use crate::kernel::bytes::{ByteProduct, GemmBytes};
+use crate::kernel::bytes::{ByteProduct, MachineBytes};
 use crate::kernel::products::NARROW_MAX_FEATURES;
 use crate::kernel::scan::IntegerRange;
 use crate::moments::bytes::{ByteBlocks, byte_moments, sums_stay_exact};
@@ -53,7 +53,7 @@ pub(crate) fn whole_chunk_moments<T: Real>(
     if chunk.ncols() <= NARROW_MAX_FEATURES {
         return None;
     }
-    ordered::<T, GemmBytes>(chunk, ws)
+    ordered::<T, MachineBytes>(chunk, ws)
 }
 
 /// The ordered path with the byte product `P` for its blocks where they fit a byte.
@@ -133,7 +133,7 @@ mod tests {
         first_row: usize,
         precision: Precision,
     ) -> Result<Vec<f64>> {
-        piece_moments::<T, GemmBytes>(chunk, ws, first_row, precision)
+        piece_moments::<T, MachineBytes>(chunk, ws, first_row, precision)
     }
 
     /// Dense bytes are chosen for wide row-major pieces whose features fit a byte (with the

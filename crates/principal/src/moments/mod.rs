@@ -21,7 +21,7 @@ use faer::{Mat, MatRef, Par};
 use crate::collective::{Collective, Stage, agree, mean_across};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
-use crate::kernel::bytes::GemmBytes;
+use crate::kernel::bytes::MachineBytes;
 use crate::kernel::products::NARROW_MAX_FEATURES;
 use crate::moments::chunk::{piece_moments, whole_chunk_moments};
 use crate::moments::merge::merge_mean;
@@ -223,7 +223,7 @@ impl MomentAccumulator {
             }
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
-            match piece_moments::<T, GemmBytes>(part, &mut ws, first_row + start, self.precision) {
+            match piece_moments::<T, MachineBytes>(part, &mut ws, first_row + start, self.precision) {
                 Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
                 Err(e) => break Err(e),
             }
