@@ -30,7 +30,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::command::{
-    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    align, choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
 };
 use crate::processes::Processes;
 
@@ -117,6 +117,10 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Merge(args) => {
             processes.one_only("merge")?;
             merge::run(&merge::MergeConfig::new(args)?)
+        }
+        Command::Align(args) => {
+            processes.one_only("align")?;
+            align::run(&align::AlignConfig::new(args))
         }
         Command::Choose(args) => {
             processes.one_only("choose")?;

@@ -16,7 +16,8 @@
 //! `missing_pass_points` (one letter per pass: `e` an EM step, `x` a kept extrapolation, `r` a
 //! rejected one; both absent in files written before them, read as no passes); for a model
 //! that whitens its codes `whitening` = `unit-variance` (absent: `none`, as in files written
-//! before whitening existed). Readers that do not know a key ignore it, so these optional keys
+//! before whitening existed); for a model whose components were rotated to match another's
+//! (`principal align --rotate`) `basis` = `rotated` (absent: `eigenvectors`). Readers that do not know a key ignore it, so these optional keys
 //! leave the format version at 1.
 
 use std::collections::HashMap;
@@ -26,7 +27,8 @@ use std::str::FromStr;
 
 use faer::Mat;
 use principal::{
-    IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver, Whitening,
+    Basis, IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver,
+    Whitening,
 };
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
@@ -150,6 +152,10 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
     // Written only when whitening, so that other models keep the bytes they always had.
     if model.whitening() != Whitening::None {
         meta.insert("whitening".into(), model.whitening().name().to_owned());
+    }
+    // Written only when rotated, as whitening.
+    if model.basis() != Basis::Eigenvectors {
+        meta.insert("basis".into(), model.basis().name().to_owned());
     }
     let bytes = serialize_tensors(path, &data, meta)?;
     write_atomically(path, |w| w.write_all(&bytes))
@@ -415,6 +421,13 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
             .map_err(|e| not_model(format!("metadata \"whitening\": {e}")))?,
     };
 
+    let basis = match meta.get("basis") {
+        None => Basis::Eigenvectors,
+        Some(text) => {
+            Basis::from_str(text).map_err(|e| not_model(format!("metadata \"basis\": {e}")))?
+        }
+    };
+
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
         f64_tensor(&tensors, name, shape).map_err(not_model)
     };
@@ -450,6 +463,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         iteration_report,
         missing_values,
         whitening,
+        basis,
     })
     .and_then(|model| check_model_values(&model).map(|()| model))
     .map_err(|source| IoError::InvalidModel {

@@ -10,7 +10,7 @@ use numpy::{
 };
 use principal::faer::{Mat, MatRef};
 use principal::{
-    ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
+    Basis, ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
     MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder, PcaModel, PcaParams,
     PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Units, Whitening,
 };
@@ -272,6 +272,11 @@ fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
         iteration_report,
         missing_values,
         whitening: parse_name(&item(state, "whitening")?.extract::<String>()?)?,
+        // States pickled before alignment existed have no basis: eigenvectors.
+        basis: match optional_item(state, "basis")? {
+            Some(b) => parse_name(&b.extract::<String>()?)?,
+            None => Basis::Eigenvectors,
+        },
     })
     .map_err(value_error)
 }
@@ -308,6 +313,7 @@ fn state_of<'py>(py: Python<'py>, model: &PcaModel) -> PyResult<Bound<'py, PyDic
     s.set_item("solver", parts.solver.name())?;
     s.set_item("zero_variance_features", parts.zero_variance_features)?;
     s.set_item("whitening", parts.whitening.name())?;
+    s.set_item("basis", parts.basis.name())?;
     let report = match parts.iteration_report {
         None => None,
         Some(r) => {

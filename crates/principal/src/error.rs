@@ -178,6 +178,10 @@ pub enum PcaError {
     /// posterior is undefined; the message says which and why.
     #[error("the probabilistic model is degenerate: {0}")]
     DegenerateModel(String),
+    /// Two models that [`crate::align::align`] cannot align: other features or other
+    /// preprocessing; the message says which.
+    #[error("the models cannot be aligned: {0}")]
+    NotAlignable(String),
     /// Parts given to [`crate::PcaModel::from_parts`] do not make a consistent model.
     #[error("inconsistent model: {0}")]
     InvalidModel(String),

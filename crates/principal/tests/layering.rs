@@ -70,6 +70,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     // The model; auto's plan; nearest neighbours among codes (recognition).
     &["model", "plan", "neighbours"],
+    // Aligning a model to a reference (matching, flipping, rotating components).
+    &["align"],
     // Probabilistic PCA on the model: the Gaussian model, then the door.
     &["probabilistic::gaussian"],
     &["probabilistic::sampling", "probabilistic::observed"],
