@@ -732,6 +732,38 @@ fn report<'py>(
     Ok((drawn, omitted))
 }
 
+/// The state of `state`'s model aligned to `reference`'s (rotated when `rotate`), the
+/// principal angles between their subspaces in degrees, and for each aligned component its
+/// original index, reference index (None when left over) and whether it was flipped.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn align<'py>(
+    py: Python<'py>,
+    state: &Bound<'py, PyDict>,
+    reference: &Bound<'py, PyDict>,
+    rotate: bool,
+) -> PyResult<(
+    Bound<'py, PyDict>,
+    Vec<f64>,
+    Vec<(usize, Option<usize>, bool)>,
+)> {
+    let model = model_from(state)?;
+    let reference = model_from(reference)?;
+    let alignment = if rotate {
+        principal::align::Alignment::Rotate
+    } else {
+        principal::align::Alignment::Match
+    };
+    let aligned = principal::align::align(&model, &reference, alignment).map_err(value_error)?;
+    let angles = aligned.angles.iter().map(|t| t.to_degrees()).collect();
+    let matches = aligned
+        .matches
+        .iter()
+        .map(|m| (m.original, m.reference, m.flipped))
+        .collect();
+    Ok((state_of(py, &aligned.model)?, angles, matches))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
@@ -750,6 +782,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_files, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(align, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

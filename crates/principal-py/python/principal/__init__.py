@@ -16,6 +16,6 @@ once), fits of files too large for memory (:func:`fit_files`), the model file of
 """
 
 from ._native import __version__
-from ._pca import PCA, Posterior, choose, fit_files, report
+from ._pca import PCA, Posterior, align, choose, fit_files, report
 
-__all__ = ["PCA", "Posterior", "choose", "fit_files", "report", "__version__"]
+__all__ = ["PCA", "Posterior", "align", "choose", "fit_files", "report", "__version__"]
