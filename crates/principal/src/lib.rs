@@ -58,6 +58,7 @@
 mod choose;
 mod collective;
 mod data;
+pub mod describe;
 mod error;
 mod fit;
 mod kernel;
