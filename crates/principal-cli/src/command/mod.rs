@@ -3,6 +3,7 @@
 
 pub mod choose;
 pub mod classify;
+pub mod describe;
 pub mod fit;
 pub mod impute;
 pub mod inspect;
