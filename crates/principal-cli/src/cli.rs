@@ -5,7 +5,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::command::{
-    align, choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample,
+    score, stats, transform,
 };
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
@@ -72,6 +73,11 @@ pub enum Command {
     /// flip and reorder them (or, with --rotate, rotate them within their subspace) so that
     /// codes are comparable, and print the principal angles between the two subspaces.
     Align(align::AlignArgs),
+    /// What the components mean, in FactoMineR's terms: eigenvalues, the variables'
+    /// coordinates, correlations, cos² and contributions, the individuals', supplementary
+    /// individuals and variables projected onto the axes, and the variables significantly
+    /// related to each axis (dimdesc).
+    Describe(describe::DescribeArgs),
 }
 
 #[cfg(test)]

@@ -30,7 +30,8 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::command::{
-    align, choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample,
+    score, stats, transform,
 };
 use crate::processes::Processes;
 
@@ -145,6 +146,10 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Classify(args) => {
             processes.one_only("classify")?;
             classify::run(&classify::ClassifyConfig::new(args)?)
+        }
+        Command::Describe(args) => {
+            processes.one_only("describe")?;
+            describe::run(&describe::DescribeConfig::new(args)?)
         }
     }
 }

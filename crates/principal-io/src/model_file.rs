@@ -6,7 +6,8 @@
 //! only when the model standardises. Metadata (strings): `format` = `principal-pca`,
 //! `format_version`, `n_samples`, `n_features`, `n_components`, `ddof`, `standardize`,
 //! `solver`, `noise_variance`, `total_variance` (printed with `{}`, which round-trips exactly),
-//! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given),
+//! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given), `row_weights`
+//! (the column of the training data holding the rows' weights, for a weighted fit),
 //! `principal_version`, for iterative solvers `iteration_passes`,
 //! `iteration_error_estimate` and `iteration_converged`, and for a fit with missing values
 //! `missing_values` = `em` with `missing_observed`, `missing_count`, `missing_empty_rows`,
@@ -46,6 +47,9 @@ pub struct SavedModel {
     pub model: PcaModel,
     /// Names of the training columns, when they were known.
     pub feature_names: Option<Vec<String>>,
+    /// The column of the training data that held the rows' weights (`fit --row-weights`),
+    /// when the fit was weighted.
+    pub row_weights: Option<String>,
 }
 
 fn le_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
@@ -54,6 +58,17 @@ fn le_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
 
 /// Saves `model` (and the names of its features, when known) to `path`, atomically.
 pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]>) -> Result<()> {
+    save_weighted_model(path, model, feature_names, None)
+}
+
+/// [`save_model`] for a model fitted with row weights, recording the column that held them
+/// (metadata `row_weights`).
+pub fn save_weighted_model(
+    path: &Path,
+    model: &PcaModel,
+    feature_names: Option<&[String]>,
+    row_weights: Option<&str>,
+) -> Result<()> {
     let (m, d) = (model.n_components(), model.n_features());
     IoError::check_name_count(path, feature_names, d)?;
     let components = model.components();
@@ -103,6 +118,9 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    if let Some(column) = row_weights {
+        meta.insert("row_weights".into(), column.to_owned());
+    }
     if let Some(names) = feature_names {
         meta.insert(
             "feature_names".into(),
@@ -473,6 +491,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
     Ok(SavedModel {
         model,
         feature_names,
+        row_weights: meta.get("row_weights").cloned(),
     })
 }
 

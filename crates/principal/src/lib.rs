@@ -59,6 +59,7 @@ pub mod align;
 mod choose;
 mod collective;
 mod data;
+pub mod describe;
 mod error;
 mod fit;
 mod kernel;

@@ -83,6 +83,9 @@ const LAYERS: &[&[&str]] = &[
     &["fit"],
     // Every criterion side by side, from one fit.
     &["choose"],
+    // FactoMineR's description of a fitted model: the tests of dimdesc, then the tables.
+    &["describe::dimdesc"],
+    &["describe"],
     // The crate root: re-exports only.
     &["crate"],
 ];

@@ -4,6 +4,7 @@
 pub mod align;
 pub mod choose;
 pub mod classify;
+pub mod describe;
 pub mod fit;
 pub mod impute;
 pub mod inspect;
