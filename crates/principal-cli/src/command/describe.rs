@@ -19,6 +19,7 @@ use principal_io::{
 use serde_json::{Value, json};
 
 use crate::args::usage_error;
+use crate::interpretation::{group_parts, interpretation};
 use crate::text::{self, sig};
 
 #[derive(Debug, Args)]
@@ -56,6 +57,11 @@ pub struct DescribeArgs {
     /// Also write every table as a CSV file in DIR (created if missing).
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+    /// With --output, also draw the interpretation figures into DIR (PNG and SVG, and the
+    /// CSV of the numbers drawn beside each): the correlation circle, the biplot, the
+    /// contributions, and with --qualitative the individuals coloured by its first column.
+    #[arg(long, requires = "output")]
+    pub figures: bool,
 }
 
 /// A validated `describe` request.
@@ -100,6 +106,8 @@ struct Described {
     quantitative: Vec<String>,
     qualitative: Vec<String>,
     categories: Vec<String>,
+    /// Each qualitative column's value on every active row.
+    qualitative_values: Vec<Vec<String>>,
     axes: usize,
 }
 
@@ -282,6 +290,7 @@ fn gather(config: &DescribeConfig) -> Result<Described> {
         quantitative: args.quantitative.clone(),
         qualitative: args.qualitative.clone(),
         categories,
+        qualitative_values: qualitative,
         axes,
     })
 }
@@ -290,6 +299,9 @@ pub fn run(config: &DescribeConfig) -> Result<()> {
     let described = gather(config)?;
     if let Some(dir) = &config.args.output {
         write_csv_files(dir, &described)?;
+        if config.args.figures {
+            draw_figures(config, dir, &described)?;
+        }
     }
     let text = if config.args.json {
         let mut s = serde_json::to_string_pretty(&to_json(&described))?;
@@ -764,5 +776,25 @@ fn write_csv_files(dir: &Path, d: &Described) -> Result<()> {
         }
         Ok(())
     })?;
+    Ok(())
+}
+
+/// The interpretation figures of `d` into `dir` (principal-report draws them from the tables).
+fn draw_figures(config: &DescribeConfig, dir: &Path, d: &Described) -> Result<()> {
+    let model = load_model(&config.args.model)?;
+    let groups = match (config.args.qualitative.first(), d.qualitative_values.first()) {
+        (Some(name), Some(values)) => Some(group_parts(&d.description, 0, name, values)?),
+        _ => None,
+    };
+    let it = interpretation(
+        &d.description,
+        model.model.scale().is_some(),
+        &d.variables,
+        &d.individuals,
+        &d.quantitative,
+        groups.as_ref(),
+    );
+    principal_report::write_interpretation_figures(&it, dir)
+        .with_context(|| format!("cannot draw the figures into {}", dir.display()))?;
     Ok(())
 }
