@@ -43,7 +43,14 @@ fn a_model_refitted_on_a_bootstrap_sample_is_matched_to_the_reference() {
     let env = Env::new();
     let (header, rows) = iris_rows();
     env.write("iris.csv", to_csv(Some(header.as_slice()), &rows));
-    env.ok(&["fit", "iris.csv", "--components", "3", "--output", "ref.pca"]);
+    env.ok(&[
+        "fit",
+        "iris.csv",
+        "--components",
+        "3",
+        "--output",
+        "ref.pca",
+    ]);
     env.ok(&["transform", "ref.pca", "iris.csv", "--output", "ref.csv"]);
     let (_, reference) = env.read_csv("ref.csv");
     let mut flipped_before = 0;
@@ -53,8 +60,21 @@ fn a_model_refitted_on_a_bootstrap_sample_is_matched_to_the_reference() {
             .map(|i| rows[i].clone())
             .collect();
         env.write("boot.csv", to_csv(Some(header.as_slice()), &sample));
-        env.ok(&["fit", "boot.csv", "--components", "3", "--output", "boot.pca"]);
-        env.ok(&["transform", "boot.pca", "iris.csv", "--output", "before.csv"]);
+        env.ok(&[
+            "fit",
+            "boot.csv",
+            "--components",
+            "3",
+            "--output",
+            "boot.pca",
+        ]);
+        env.ok(&[
+            "transform",
+            "boot.pca",
+            "iris.csv",
+            "--output",
+            "before.csv",
+        ]);
         let (_, before) = env.read_csv("before.csv");
         let out = env.run(&[
             "align",
@@ -65,15 +85,28 @@ fn a_model_refitted_on_a_bootstrap_sample_is_matched_to_the_reference() {
             "aligned.pca",
             "--json",
         ]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         let angles = numbers(&report["principal_angles_degrees"]);
         assert_eq!(angles.len(), 3);
         // Two 3-D subspaces of a 4-D space share a plane (two angles 0); the third angle is
         // the tilt of the last direction, λ₃ / λ₄ = 0.078 / 0.024 apart: 1° to 10° in these samples.
-        assert!(angles.iter().all(|a| (0.0..20.0).contains(a)), "seed {seed}: {angles:?}");
+        assert!(
+            angles.iter().all(|a| (0.0..20.0).contains(a)),
+            "seed {seed}: {angles:?}"
+        );
         eprintln!("seed {seed}: angles {angles:?}");
-        env.ok(&["transform", "aligned.pca", "iris.csv", "--output", "after.csv"]);
+        env.ok(&[
+            "transform",
+            "aligned.pca",
+            "iris.csv",
+            "--output",
+            "after.csv",
+        ]);
         let (_, after) = env.read_csv("after.csv");
         for k in 0..3 {
             let r = correlation(&column(&after, k), &column(&reference, k));
@@ -98,16 +131,27 @@ fn align_rotate_recovers_the_reference_from_a_rotated_copy() {
     let env = Env::new();
     let (header, rows) = iris_rows();
     env.write("iris.csv", to_csv(Some(header.as_slice()), &rows));
-    env.ok(&["fit", "iris.csv", "--components", "3", "--output", "ref.pca"]);
+    env.ok(&[
+        "fit",
+        "iris.csv",
+        "--components",
+        "3",
+        "--output",
+        "ref.pca",
+    ]);
     // A model of the same subspace with other axes: the reference's components rotated. The
     // only way to make one through the command line is align itself, so rotate the reference
     // towards a model fitted on other data, then rotate that back.
-    let other: Vec<Vec<f64>> = rows
-        .iter()
-        .map(|r| vec![r[1], r[3], r[0], r[2]])
-        .collect();
+    let other: Vec<Vec<f64>> = rows.iter().map(|r| vec![r[1], r[3], r[0], r[2]]).collect();
     env.write("other.csv", to_csv(Some(header.as_slice()), &other));
-    env.ok(&["fit", "other.csv", "--components", "3", "--output", "other.pca"]);
+    env.ok(&[
+        "fit",
+        "other.csv",
+        "--components",
+        "3",
+        "--output",
+        "other.pca",
+    ]);
     let out = env.run(&[
         "align",
         "ref.pca",
@@ -118,7 +162,11 @@ fn align_rotate_recovers_the_reference_from_a_rotated_copy() {
         "--rotate",
         "--json",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let there: Value = serde_json::from_slice(&out.stdout).unwrap();
     let rotation = matrix(&there["rotation"]);
     // A real rotation, far from the identity, so going back is a test.
@@ -131,7 +179,15 @@ fn align_rotate_recovers_the_reference_from_a_rotated_copy() {
     // The rotated copy cannot be rotated again (its variances along new axes are unknown)...
     let err = env.fails(
         1,
-        &["align", "rotated.pca", "--reference", "ref.pca", "--output", "x.pca", "--rotate"],
+        &[
+            "align",
+            "rotated.pca",
+            "--reference",
+            "ref.pca",
+            "--output",
+            "x.pca",
+            "--rotate",
+        ],
     );
     assert!(err.contains("already rotated"), "{err}");
     assert!(!env.path("x.pca").exists());
@@ -172,23 +228,78 @@ fn models_of_other_features_or_preprocessing_are_refused_and_nothing_is_written(
     env.write("three.csv", to_csv(Some(&header[..3]), &three));
     let renamed: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
     env.write("renamed.csv", to_csv(Some(renamed.as_slice()), &rows));
-    env.ok(&["fit", "iris.csv", "--components", "2", "--output", "ref.pca"]);
-    env.ok(&["fit", "three.csv", "--components", "2", "--output", "three.pca"]);
-    env.ok(&["fit", "renamed.csv", "--components", "2", "--output", "renamed.pca"]);
-    env.ok(&["fit", "iris.csv", "--components", "2", "--standardize", "--output", "std.pca"]);
-    env.ok(&["fit", "iris.csv", "--components", "2", "--ddof", "0", "--output", "ddof0.pca"]);
+    env.ok(&[
+        "fit",
+        "iris.csv",
+        "--components",
+        "2",
+        "--output",
+        "ref.pca",
+    ]);
+    env.ok(&[
+        "fit",
+        "three.csv",
+        "--components",
+        "2",
+        "--output",
+        "three.pca",
+    ]);
+    env.ok(&[
+        "fit",
+        "renamed.csv",
+        "--components",
+        "2",
+        "--output",
+        "renamed.pca",
+    ]);
+    env.ok(&[
+        "fit",
+        "iris.csv",
+        "--components",
+        "2",
+        "--standardize",
+        "--output",
+        "std.pca",
+    ]);
+    env.ok(&[
+        "fit",
+        "iris.csv",
+        "--components",
+        "2",
+        "--ddof",
+        "0",
+        "--output",
+        "ddof0.pca",
+    ]);
     // A good aligned model already there must survive a refused run.
-    env.ok(&["align", "ref.pca", "--reference", "ref.pca", "--output", "out.pca"]);
+    env.ok(&[
+        "align",
+        "ref.pca",
+        "--reference",
+        "ref.pca",
+        "--output",
+        "out.pca",
+    ]);
     let good = std::fs::read(env.path("out.pca")).unwrap();
     for (model, words) in [
         ("three.pca", "3 features and the reference 4"),
-        ("renamed.pca", "feature 1 is \"a\" in the model but \"sepal_length\""),
+        (
+            "renamed.pca",
+            "feature 1 is \"a\" in the model but \"sepal_length\"",
+        ),
         ("std.pca", "standardised and the reference not"),
         ("ddof0.pca", "ddof 0 and the reference with ddof 1"),
     ] {
         let err = env.fails(
             1,
-            &["align", model, "--reference", "ref.pca", "--output", "out.pca"],
+            &[
+                "align",
+                model,
+                "--reference",
+                "ref.pca",
+                "--output",
+                "out.pca",
+            ],
         );
         assert!(err.contains("cannot align"), "{err}");
         assert!(err.contains(words), "{model}: {err}");

@@ -143,20 +143,60 @@ fn the_report_draws_iris_interpretation_figures_with_describe_s_numbers() {
     let env = Env::new();
     let data = iris();
     env.ok(&[
-        "fit", &data, "--exclude", "species", "--standardize", "--ddof", "0", "-o", "m",
+        "fit",
+        &data,
+        "--exclude",
+        "species",
+        "--standardize",
+        "--ddof",
+        "0",
+        "-o",
+        "m",
     ]);
-    env.ok(&["report", "m", "--data", &data, "--qualitative", "species", "-o", "rep"]);
-    let out = env.run(&["describe", "m", "--data", &data, "--qualitative", "species", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    env.ok(&[
+        "report",
+        "m",
+        "--data",
+        &data,
+        "--qualitative",
+        "species",
+        "-o",
+        "rep",
+    ]);
+    let out = env.run(&[
+        "describe",
+        "m",
+        "--data",
+        &data,
+        "--qualitative",
+        "species",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let d: Value = serde_json::from_slice(&out.stdout).unwrap();
     check_against_describe(&env.path("rep"), &d, Some("species"));
     let page = fs::read_to_string(env.path("rep/index.html")).unwrap();
-    for stem in ["correlation-circle", "biplot", "contributions", "individuals-by-group"] {
-        assert!(page.contains(&format!("{stem}.png")), "{stem} not on the page");
+    for stem in [
+        "correlation-circle",
+        "biplot",
+        "contributions",
+        "individuals-by-group",
+    ] {
+        assert!(
+            page.contains(&format!("{stem}.png")),
+            "{stem} not on the page"
+        );
     }
     // The biplot states its scaling on the figure.
     let svg = fs::read_to_string(env.path("rep/biplot.svg")).unwrap();
-    assert!(svg.contains("α = 0"), "the biplot does not state its scaling");
+    assert!(
+        svg.contains("α = 0"),
+        "the biplot does not state its scaling"
+    );
 }
 
 #[test]
@@ -164,12 +204,27 @@ fn describe_draws_decathlon_figures_with_supplementary_variables_dashed() {
     let env = Env::new();
     let data = decathlon();
     env.ok(&[
-        "fit", &data, "--exclude", "athlete,Rank,Points,Competition", "--standardize", "--ddof",
-        "0", "-o", "m",
+        "fit",
+        &data,
+        "--exclude",
+        "athlete,Rank,Points,Competition",
+        "--standardize",
+        "--ddof",
+        "0",
+        "-o",
+        "m",
     ]);
     let args = [
-        "describe", "m", "--data", &data, "--row-names", "athlete", "--quantitative",
-        "Rank,Points", "--qualitative", "Competition",
+        "describe",
+        "m",
+        "--data",
+        &data,
+        "--row-names",
+        "athlete",
+        "--quantitative",
+        "Rank,Points",
+        "--qualitative",
+        "Competition",
     ];
     let mut with_figures = args.to_vec();
     with_figures.extend(["--output", "tables", "--figures"]);
@@ -182,7 +237,10 @@ fn describe_draws_decathlon_figures_with_supplementary_variables_dashed() {
     check_against_describe(&env.path("tables"), &d, Some("Competition"));
     // Supplementary arrows are drawn dashed: many short segments in their colour.
     let svg = fs::read_to_string(env.path("tables/correlation-circle.svg")).unwrap();
-    assert!(svg.matches("#D62728").count() >= 12, "no dashed supplementary arrows");
+    assert!(
+        svg.matches("#D62728").count() >= 12,
+        "no dashed supplementary arrows"
+    );
 }
 
 #[test]
@@ -206,7 +264,16 @@ fn without_data_or_with_many_features_the_report_has_no_interpretation_figures()
     assert!(!env.path("plain/biplot.png").exists());
     let err = env.fails(
         1,
-        &["report", "w", "--data", "wide.csv", "--qualitative", "c1", "-o", "rep2"],
+        &[
+            "report",
+            "w",
+            "--data",
+            "wide.csv",
+            "--qualitative",
+            "c1",
+            "-o",
+            "rep2",
+        ],
     );
     assert!(err.contains("at most 50 features"), "{err}");
 }

@@ -225,11 +225,7 @@ fn check_comparable(model: &PcaModel, reference: &PcaModel, alignment: Alignment
 /// assert!(aligned.angles.iter().all(|&a| a < 1e-7));
 /// # Ok::<(), principal::PcaError>(())
 /// ```
-pub fn align(
-    model: &PcaModel,
-    reference: &PcaModel,
-    alignment: Alignment,
-) -> Result<AlignedModel> {
+pub fn align(model: &PcaModel, reference: &PcaModel, alignment: Alignment) -> Result<AlignedModel> {
     check_comparable(model, reference, alignment)?;
     let b = model.components();
     let a = reference.components();
@@ -256,7 +252,14 @@ pub fn align(
         Alignment::Rotate => {
             let r = procrustes_rotation(b, a)?;
             let mut components = Mat::<f64>::zeros(b.nrows(), b.ncols());
-            matmul(components.as_mut(), Accum::Replace, r.as_ref(), b, 1.0, Par::Seq);
+            matmul(
+                components.as_mut(),
+                Accum::Replace,
+                r.as_ref(),
+                b,
+                1.0,
+                Par::Seq,
+            );
             let lambda = &parts.explained_variance;
             // The codes are z' = R z with cov z = Λ: the variance along B'_k is Σ_j R_kj² λ_j.
             let variance: Vec<f64> = (0..r.nrows())
@@ -270,12 +273,8 @@ pub fn align(
                     cosine: (0..b.ncols()).map(|j| components[(k, j)] * a[(k, j)]).sum(),
                 })
                 .collect();
-            let aligned = PcaModel::from_parts(principal_parts(
-                components,
-                variance,
-                parts,
-                Basis::Rotated,
-            ))?;
+            let aligned =
+                PcaModel::from_parts(principal_parts(components, variance, parts, Basis::Rotated))?;
             Ok(AlignedModel {
                 model: aligned,
                 matches,
@@ -300,7 +299,10 @@ fn principal_parts(
         .iter()
         .map(|&v| if total > 0.0 { v / total } else { 0.0 })
         .collect();
-    parts.singular_values = variance.iter().map(|&v| (v.max(0.0) * dof).sqrt()).collect();
+    parts.singular_values = variance
+        .iter()
+        .map(|&v| (v.max(0.0) * dof).sqrt())
+        .collect();
     parts.explained_variance = variance;
     parts.components = components;
     parts.basis = basis;
@@ -435,7 +437,11 @@ mod tests {
             let diff = (aligned.model.components() - reference.components()).norm_max();
             assert!(diff < 1e-10, "{n}×{d}, M = {m}: {diff}");
             assert_eq!(aligned.model.basis(), Basis::Rotated);
-            assert!(aligned.angles.iter().all(|&t| t < 1e-7), "{:?}", aligned.angles);
+            assert!(
+                aligned.angles.iter().all(|&t| t < 1e-7),
+                "{:?}",
+                aligned.angles
+            );
         }
     }
 
@@ -451,7 +457,10 @@ mod tests {
             let mean = col.iter().sum::<f64>() / 80.0;
             let var = col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 79.0;
             let expected = aligned.model.explained_variance()[k];
-            assert!((var - expected).abs() < 1e-9 * expected, "{k}: {var} vs {expected}");
+            assert!(
+                (var - expected).abs() < 1e-9 * expected,
+                "{k}: {var} vs {expected}"
+            );
         }
         let before: f64 = other.explained_variance().iter().sum();
         let after: f64 = aligned.model.explained_variance().iter().sum();
@@ -480,7 +489,10 @@ mod tests {
         let shuffled = PcaModel::from_parts(parts).unwrap();
         let aligned = align(&shuffled, &reference, Alignment::Match).unwrap();
         assert_eq!(aligned.model.components(), reference.components());
-        assert_eq!(aligned.model.explained_variance(), reference.explained_variance());
+        assert_eq!(
+            aligned.model.explained_variance(),
+            reference.explained_variance()
+        );
         let originals: Vec<usize> = aligned.matches.iter().map(|m| m.original).collect();
         assert_eq!(originals, [1, 2, 0]);
         let flips: Vec<bool> = aligned.matches.iter().map(|m| m.flipped).collect();
@@ -528,7 +540,9 @@ mod tests {
             (&ddof0, "ddof 0 and the reference with ddof 1"),
             (&whitened, "whitened unit-variance"),
         ] {
-            let err = align(other, &reference, Alignment::Match).unwrap_err().to_string();
+            let err = align(other, &reference, Alignment::Match)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(words), "{err}");
         }
     }

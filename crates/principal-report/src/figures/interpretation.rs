@@ -148,7 +148,8 @@ pub fn correlation_circle(it: &Interpretation<'_>) -> Result<Figure> {
         .collect();
     if let Some((names, cor)) = &it.supplementary {
         rows.extend(
-            (0..names.len()).map(|j| row(&names[j], "supplementary", vec![cor[(j, 0)], cor[(j, 1)]])),
+            (0..names.len())
+                .map(|j| row(&names[j], "supplementary", vec![cor[(j, 0)], cor[(j, 1)]])),
         );
     }
     let table = Table {
@@ -195,7 +196,10 @@ pub fn biplot(it: &Interpretation<'_>) -> Result<Figure> {
             row(
                 &it.individuals[i],
                 "individual",
-                vec![unit(it.ind_coord[(i, 0)], s1), unit(it.ind_coord[(i, 1)], s2)],
+                vec![
+                    unit(it.ind_coord[(i, 0)], s1),
+                    unit(it.ind_coord[(i, 1)], s2),
+                ],
             )
         })
         .collect();
@@ -210,12 +214,17 @@ pub fn biplot(it: &Interpretation<'_>) -> Result<Figure> {
         columns: vec!["dim1".into(), "dim2".into()],
         rows,
     };
-    let scaling = "covariance biplot (Gabriel, α = 0): individuals at coord/√λ, variables at √λ·loadings";
+    let scaling =
+        "covariance biplot (Gabriel, α = 0): individuals at coord/√λ, variables at √λ·loadings";
     let caption = format!(
         "Individuals (points) and variables (arrows) on one map, the {scaling}: the inner \
          product of an individual's point and a variable's arrow approximates its centred{} \
          value of that variable, an arrow's length its standard deviation. Axes: {} and {}.",
-        if it.standardized { " and standardised" } else { "" },
+        if it.standardized {
+            " and standardised"
+        } else {
+            ""
+        },
         it.axis_label(0),
         it.axis_label(1)
     );
@@ -462,10 +471,14 @@ impl Draw for ArrowMap {
                     (t.cos(), t.sin())
                 })
                 .collect();
-            chart.draw_series(std::iter::once(PathElement::new(circle, BLACK.stroke_width(2))))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                circle,
+                BLACK.stroke_width(2),
+            )))?;
         }
         let head = 0.04 * r;
-        let (active, supplementary, point) = (style::PALETTE[0], style::PALETTE[3], style::PALETTE[7]);
+        let (active, supplementary, point) =
+            (style::PALETTE[0], style::PALETTE[3], style::PALETTE[7]);
         for row in &self.table.rows {
             let tip = (row.values[0], row.values[1]);
             if !(tip.0.is_finite() && tip.1.is_finite()) {
@@ -480,7 +493,11 @@ impl Draw for ArrowMap {
                     )))?;
                 }
                 group => {
-                    let colour = if group == "supplementary" { supplementary } else { active };
+                    let colour = if group == "supplementary" {
+                        supplementary
+                    } else {
+                        active
+                    };
                     let stroke = colour.stroke_width(2);
                     if group == "supplementary" {
                         chart.draw_series(
@@ -500,8 +517,16 @@ impl Draw for ArrowMap {
                             .map(|h| PathElement::new(h.to_vec(), stroke)),
                     )?;
                     let anchor = Pos::new(
-                        if tip.0 >= 0.0 { HPos::Left } else { HPos::Right },
-                        if tip.1 >= 0.0 { VPos::Bottom } else { VPos::Top },
+                        if tip.0 >= 0.0 {
+                            HPos::Left
+                        } else {
+                            HPos::Right
+                        },
+                        if tip.1 >= 0.0 {
+                            VPos::Bottom
+                        } else {
+                            VPos::Top
+                        },
                     );
                     chart.draw_series(std::iter::once(Text::new(
                         style::shorten(&row.name, 24),
@@ -534,8 +559,12 @@ impl Draw for ContributionBars {
         root: &DrawingArea<DB, Shift>,
         _: Target,
     ) -> DrawResult<DB> {
-        let variables: Vec<&TableRow> =
-            self.table.rows.iter().filter(|r| r.group == "variable").collect();
+        let variables: Vec<&TableRow> = self
+            .table
+            .rows
+            .iter()
+            .filter(|r| r.group == "variable")
+            .collect();
         let uniform = self
             .table
             .rows
@@ -549,9 +578,15 @@ impl Draw for ContributionBars {
             .copied()
             .fold(uniform, f64::max)
             * 1.1;
-        let names: Vec<String> = variables.iter().map(|r| style::shorten(&r.name, 14)).collect();
+        let names: Vec<String> = variables
+            .iter()
+            .map(|r| style::shorten(&r.name, 14))
+            .collect();
         let mut chart = ChartBuilder::on(root)
-            .caption("Contributions of the variables to axes 1 and 2", title_font())
+            .caption(
+                "Contributions of the variables to axes 1 and 2",
+                title_font(),
+            )
             .margin(20)
             .x_label_area_size(90)
             .y_label_area_size(80)
@@ -585,7 +620,9 @@ impl Draw for ContributionBars {
                     Rectangle::new([(x - 0.13, 0.0), (x + 0.13, r.values[s])], colour.filled())
                 }))?
                 .label(*label)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 20, y + 7)], colour.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 7), (x + 20, y + 7)], colour.filled())
+                });
         }
         let red = style::PALETTE[3];
         chart
@@ -647,12 +684,7 @@ impl Draw for GroupMap {
             PathElement::new(vec![(-r, 0.0), (r, 0.0)], axis),
             PathElement::new(vec![(0.0, -r), (0.0, r)], axis),
         ])?;
-        let colour = |k: usize| {
-            style::PALETTE
-                .get(k)
-                .copied()
-                .unwrap_or(style::OTHER)
-        };
+        let colour = |k: usize| style::PALETTE.get(k).copied().unwrap_or(style::OTHER);
         let n = self.of_row.len();
         for (k, level) in self.levels.iter().enumerate() {
             let c = colour(k);
@@ -661,21 +693,23 @@ impl Draw for GroupMap {
                 .map(|i| (self.table.rows[i].values[0], self.table.rows[i].values[1]))
                 .collect();
             chart
-                .draw_series(points.into_iter().map(|p| Circle::new(p, 4, c.mix(0.7).filled())))?
+                .draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| Circle::new(p, 4, c.mix(0.7).filled())),
+                )?
                 .label(style::shorten(level, 24))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, c.filled()));
         }
         for (k, row) in self.table.rows[n..].iter().enumerate() {
             let p = (row.values[0], row.values[1]);
             let c = colour(k);
-            chart.draw_series(std::iter::once(EmptyElement::at(p)
-                + Rectangle::new([(-9, -9), (9, 9)], c.filled())
-                + Rectangle::new([(-9, -9), (9, 9)], BLACK.stroke_width(2))
-                + Text::new(
-                    style::shorten(&self.levels[k], 20),
-                    (12, -12),
-                    label_font(),
-                )))?;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at(p)
+                    + Rectangle::new([(-9, -9), (9, 9)], c.filled())
+                    + Rectangle::new([(-9, -9), (9, 9)], BLACK.stroke_width(2))
+                    + Text::new(style::shorten(&self.levels[k], 20), (12, -12), label_font()),
+            ))?;
         }
         chart
             .configure_series_labels()
@@ -721,13 +755,19 @@ mod tests {
             groups: None,
         };
         let circle = correlation_circle(&it).unwrap();
-        let Plotted::Table(t) = circle.plotted() else { panic!() };
+        let Plotted::Table(t) = circle.plotted() else {
+            panic!()
+        };
         assert_eq!(t.rows[1].values, vec![-0.5, 0.8]);
         let bi = biplot(&it).unwrap();
-        let Plotted::Table(t) = bi.plotted() else { panic!() };
+        let Plotted::Table(t) = bi.plotted() else {
+            panic!()
+        };
         assert_eq!(t.rows[0].values, vec![1.0, -1.0]);
         let bars = contributions(&it).unwrap();
-        let Plotted::Table(t) = bars.plotted() else { panic!() };
+        let Plotted::Table(t) = bars.plotted() else {
+            panic!()
+        };
         // Plane: a (60·4 + 10)/5 = 50, b (120 + 70)/5 = 38, c (40 + 20)/5 = 12.
         let order: Vec<&str> = t.rows.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(order, ["a", "b", "c", "uniform"]);
