@@ -5,7 +5,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::command::{
-    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample,
+    score, stats, transform,
 };
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,
@@ -68,6 +69,15 @@ pub enum Command {
     /// One exact fit gives every criterion but two: parallel analysis adds the eigenvalues of
     /// --permutations permuted copies of the data, cross-validation one fit per fold.
     Choose(choose::ChooseArgs),
+    /// Align MODEL's components to those of a reference model of the same features: match,
+    /// flip and reorder them (or, with --rotate, rotate them within their subspace) so that
+    /// codes are comparable, and print the principal angles between the two subspaces.
+    Align(align::AlignArgs),
+    /// What the components mean, in FactoMineR's terms: eigenvalues, the variables'
+    /// coordinates, correlations, cos² and contributions, the individuals', supplementary
+    /// individuals and variables projected onto the axes, and the variables significantly
+    /// related to each axis (dimdesc).
+    Describe(describe::DescribeArgs),
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod budget;
 mod cli;
 mod command;
 mod flags;
+mod interpretation;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod processes;
@@ -30,7 +31,8 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::command::{
-    choose, classify, fit, impute, inspect, inverse, merge, report, sample, score, stats, transform,
+    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample,
+    score, stats, transform,
 };
 use crate::processes::Processes;
 
@@ -120,6 +122,10 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
             processes.one_only("merge")?;
             merge::run(&merge::MergeConfig::new(args)?)
         }
+        Command::Align(args) => {
+            processes.one_only("align")?;
+            align::run(&align::AlignConfig::new(args))
+        }
         Command::Choose(args) => {
             processes.one_only("choose")?;
             choose::run(&choose::ChooseConfig::new(args)?)
@@ -143,6 +149,10 @@ fn run(processes: &Processes) -> anyhow::Result<()> {
         Command::Classify(args) => {
             processes.one_only("classify")?;
             classify::run(&classify::ClassifyConfig::new(args)?)
+        }
+        Command::Describe(args) => {
+            processes.one_only("describe")?;
+            describe::run(&describe::DescribeConfig::new(args)?)
         }
     }
 }

@@ -22,6 +22,8 @@ const LAYERS: &[&[&str]] = &[
     // Rows streamed from files within the budget, then the columns picked from them.
     &["stream"],
     &["select"],
+    // describe's tables as the interpretation figures' input.
+    &["interpretation"],
     // One module per command, then the commands built on another's pieces: classify fits and
     // draws as fit and report do, merge reads fit's component flags, score reads missing
     // values as transform does.
@@ -35,6 +37,8 @@ const LAYERS: &[&[&str]] = &[
         "command::sample",
         "command::impute",
         "command::report",
+        "command::describe",
+        "command::align",
     ],
     &["command::classify", "command::merge", "command::score"],
     &["command"],

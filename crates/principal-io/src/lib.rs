@@ -55,7 +55,9 @@ pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
 pub use h5ad_into::{ScanpyPca, write_scanpy_pca};
 pub use labels::{read_label_column, read_label_files};
-pub use model_file::{MODEL_FORMAT_VERSION, SavedModel, load_model, save_model};
+pub use model_file::{
+    MODEL_FORMAT_VERSION, SavedModel, load_model, save_model, save_weighted_model,
+};
 pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};

@@ -6,7 +6,8 @@
 //! only when the model standardises. Metadata (strings): `format` = `principal-pca`,
 //! `format_version`, `n_samples`, `n_features`, `n_components`, `ddof`, `standardize`,
 //! `solver`, `noise_variance`, `total_variance` (printed with `{}`, which round-trips exactly),
-//! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given),
+//! `zero_variance_features` (JSON list), `feature_names` (JSON list, when given), `row_weights`
+//! (the column of the training data holding the rows' weights, for a weighted fit),
 //! `principal_version`, for iterative solvers `iteration_passes`,
 //! `iteration_error_estimate` and `iteration_converged`, and for a fit with missing values
 //! `missing_values` = `em` with `missing_observed`, `missing_count`, `missing_empty_rows`,
@@ -16,7 +17,8 @@
 //! `missing_pass_points` (one letter per pass: `e` an EM step, `x` a kept extrapolation, `r` a
 //! rejected one; both absent in files written before them, read as no passes); for a model
 //! that whitens its codes `whitening` = `unit-variance` (absent: `none`, as in files written
-//! before whitening existed). Readers that do not know a key ignore it, so these optional keys
+//! before whitening existed); for a model whose components were rotated to match another's
+//! (`principal align --rotate`) `basis` = `rotated` (absent: `eigenvectors`). Readers that do not know a key ignore it, so these optional keys
 //! leave the format version at 1.
 
 use std::collections::HashMap;
@@ -26,7 +28,8 @@ use std::str::FromStr;
 
 use faer::Mat;
 use principal::{
-    IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver, Whitening,
+    Basis, IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver,
+    Whitening,
 };
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
@@ -44,6 +47,9 @@ pub struct SavedModel {
     pub model: PcaModel,
     /// Names of the training columns, when they were known.
     pub feature_names: Option<Vec<String>>,
+    /// The column of the training data that held the rows' weights (`fit --row-weights`),
+    /// when the fit was weighted.
+    pub row_weights: Option<String>,
 }
 
 fn le_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
@@ -52,6 +58,17 @@ fn le_bytes(values: impl IntoIterator<Item = f64>) -> Vec<u8> {
 
 /// Saves `model` (and the names of its features, when known) to `path`, atomically.
 pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]>) -> Result<()> {
+    save_weighted_model(path, model, feature_names, None)
+}
+
+/// [`save_model`] for a model fitted with row weights, recording the column that held them
+/// (metadata `row_weights`).
+pub fn save_weighted_model(
+    path: &Path,
+    model: &PcaModel,
+    feature_names: Option<&[String]>,
+    row_weights: Option<&str>,
+) -> Result<()> {
     let (m, d) = (model.n_components(), model.n_features());
     IoError::check_name_count(path, feature_names, d)?;
     let components = model.components();
@@ -101,6 +118,9 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    if let Some(column) = row_weights {
+        meta.insert("row_weights".into(), column.to_owned());
+    }
     if let Some(names) = feature_names {
         meta.insert(
             "feature_names".into(),
@@ -150,6 +170,10 @@ pub fn save_model(path: &Path, model: &PcaModel, feature_names: Option<&[String]
     // Written only when whitening, so that other models keep the bytes they always had.
     if model.whitening() != Whitening::None {
         meta.insert("whitening".into(), model.whitening().name().to_owned());
+    }
+    // Written only when rotated, as whitening.
+    if model.basis() != Basis::Eigenvectors {
+        meta.insert("basis".into(), model.basis().name().to_owned());
     }
     let bytes = serialize_tensors(path, &data, meta)?;
     write_atomically(path, |w| w.write_all(&bytes))
@@ -415,6 +439,13 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
             .map_err(|e| not_model(format!("metadata \"whitening\": {e}")))?,
     };
 
+    let basis = match meta.get("basis") {
+        None => Basis::Eigenvectors,
+        Some(text) => {
+            Basis::from_str(text).map_err(|e| not_model(format!("metadata \"basis\": {e}")))?
+        }
+    };
+
     let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f64>> {
         f64_tensor(&tensors, name, shape).map_err(not_model)
     };
@@ -450,6 +481,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
         iteration_report,
         missing_values,
         whitening,
+        basis,
     })
     .and_then(|model| check_model_values(&model).map(|()| model))
     .map_err(|source| IoError::InvalidModel {
@@ -459,6 +491,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
     Ok(SavedModel {
         model,
         feature_names,
+        row_weights: meta.get("row_weights").cloned(),
     })
 }
 

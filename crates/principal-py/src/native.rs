@@ -10,7 +10,7 @@ use numpy::{
 };
 use principal::faer::{Mat, MatRef};
 use principal::{
-    ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
+    Basis, ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
     MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder, PcaModel, PcaParams,
     PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Units, Whitening,
 };
@@ -272,6 +272,11 @@ fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
         iteration_report,
         missing_values,
         whitening: parse_name(&item(state, "whitening")?.extract::<String>()?)?,
+        // States pickled before alignment existed have no basis: eigenvectors.
+        basis: match optional_item(state, "basis")? {
+            Some(b) => parse_name(&b.extract::<String>()?)?,
+            None => Basis::Eigenvectors,
+        },
     })
     .map_err(value_error)
 }
@@ -308,6 +313,7 @@ fn state_of<'py>(py: Python<'py>, model: &PcaModel) -> PyResult<Bound<'py, PyDic
     s.set_item("solver", parts.solver.name())?;
     s.set_item("zero_variance_features", parts.zero_variance_features)?;
     s.set_item("whitening", parts.whitening.name())?;
+    s.set_item("basis", parts.basis.name())?;
     let report = match parts.iteration_report {
         None => None,
         Some(r) => {
@@ -726,6 +732,38 @@ fn report<'py>(
     Ok((drawn, omitted))
 }
 
+/// The state of `state`'s model aligned to `reference`'s (rotated when `rotate`), the
+/// principal angles between their subspaces in degrees, and for each aligned component its
+/// original index, reference index (None when left over) and whether it was flipped.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn align<'py>(
+    py: Python<'py>,
+    state: &Bound<'py, PyDict>,
+    reference: &Bound<'py, PyDict>,
+    rotate: bool,
+) -> PyResult<(
+    Bound<'py, PyDict>,
+    Vec<f64>,
+    Vec<(usize, Option<usize>, bool)>,
+)> {
+    let model = model_from(state)?;
+    let reference = model_from(reference)?;
+    let alignment = if rotate {
+        principal::align::Alignment::Rotate
+    } else {
+        principal::align::Alignment::Match
+    };
+    let aligned = principal::align::align(&model, &reference, alignment).map_err(value_error)?;
+    let angles = aligned.angles.iter().map(|t| t.to_degrees()).collect();
+    let matches = aligned
+        .matches
+        .iter()
+        .map(|m| (m.original, m.reference, m.flipped))
+        .collect();
+    Ok((state_of(py, &aligned.model)?, angles, matches))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
@@ -744,6 +782,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_files, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+    m.add_function(wrap_pyfunction!(align, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

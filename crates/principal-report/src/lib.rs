@@ -119,8 +119,9 @@ pub use data::{ChosenSample, LEADING_COMPONENTS, ReportData, ReportDataBuilder, 
 pub use error::{ReportError, Result};
 pub use faer;
 pub use figures::{
-    ClassCount, ColourScale, Figure, FigureKind, ImagePanel, LatentGridOptions, Plotted,
-    PointCounts, PointOptions, Series, reconstruction_counts,
+    ClassCount, ColourScale, Figure, FigureKind, Groups, ImagePanel, Interpretation,
+    LatentGridOptions, Plotted, PointCounts, PointOptions, Series, Table, TableRow,
+    reconstruction_counts, write_interpretation_figures,
 };
 pub use input::{Classification, ImageShape, Labels, ModelView, Recognition, Scaling};
 pub use options::{Omission, ReportOptions};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::data::{ReportData, check_data};
 use crate::error::{ReportError, Result};
 use crate::figures::figure::write_file;
-use crate::figures::{self, Figure, FigureKind};
+use crate::figures::{self, Figure, FigureKind, Interpretation};
 use crate::html::{self, FigureEntry, Page};
 use crate::input::{Classification, ImageShape, ModelView};
 use crate::options::{Omission, ReportOptions};
@@ -42,6 +42,7 @@ pub struct Report<'a> {
     data: Option<&'a ReportData>,
     image_shape: Option<ImageShape>,
     classification: Option<&'a Classification>,
+    interpretation: Option<&'a Interpretation<'a>>,
     options: ReportOptions,
 }
 
@@ -55,6 +56,7 @@ impl<'a> Report<'a> {
             data: None,
             image_shape: None,
             classification: None,
+            interpretation: None,
             options: ReportOptions::default(),
         })
     }
@@ -76,6 +78,14 @@ impl<'a> Report<'a> {
     }
 
     /// Adds classification results (confusion matrix, accuracy against K).
+    /// Adds the figures of what the components mean ([`FigureKind::INTERPRETATION`]), drawn
+    /// from `describe`'s quantities: checked here.
+    pub fn with_interpretation(mut self, interpretation: &'a Interpretation<'a>) -> Result<Self> {
+        interpretation.validate()?;
+        self.interpretation = Some(interpretation);
+        Ok(self)
+    }
+
     pub fn with_classification(mut self, results: &'a Classification) -> Self {
         self.classification = Some(results);
         self
@@ -92,7 +102,7 @@ impl<'a> Report<'a> {
     pub fn plan(&self) -> (Vec<FigureKind>, Vec<Omission>) {
         let mut drawn = Vec::new();
         let mut omitted = Vec::new();
-        for kind in FigureKind::ALL {
+        for kind in FigureKind::ALL.into_iter().chain(FigureKind::INTERPRETATION) {
             match self.reason_to_omit(kind) {
                 None => drawn.push(kind),
                 Some(Some(reason)) => omitted.push(Omission { kind, reason }),
@@ -119,6 +129,15 @@ impl<'a> Report<'a> {
             ))
         };
         match kind {
+            // Listed only when given (the report command gives them with --data and at most
+            // 50 features).
+            FigureKind::CorrelationCircle | FigureKind::Biplot | FigureKind::Contributions => {
+                self.interpretation.map(|_| None).unwrap_or(Some(None))
+            }
+            FigureKind::IndividualsByGroup => match self.interpretation {
+                Some(it) if it.groups.is_some() => None,
+                _ => Some(None),
+            },
             FigureKind::Scree => None,
             FigureKind::Spectrum => {
                 if self.model.explained_variance.iter().any(|&v| v > 0.0) {
@@ -174,6 +193,15 @@ impl<'a> Report<'a> {
             });
         }
         let (model, options) = (&self.model, &self.options);
+        if let Some(it) = self.interpretation {
+            match kind {
+                FigureKind::CorrelationCircle => return figures::correlation_circle(it),
+                FigureKind::Biplot => return figures::biplot(it),
+                FigureKind::Contributions => return figures::contributions(it),
+                FigureKind::IndividualsByGroup => return figures::individuals_by_group(it),
+                _ => {}
+            }
+        }
         match (kind, self.data, self.image_shape, self.classification) {
             (FigureKind::Scree, ..) => figures::scree(model),
             (FigureKind::Spectrum, ..) => figures::spectrum(model),

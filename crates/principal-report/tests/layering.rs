@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
         "figures::points",
         "figures::images",
         "figures::classification",
+        "figures::interpretation",
     ],
     &["figures"],
     // The report's settings and what it leaves out, then the page that shows them.

@@ -178,6 +178,18 @@ pub enum PcaError {
     /// posterior is undefined; the message says which and why.
     #[error("the probabilistic model is degenerate: {0}")]
     DegenerateModel(String),
+    /// Two models that [`crate::align::align`] cannot align: other features or other
+    /// preprocessing; the message says which.
+    #[error("the models cannot be aligned: {0}")]
+    NotAlignable(String),
+    /// Row weights that are not non-negative numbers summing to more than zero, or not one
+    /// per row ([`crate::PcaParams::fit_weighted`]).
+    #[error("{0}")]
+    InvalidWeights(String),
+    /// The data given to [`crate::describe::describe`] does not fit the model or itself
+    /// (widths, lengths, weights); the message says which input and value.
+    #[error("{0}")]
+    InvalidDescribeInput(String),
     /// Parts given to [`crate::PcaModel::from_parts`] do not make a consistent model.
     #[error("inconsistent model: {0}")]
     InvalidModel(String),

@@ -84,6 +84,112 @@ impl PcaParams {
         }
     }
 
+    /// Fits a model to `x` (N×D) whose rows carry weights (FactoMineR's `row.w`): the mean and
+    /// covariance are weighted, with the weights normalised to sum to 1,
+    /// `μ = Σ wᵢ xᵢ` and `S = N/(N − ddof) · Σ wᵢ (xᵢ − μ)(xᵢ − μ)ᵀ` (so equal weights give
+    /// [`PcaParams::fit`]'s model, and ddof 0 FactoMineR's), standardized by the weighted
+    /// standard deviations. The fit is exact: the thin SVD of the centred (scaled) rows, each
+    /// multiplied by √(N wᵢ). `weights` are any non-negative numbers, not all zero.
+    ///
+    /// Refused where weights have no meaning yet: missing values, the iterative solvers, and
+    /// cross-validation (which would split the weighted rows).
+    pub fn fit_weighted(&self, x: MatRef<'_, f64>, weights: &[f64]) -> Result<PcaModel> {
+        let (n, d) = (x.nrows(), x.ncols());
+        let refuse = |solver: &'static str, reason: &str| {
+            Err(PcaError::SolverUnsuitable {
+                solver,
+                reason: reason.into(),
+            })
+        };
+        if self.missing() == MissingValues::Em {
+            return refuse(
+                "em",
+                "row weights are not supported with missing values; fill them first \
+                 (principal impute) or fit without weights",
+            );
+        }
+        if let s @ (Solver::Randomized | Solver::Power | Solver::Em) = self.solver() {
+            return refuse(
+                s.name(),
+                "row weights need an exact solver (svd, gram, covariance or auto, which \
+                 fit them by an SVD)",
+            );
+        }
+        if let ComponentCount::CrossValidated { .. } = self.components() {
+            return Err(PcaError::CannotChoose {
+                criterion: "cv",
+                reason: "cross-validation is not supported with row weights".into(),
+            });
+        }
+        self.check_shape(n, d)?;
+        if weights.len() != n {
+            return Err(PcaError::InvalidWeights(format!(
+                "{} row weights for {n} rows",
+                weights.len()
+            )));
+        }
+        if let Some(i) = weights.iter().position(|w| !w.is_finite() || *w < 0.0) {
+            return Err(PcaError::InvalidWeights(format!(
+                "row weight {} at row {i} is not a non-negative number (rows count from 0)",
+                weights[i]
+            )));
+        }
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return Err(PcaError::InvalidWeights(
+                "the row weights sum to zero".into(),
+            ));
+        }
+        // Rows weighted to an average of 1: the unweighted fit's rows when all are equal.
+        let scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
+        let mut mean = vec![0.0; d];
+        let mut sum_sq = vec![0.0; d];
+        for j in 0..d {
+            let col = x.col(j);
+            // The plain mean first, then the weighted mean of the deviations from it: an
+            // offset of 1e6 costs nothing.
+            let rough = col.iter().sum::<f64>() / n as f64;
+            if !rough.is_finite() {
+                let i = col.iter().position(|v| !v.is_finite()).unwrap_or(0);
+                return Err(PcaError::NonFinite {
+                    row: i,
+                    column: j,
+                    value: col[i],
+                });
+            }
+            let shift: f64 = col
+                .iter()
+                .zip(&scaled)
+                .map(|(v, w)| w * (v - rough))
+                .sum::<f64>()
+                / n as f64;
+            mean[j] = rough + shift;
+            sum_sq[j] = col
+                .iter()
+                .zip(&scaled)
+                .map(|(v, w)| w * (v - mean[j]).powi(2))
+                .sum();
+        }
+        let prep = Preprocessing::from_sums(mean, &sum_sq, n, self.scaling(), self.ddof());
+        let mut z = Mat::<f64>::zeros(n, d);
+        for j in 0..d {
+            let s = prep.scale.as_ref().map_or(1.0, |s| s[j]);
+            for i in 0..n {
+                z[(i, j)] = scaled[i].sqrt() * (x[(i, j)] - prep.mean[j]) / s;
+            }
+        }
+        let zeros = vec![0.0; d];
+        let problem = Problem {
+            data: ChunkRef::from(z.as_ref()),
+            mean: &zeros,
+            scale: None,
+            ddof: self.ddof(),
+            n_components: self.wanted_vectors(n.min(d)),
+        };
+        let spectrum = solver::svd::solve(&problem)?;
+        self.model(spectrum, prep, n, Solver::Svd, None)
+    }
+
     /// Fits a model to data read chunk by chunk from `source`, which must yield the same rows
     /// on every pass. The covariance, randomized, power and em solvers never hold the data in
     /// memory; gram and svd collect it (they need it whole).

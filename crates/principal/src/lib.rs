@@ -55,9 +55,11 @@
 //! # Ok::<(), principal::PcaError>(())
 //! ```
 
+pub mod align;
 mod choose;
 mod collective;
 mod data;
+pub mod describe;
 mod error;
 mod fit;
 mod kernel;
@@ -85,7 +87,7 @@ pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
     ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,
-    Scaling, Solver, Whitening,
+    Scaling, Solver, Whitening, Basis,
 };
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};

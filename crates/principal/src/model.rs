@@ -6,7 +6,7 @@ use faer::{Accum, Mat, MatRef, Par};
 use crate::choose::choice::ComponentChoice;
 use crate::error::{PcaError, Result};
 use crate::kernel::scan::check_finite;
-use crate::options::{Scaling, Solver, Whitening};
+use crate::options::{Basis, Scaling, Solver, Whitening};
 use crate::preprocess::{Preprocessing, centre_scale_into};
 use crate::real::Real;
 use crate::solver::missing::{MissingFit, MissingValueReport};
@@ -34,6 +34,7 @@ pub struct PcaModel {
     component_choice: Option<ComponentChoice>,
     missing_values: Option<MissingValueReport>,
     whitening: Whitening,
+    basis: Basis,
 }
 
 /// Every field of a [`PcaModel`], public: for model files and other languages.
@@ -70,6 +71,8 @@ pub struct ModelParts {
     pub missing_values: Option<MissingValueReport>,
     /// Whether [`PcaModel::transform`] whitens the codes.
     pub whitening: Whitening,
+    /// Eigenvectors, or rotated to match a reference ([`Basis`]).
+    pub basis: Basis,
 }
 
 /// Relative tolerance under which two entries count as tied for the sign rule.
@@ -138,6 +141,7 @@ impl PcaModel {
             component_choice: choice,
             missing_values: None,
             whitening: Whitening::None,
+            basis: Basis::Eigenvectors,
         })
     }
 
@@ -260,6 +264,7 @@ impl PcaModel {
             component_choice: None,
             missing_values: parts.missing_values,
             whitening: parts.whitening,
+            basis: parts.basis,
         })
     }
 
@@ -281,6 +286,7 @@ impl PcaModel {
             iteration_report: self.iteration_report,
             missing_values: self.missing_values.clone(),
             whitening: self.whitening,
+            basis: self.basis,
         }
     }
 
@@ -570,6 +576,11 @@ impl PcaModel {
     /// Whether [`Self::transform`] whitens the codes.
     pub fn whitening(&self) -> Whitening {
         self.whitening
+    }
+    /// Whether the components are eigenvectors or were rotated to match a reference model
+    /// ([`Basis`]).
+    pub fn basis(&self) -> Basis {
+        self.basis
     }
     /// How the number of components was chosen, when a rule chose it (a fraction of variance,
     /// mle, gavish-donoho, cv): the criterion, the number and the value that decided it.

@@ -449,3 +449,45 @@ mod tests {
         names_round_trip(RandomizedMethod::NAMES, RandomizedMethod::name);
     }
 }
+
+/// What a model's components are: the eigenvectors a fit found, or those rotated within their
+/// subspace to match another model's ([`crate::align::align`] with
+/// [`crate::align::Alignment::Rotate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Basis {
+    /// Eigenvectors of the covariance: the codes are uncorrelated and `explained_variance` are
+    /// eigenvalues, in decreasing order.
+    #[default]
+    Eigenvectors,
+    /// An orthonormal basis of the same subspace, rotated: the codes are correlated, and
+    /// `explained_variance[m]` is the training variance of the codes along component m (the
+    /// diagonal of `R Λ Rᵀ`), in no particular order; their sum is unchanged.
+    Rotated,
+}
+
+impl Basis {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["eigenvectors", "rotated"];
+
+    /// The name used in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Basis::Eigenvectors => "eigenvectors",
+            Basis::Rotated => "rotated",
+        }
+    }
+}
+
+impl FromStr for Basis {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "eigenvectors" => Ok(Basis::Eigenvectors),
+            "rotated" => Ok(Basis::Rotated),
+            other => Err(format!(
+                "unknown basis {other:?}; expected one of {}",
+                Basis::NAMES.join(", ")
+            )),
+        }
+    }
+}

@@ -71,6 +71,8 @@ const LAYERS: &[&[&str]] = &[
     ],
     // The model; auto's plan; nearest neighbours among codes (recognition).
     &["model", "plan", "neighbours"],
+    // Aligning a model to a reference (matching, flipping, rotating components).
+    &["align"],
     // Probabilistic PCA on the model: the Gaussian model, then the door.
     &["probabilistic::gaussian"],
     &["probabilistic::sampling", "probabilistic::observed"],
@@ -82,6 +84,9 @@ const LAYERS: &[&[&str]] = &[
     &["fit"],
     // Every criterion side by side, from one fit.
     &["choose"],
+    // FactoMineR's description of a fitted model: the tests of dimdesc, then the tables.
+    &["describe::dimdesc"],
+    &["describe"],
     // The crate root: re-exports only.
     &["crate"],
 ];

@@ -11,7 +11,8 @@ use principal::{
     PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
 };
 use principal_io::{
-    ChunkReader, FileSource, Matrix, Missing, Part, ReadOptions, read_table, save_model,
+    ChunkReader, ColumnSelector, FileSource, Matrix, Missing, Part, ReadOptions, read_table,
+    save_model, save_weighted_model,
 };
 
 use crate::args::{
@@ -85,6 +86,13 @@ pub struct FitArgs {
     /// the em solver). Without it a missing value is an error.
     #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]), requires = "components", conflicts_with = "variance")]
     pub missing: Option<MissingValues>,
+    /// Weight the rows by this numeric column of the data (FactoMineR's row.w): a weighted
+    /// mean and covariance, the weights normalised to sum to 1 (equal weights give the
+    /// unweighted fit). The column is not a feature; the model records its name and
+    /// `describe` reads it. An exact fit in memory (solver svd, gram, covariance or auto), in
+    /// one process, with every value present.
+    #[arg(long, value_name = "COLUMN", conflicts_with = "missing")]
+    pub row_weights: Option<String>,
     #[command(flatten)]
     pub memory: MemoryArgs,
 }
@@ -173,6 +181,7 @@ pub struct FitConfig {
     output: PathBuf,
     explain: bool,
     memory_limit: u64,
+    row_weights: Option<String>,
 }
 
 impl FitConfig {
@@ -238,13 +247,35 @@ impl FitConfig {
             // The builder sees parameters only, no data: what it refuses is a combination of
             // flags (`--missing em --components mle`, `--solver svd --missing em`), exit 2.
             .map_err(|e| usage_error::<FitArgs>("fit", crate::flags::message(&e)))?;
-        let read = ReadOptions {
+        if args.row_weights.is_some() {
+            let refused = match (params.solver(), params.components()) {
+                (s @ (Solver::Randomized | Solver::Power | Solver::Em), _) => {
+                    Some(format!("--solver {}", s.name()))
+                }
+                (_, ComponentCount::CrossValidated { .. }) => Some("--components cv".into()),
+                _ => None,
+            };
+            if let Some(flag) = refused {
+                return Err(usage_error::<FitArgs>(
+                    "fit",
+                    format!(
+                        "--row-weights cannot be used with {flag}: weighted fits are exact \
+                         (solver svd, gram, covariance or auto)"
+                    ),
+                )
+                .into());
+            }
+        }
+        let mut read = ReadOptions {
             missing: match params.missing() {
                 MissingValues::Em => Missing::AsNan,
                 _ => Missing::Reject,
             },
             ..Selection::new(args.select).read_options()
         };
+        if let Some(column) = &args.row_weights {
+            read.exclude.push(ColumnSelector::Name(column.clone()));
+        }
         Ok(FitConfig {
             inputs: args.inputs,
             read,
@@ -252,6 +283,7 @@ impl FitConfig {
             output: args.output,
             explain: args.explain,
             memory_limit,
+            row_weights: args.row_weights,
         })
     }
 }
@@ -329,6 +361,12 @@ fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value
 }
 
 pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
+    if let Some(column) = &config.row_weights {
+        if collective.size() > 1 {
+            anyhow::bail!("--row-weights is fitted in one process: run it without mpirun or srun");
+        }
+        return run_weighted(config, column);
+    }
     if collective.size() > 1 {
         return run_distributed(config, collective);
     }
@@ -398,6 +436,49 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
         text::stderr(&explanation(&solver_plan, &plan, config.memory_limit));
     }
     text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
+    Ok(())
+}
+
+/// `fit --row-weights COLUMN`: the data and its weights read into memory, fitted exactly.
+fn run_weighted(config: &FitConfig, column: &str) -> Result<()> {
+    let started = Instant::now();
+    let table = read_table(&config.inputs, &config.read)?;
+    let weights = read_table(
+        &config.inputs,
+        &ReadOptions {
+            columns: Some(vec![ColumnSelector::Name(column.to_owned())]),
+            ..ReadOptions::default()
+        },
+    )
+    .with_context(|| format!("reading the row weights, column {column}"))?;
+    let read_time = started.elapsed();
+    let fitting = Instant::now();
+    let x = table.data.into_f64();
+    let weights = weights.data.into_f64();
+    let model = config
+        .params
+        .fit_weighted(x.as_ref(), weights.as_slice())
+        .with_context(|| {
+            format!(
+                "cannot fit {} weighted by column {column}",
+                describe(&config.inputs)
+            )
+        })?;
+    let timing = Timing::InMemory {
+        read: read_time,
+        fit: fitting.elapsed(),
+    };
+    let names = table.column_names;
+    save_weighted_model(&config.output, &model, names.as_deref(), Some(column))?;
+    if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
+        text::stderr(&zero_variance_warning(&model, names.as_deref()));
+    }
+    text::stderr(&summary(
+        &model,
+        config,
+        &format!("rows weighted by column {column}: an exact SVD of the weighted rows"),
+        &timing,
+    ));
     Ok(())
 }
 

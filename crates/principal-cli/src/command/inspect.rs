@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use principal::{PcaModel, Scaling};
+use principal::{Basis, PcaModel, Scaling};
 use principal_io::{SavedModel, load_model};
 use serde_json::{Value, json};
 
@@ -77,6 +77,8 @@ fn to_json(saved: &SavedModel) -> Value {
         "noise_variance": model.noise_variance(),
         "total_variance": model.total_variance(),
         "zero_variance_features": model.zero_variance_features(),
+        // "eigenvectors", or "rotated" by `principal align --rotate`.
+        "basis": model.basis().name(),
         "format_version": principal_io::MODEL_FORMAT_VERSION,
         // Iterative solvers only: passes, a-posteriori error estimate, convergence.
         "iteration_report": model.iteration_report().map(|r| json!({
@@ -148,6 +150,14 @@ fn table(saved: &SavedModel, path: &str) -> String {
             }
         );
         let _ = writeln!(s, "{:<16}{fit}", "missing_values");
+    }
+    if model.basis() == Basis::Rotated {
+        let _ = writeln!(
+            s,
+            "{:<16}rotated to a reference (align --rotate): not eigenvectors, codes correlated; \
+             explained_variance is the variance along each rotated component",
+            "basis"
+        );
     }
     if let Some(names) = &saved.feature_names {
         let _ = writeln!(s, "{:<16}{}", "feature_names", text::abbreviate(names, 12));

@@ -9,13 +9,18 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use principal::{ChunkRef, PcaModel, Scaling as ModelScaling};
-use principal_io::{ColumnSelector, ReadOptions, load_model, read_label_column, read_label_files};
+use principal::describe::{DescribeInput, Description};
+use principal_io::{
+    ColumnSelector, ReadOptions, SavedModel, load_model, read_label_column, read_label_files,
+    read_table,
+};
 use principal_report::{
     ImageShape, Labels, ModelView, Report, ReportData, ReportDataBuilder, ReportOptions,
-    SampleChoice, Scaling, WrittenReport,
+    SampleChoice, Scaling, WrittenReport, figures::MAX_VARIABLES,
 };
 
 use crate::args::{MemoryArgs, SelectArgs};
+use crate::interpretation::{GroupParts, group_parts, interpretation};
 use crate::budget;
 use crate::progress::DrawingProgress;
 use crate::select::{Selection, check_features, describe, model_read_options, show};
@@ -40,6 +45,11 @@ pub struct ReportArgs {
     /// not a feature.
     #[arg(long, value_name = "NAME", requires = "data")]
     pub label_column: Option<ColumnSelector>,
+    /// A text column of the data (not a feature): the individuals of the interpretation
+    /// figures (drawn with --data when the model has at most 50 features) are coloured by its
+    /// categories, each with its barycentre.
+    #[arg(long, value_name = "COLUMN", requires = "data")]
+    pub qualitative: Option<String>,
     /// Every sample is an image of H rows of W pixels (e.g. 28x28): adds the mean and the
     /// components as images, reconstructions, and images generated from the latent space.
     #[arg(long, value_name = "HxW", value_parser = parse_image_shape)]
@@ -137,6 +147,7 @@ pub struct ReportConfig {
     model: PathBuf,
     data: Vec<PathBuf>,
     labels: Option<LabelSource>,
+    qualitative: Option<String>,
     image_shape: Option<ImageShape>,
     samples: SampleChoice,
     title: Option<String>,
@@ -151,6 +162,7 @@ impl ReportConfig {
             model: args.model,
             data: args.data,
             labels: LabelSource::new(args.labels, args.label_column),
+            qualitative: args.qualitative,
             image_shape: args.image_shape,
             samples: args
                 .samples
@@ -223,6 +235,37 @@ pub fn run(config: &ReportConfig) -> Result<()> {
     if let Some(data) = &data {
         report = report.with_data(data)?;
     }
+    // FactoMineR's quantities for the interpretation figures: the data in memory (at most
+    // 50 features), described as `principal describe` does.
+    let described = if data.is_some() && interpretable(model) {
+        Some(describe_data(config, model, &saved)?)
+    } else {
+        if let Some(column) = &config.qualitative {
+            bail!(
+                "--qualitative {column} colours the interpretation figures, which need a model \
+                 of 2 or more components and at most {MAX_VARIABLES} features; {model_name} has \
+                 {} component(s) and {} features",
+                model.n_components(),
+                model.n_features()
+            );
+        }
+        None
+    };
+    let interpretation = described.as_ref().map(|d| {
+        interpretation(
+            &d.description,
+            model.scale().is_some(),
+            &d.variables,
+            &d.individuals,
+            &[],
+            d.groups.as_ref(),
+        )
+    });
+    if let Some(it) = &interpretation {
+        report = report
+            .with_interpretation(it)
+            .with_context(|| format!("cannot draw the interpretation figures of {model_name}"))?;
+    }
     let options = ReportOptions {
         title: config
             .title
@@ -235,6 +278,105 @@ pub fn run(config: &ReportConfig) -> Result<()> {
     let written = write(&report, &config.output)?;
     text::stderr(&written_summary(&written, started));
     Ok(())
+}
+
+/// Whether the interpretation figures are drawn: two axes, at most [`MAX_VARIABLES`] features.
+fn interpretable(model: &PcaModel) -> bool {
+    model.n_components() >= 2 && model.n_features() <= MAX_VARIABLES
+}
+
+/// `describe`'s tables of the data on the model, with the names of their rows.
+struct Described {
+    description: Description,
+    variables: Vec<String>,
+    individuals: Vec<String>,
+    groups: Option<GroupParts>,
+}
+
+/// Reads the data (the model's features, as the stream does) into memory, and the
+/// qualitative column and row weights when there are, and describes them on the model.
+fn describe_data(config: &ReportConfig, model: &PcaModel, saved: &SavedModel) -> Result<Described> {
+    let inputs = &config.data;
+    let model_name = show(&config.model);
+    let mut options = model_read_options(
+        inputs,
+        &config.selection,
+        saved.feature_names.as_deref(),
+        &model_name,
+    )?;
+    if let Some(source) = &config.labels {
+        options = source.exclude_from(options);
+    }
+    let extra: Vec<ColumnSelector> = config
+        .qualitative
+        .iter()
+        .chain(&saved.row_weights)
+        .map(|c| ColumnSelector::Name(c.clone()))
+        .collect();
+    if options.columns.is_none() && options.list_column.is_none() {
+        for c in extra {
+            if !options.exclude.contains(&c) {
+                options.exclude.push(c);
+            }
+        }
+    }
+    let table = read_table(inputs, &options)
+        .with_context(|| format!("cannot read {} to describe it", describe(inputs)))?;
+    let data = table.data.into_f64().as_ref().to_owned();
+    let d = model.n_features();
+    let variables = saved
+        .feature_names
+        .clone()
+        .or(table.column_names)
+        .unwrap_or_else(|| (1..=d).map(|j| format!("x{j}")).collect());
+    let individuals: Vec<String> = (1..=data.nrows()).map(|i| i.to_string()).collect();
+    let qualitative: Vec<Vec<String>> = match &config.qualitative {
+        Some(column) => vec![
+            read_label_column(
+                inputs,
+                &ColumnSelector::Name(column.clone()),
+                config.selection.header,
+            )
+            .with_context(|| format!("cannot read column {column} of {}", describe(inputs)))?,
+        ],
+        None => Vec::new(),
+    };
+    let weights = match &saved.row_weights {
+        Some(column) => Some(
+            read_table(
+                inputs,
+                &ReadOptions {
+                    columns: Some(vec![ColumnSelector::Name(column.clone())]),
+                    ..ReadOptions::default()
+                },
+            )
+            .with_context(|| format!("cannot read the row weights (column {column})"))?
+            .data
+            .into_f64()
+            .as_slice()
+            .to_vec(),
+        ),
+        None => None,
+    };
+    let input = DescribeInput {
+        row_weights: weights.as_deref(),
+        qualitative: &qualitative,
+        axes: 2,
+        dimdesc_axes: 2,
+        ..DescribeInput::new(data.as_ref())
+    };
+    let description = principal::describe::describe(model, &input)
+        .with_context(|| format!("cannot describe {} on {model_name}", describe(inputs)))?;
+    let groups = match &config.qualitative {
+        Some(column) => Some(group_parts(&description, 0, column, &qualitative[0])?),
+        None => None,
+    };
+    Ok(Described {
+        description,
+        variables,
+        individuals,
+        groups,
+    })
 }
 
 /// Reads the labels, then streams the data through the model into the report's summary.

@@ -306,6 +306,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.iteration_report_ = state["iteration_report"]
         self.missing_values_report_ = state["missing_values"]
         self.component_choice_ = state["component_choice"]
+        # "eigenvectors", or "rotated" by align(..., rotate=True).
+        self.basis_ = state.get("basis", "eigenvectors")
 
     @property
     def _n_features_out(self):
@@ -633,3 +635,29 @@ def report(model: PCA, X=None, *, labels=None, image_shape=None, output, title=N
             raise ValueError(f"image_shape={image_shape!r} must be (height, width)")
     _native.report(model._state, os.fspath(output), X, labels, image_shape, title)
     return os.path.join(os.fspath(output), "index.html")
+
+
+def align(model: PCA, reference: PCA, rotate: bool = False):
+    """``model`` aligned to ``reference`` (``principal align``): a new fitted :class:`PCA`
+    whose component k matches the reference's (flipped and reordered; with ``rotate=True``
+    rotated within its subspace by orthogonal Procrustes, so that its components are no longer
+    eigenvectors: ``basis_ == "rotated"``, its codes correlated, and ``explained_variance_[k]``
+    the training variance along rotated component k), and the principal angles between the two
+    subspaces in degrees (increasing, min(M, K) of them). The models must have the same
+    features (names compared when both were fitted with them) and preprocessing (standardize,
+    ddof, whiten); ``rotate`` needs as many components in both."""
+    check_is_fitted(model)
+    check_is_fitted(reference)
+    ours = getattr(model, "feature_names_in_", None)
+    theirs = getattr(reference, "feature_names_in_", None)
+    if ours is not None and theirs is not None and len(ours) == len(theirs):
+        for j, (a, b) in enumerate(zip(ours, theirs)):
+            if a != b:
+                raise ValueError(
+                    f"feature {j + 1} is {a!r} in the model but {b!r} in the reference "
+                    "(features count from 1)"
+                )
+    state, angles, _ = _native.align(model._state, reference._state, bool(rotate))
+    names = ours if ours is not None else theirs
+    aligned = PCA._from_state(state, None if names is None else list(names))
+    return aligned, np.asarray(angles, dtype=np.float64)

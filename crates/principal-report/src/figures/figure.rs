@@ -35,6 +35,14 @@ pub enum FigureKind {
     ConfusionMatrix,
     /// Recognition accuracy against the number of components K.
     AccuracyByComponents,
+    /// The variables' correlations with axes 1 and 2 as arrows in the unit circle.
+    CorrelationCircle,
+    /// Gabriel's covariance biplot: individuals and variables on one map.
+    Biplot,
+    /// The variables' contributions to axes 1 and 2, with the uniform contribution.
+    Contributions,
+    /// The individuals coloured by a qualitative variable, with its categories' barycentres.
+    IndividualsByGroup,
 }
 
 impl FigureKind {
@@ -52,6 +60,15 @@ impl FigureKind {
         FigureKind::AccuracyByComponents,
     ];
 
+    /// The figures of what the components mean (drawn from `describe`'s quantities), in the
+    /// order a report shows them after [`Self::ALL`].
+    pub const INTERPRETATION: [FigureKind; 4] = [
+        FigureKind::CorrelationCircle,
+        FigureKind::Biplot,
+        FigureKind::Contributions,
+        FigureKind::IndividualsByGroup,
+    ];
+
     /// The name of its files: `<stem>.png` and `<stem>.svg`.
     pub fn file_stem(self) -> &'static str {
         match self {
@@ -65,6 +82,10 @@ impl FigureKind {
             FigureKind::LatentGrid => "latent-grid",
             FigureKind::ConfusionMatrix => "confusion-matrix",
             FigureKind::AccuracyByComponents => "accuracy",
+            FigureKind::CorrelationCircle => "correlation-circle",
+            FigureKind::Biplot => "biplot",
+            FigureKind::Contributions => "contributions",
+            FigureKind::IndividualsByGroup => "individuals-by-group",
         }
     }
 
@@ -81,6 +102,10 @@ impl FigureKind {
             FigureKind::LatentGrid => "Images generated from the latent space",
             FigureKind::ConfusionMatrix => "Confusion matrix",
             FigureKind::AccuracyByComponents => "Accuracy against the number of components",
+            FigureKind::CorrelationCircle => "Correlation circle",
+            FigureKind::Biplot => "Biplot (covariance, α = 0)",
+            FigureKind::Contributions => "Contributions of the variables to axes 1 and 2",
+            FigureKind::IndividualsByGroup => "Individuals by category, with barycentres",
         }
     }
 }
@@ -156,6 +181,29 @@ pub enum Plotted {
         /// The counts drawn.
         counts: Vec<Vec<u64>>,
     },
+    /// Named things (variables, individuals, categories), one row each, with their values
+    /// as drawn.
+    Table(Table),
+}
+
+/// The rows of a [`Plotted::Table`]: each a name, a group and one value per column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// The names of the value columns (e.g. `dim1`, `dim2`).
+    pub columns: Vec<String>,
+    /// The rows, in the order drawn.
+    pub rows: Vec<TableRow>,
+}
+
+/// One row of a [`Table`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableRow {
+    /// What the row is (a variable's, an individual's or a category's name).
+    pub name: String,
+    /// Its group (e.g. `active`, `supplementary`, `individual`, a category).
+    pub group: String,
+    /// One value per column.
+    pub values: Vec<f64>,
 }
 
 impl Plotted {
@@ -187,6 +235,21 @@ impl Plotted {
                         let (t, p) = (csv_field(&classes[t]), csv_field(&classes[p]));
                         out.push_str(&format!("{t},{p},{count}\n"));
                     }
+                }
+            }
+            Plotted::Table(table) => {
+                out.push_str("name,group");
+                for c in &table.columns {
+                    out.push(',');
+                    out.push_str(&csv_field(c));
+                }
+                out.push('\n');
+                for row in &table.rows {
+                    out.push_str(&format!("{},{}", csv_field(&row.name), csv_field(&row.group)));
+                    for v in &row.values {
+                        out.push_str(&format!(",{v}"));
+                    }
+                    out.push('\n');
                 }
             }
             Plotted::Points(_) | Plotted::Images(_) => return None,

@@ -9,12 +9,18 @@
 pub(crate) mod classification;
 pub(crate) mod figure;
 pub(crate) mod images;
+pub(crate) mod interpretation;
 pub(crate) mod points;
 pub(crate) mod variance;
 
 pub use classification::{accuracy_by_components, confusion_matrix};
 pub use figure::{
-    ClassCount, ColourScale, Figure, FigureKind, ImagePanel, Plotted, PointCounts, Series,
+    ClassCount, ColourScale, Figure, FigureKind, ImagePanel, Plotted, PointCounts, Series, Table,
+    TableRow,
+};
+pub use interpretation::{
+    Groups, Interpretation, MAX_VARIABLES, biplot, contributions, correlation_circle,
+    individuals_by_group, interpretation_figures, write_interpretation_figures,
 };
 pub use images::{
     LatentGridOptions, latent_grid, mean_and_components, reconstruction_counts, reconstructions,
