@@ -63,6 +63,7 @@ mod fit;
 mod kernel;
 mod model;
 mod moments;
+pub mod models;
 pub mod neighbours;
 mod options;
 mod params;
@@ -82,6 +83,8 @@ pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use model::{ModelParts, PcaModel};
+pub use models::bayesian_pca::{BayesianPca, BayesianPcaOptions, BayesianPcaParts};
+pub use models::mixture::{Cluster, MixtureOptions, MixtureParts, MixturePpca};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
     ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,

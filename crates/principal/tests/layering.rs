@@ -74,6 +74,10 @@ const LAYERS: &[&[&str]] = &[
     &["probabilistic::gaussian"],
     &["probabilistic::sampling", "probabilistic::observed"],
     &["probabilistic"],
+    // Latent-variable models beyond PCA, one file per kind, then their door.
+    &["models::bayesian_pca"],
+    &["models::mixture"],
+    &["models"],
     // Cross-validation's folds and their held-out likelihoods, under a fold's model.
     &["choose::held_out"],
     // Parameters, then fitting them.
