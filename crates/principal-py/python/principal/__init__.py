@@ -16,6 +16,7 @@ once), fits of files too large for memory (:func:`fit_files`), the model file of
 """
 
 from ._native import __version__
+from ._latent import BayesianPCA, MixturePPCA
 from ._pca import PCA, Posterior, choose, fit_files, report
 
-__all__ = ["PCA", "Posterior", "choose", "fit_files", "report", "__version__"]
+__all__ = ["BayesianPCA", "MixturePPCA", "PCA", "Posterior", "choose", "fit_files", "report", "__version__"]
