@@ -79,6 +79,14 @@ const LAYERS: &[&[&str]] = &[
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
+    // Latent-variable models beyond PCA, on the fit (ICA's whitening), the solvers'
+    // eigensolver and the EM's pieces: one module per kind, the kinds' door below them.
+    &["models"],
+    &[
+        "models::factor_analysis",
+        "models::kernel_pca",
+        "models::ica",
+    ],
     // Every criterion side by side, from one fit.
     &["choose"],
     // The crate root: re-exports only.
