@@ -14,6 +14,7 @@ mod budget;
 mod cli;
 mod command;
 mod flags;
+mod models;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod processes;

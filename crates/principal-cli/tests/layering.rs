@@ -23,6 +23,11 @@ const LAYERS: &[&[&str]] = &[
     // Rows streamed from files within the budget, then the columns picked from them.
     &["stream"],
     &["select"],
+    // The model kinds beyond PCA: one module per kind, then their door, which the commands
+    // dispatch to.
+    &["models::args"],
+    &["models::factor_analysis", "models::kernel", "models::ica"],
+    &["models"],
     // One module per command, then the commands built on another's pieces: classify fits and
     // draws as fit and report do, merge reads fit's component flags, score reads missing
     // values as transform does.

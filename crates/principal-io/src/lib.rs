@@ -38,6 +38,7 @@ mod error;
 mod format;
 mod labels;
 mod model_file;
+mod model_kinds;
 mod read;
 mod reader;
 mod statistics_file;
@@ -51,6 +52,9 @@ pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{MODEL_FORMAT_VERSION, SavedModel, load_model, save_model};
+pub use model_kinds::{
+    AnyModel, KINDS_FORMAT_VERSION, SavedAnyModel, load_any_model, model_kind, save_any_model,
+};
 pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;
 pub use read::matrix::{Matrix, RowMajorMat};

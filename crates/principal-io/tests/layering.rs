@@ -34,6 +34,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("model_file", 4),
     ("labels", 4),
     ("statistics_file", 5),
+    ("model_kinds", 5),
     ("crate", 6),
 ];
 
@@ -45,6 +46,7 @@ const INSIDE: &[(&str, &str)] = &[
     ("format::idx", "format::binary"),
     ("format::columnar", "format::columnar"),
     ("reader", "reader"),
+    ("model_kinds", "model_kinds"),
 ];
 
 /// Modules compiled for tests only: they may import anything and are left out of the graph.

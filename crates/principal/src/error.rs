@@ -170,6 +170,10 @@ pub enum PcaError {
         solver: &'static str,
         reason: String,
     },
+    /// A setting of a model other than PCA that is out of its range (a negative gamma, a
+    /// kernel matrix over the memory limit, …); the message names the setting.
+    #[error("{0}")]
+    InvalidSetting(String),
     /// A numerical routine did not converge.
     #[error("solver {solver} did not converge: {detail}")]
     NoConvergence {

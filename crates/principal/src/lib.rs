@@ -62,8 +62,8 @@ mod error;
 mod fit;
 mod kernel;
 mod model;
-mod moments;
 pub mod models;
+mod moments;
 pub mod neighbours;
 mod options;
 mod params;
@@ -85,6 +85,12 @@ pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use models::bayesian_pca::{BayesianPca, BayesianPcaOptions, BayesianPcaParts};
 pub use models::mixture::{Cluster, MixtureOptions, MixtureParts, MixturePpca};
+pub use models::factor_analysis::{
+    FactorAnalysis, FactorAnalysisParams, FactorAnalysisParts, Rotation,
+};
+pub use models::ica::{Contrast, FastIca, FastIcaParams, FastIcaParts};
+pub use models::kernel_pca::{Kernel, KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts};
+pub use models::{LatentModel, ModelKind, Operation};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
     ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,

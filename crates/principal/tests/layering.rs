@@ -74,15 +74,22 @@ const LAYERS: &[&[&str]] = &[
     &["probabilistic::gaussian"],
     &["probabilistic::sampling", "probabilistic::observed"],
     &["probabilistic"],
-    // Latent-variable models beyond PCA, one file per kind, then their door.
-    &["models::bayesian_pca"],
-    &["models::mixture"],
-    &["models"],
     // Cross-validation's folds and their held-out likelihoods, under a fold's model.
     &["choose::held_out"],
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
+    // Latent-variable models beyond PCA, on the fit (ICA's whitening), the solvers'
+    // eigensolver and the EM's pieces: one module per kind, the kinds' door below them.
+    &["models"],
+    &[
+        "models::factor_analysis",
+        "models::kernel_pca",
+        "models::ica",
+        "models::bayesian_pca",
+    ],
+    // The mixture of probabilistic PCAs, on Bayesian PCA's Gaussian pieces.
+    &["models::mixture"],
     // Every criterion side by side, from one fit.
     &["choose"],
     // The crate root: re-exports only.

@@ -109,6 +109,36 @@ pub fn missing_reading(missing: Option<MissingValues>) -> Missing {
 /// rank whose part was written removes it when another rank failed.
 pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Transform;
+    if let Some(other) =
+        crate::models::load_other::<TransformArgs>(&config.model, "transform", operation)?
+    {
+        crate::models::refuse_pca_flags::<TransformArgs>(
+            "transform",
+            other.model.kind(),
+            &[
+                ("--posterior", config.what == Output::PosteriorMeans),
+                ("--posterior-cov", config.posterior_cov.is_some()),
+                ("--missing", config.missing != Missing::Reject),
+            ],
+        )?;
+        if collective.size() > 1 {
+            anyhow::bail!(
+                "a {} model transforms in one process only, not under MPI",
+                other.model.kind()
+            );
+        }
+        let map = crate::models::RowMap::Transform;
+        return crate::models::map_rows(
+            &other,
+            &config.model,
+            &config.inputs,
+            &config.selection,
+            &config.output,
+            config.memory_limit,
+            map,
+        );
+    }
     let saved = load_model(&config.model)?;
     let options = ReadOptions {
         missing: config.missing,
