@@ -45,6 +45,14 @@ pub struct TransformArgs {
     /// posterior mean) are those given its observed values under the probabilistic model.
     #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]))]
     pub missing: Option<MissingValues>,
+    /// A mixture model (`fit --model mixture`): write each row's most responsible cluster as
+    /// one column (`cluster`, 0-based, clusters by decreasing weight).
+    #[arg(long, conflicts_with_all = ["posterior", "responsibilities"])]
+    pub clusters: bool,
+    /// A mixture model: write every cluster's responsibility for each row (cluster1..clusterC,
+    /// summing to 1), which is also what a mixture's transform writes without a flag.
+    #[arg(long, conflicts_with = "posterior")]
+    pub responsibilities: bool,
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
@@ -71,6 +79,17 @@ pub struct TransformConfig {
     posterior_cov: Option<PathBuf>,
     missing: Missing,
     memory_limit: u64,
+    /// `--clusters` or `--responsibilities`: a mixture's outputs.
+    clusters: Option<ClusterOutput>,
+}
+
+/// What `transform` writes for a mixture model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClusterOutput {
+    /// The most responsible cluster of each row.
+    Labels,
+    /// Every cluster's responsibility.
+    Responsibilities,
 }
 
 impl TransformConfig {
@@ -88,6 +107,13 @@ impl TransformConfig {
             posterior_cov: args.posterior_cov,
             missing: missing_reading(args.missing),
             memory_limit: args.memory.bytes(),
+            clusters: if args.clusters {
+                Some(ClusterOutput::Labels)
+            } else if args.responsibilities {
+                Some(ClusterOutput::Responsibilities)
+            } else {
+                None
+            },
         }
     }
 }
@@ -128,7 +154,21 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
                 other.model.kind()
             );
         }
-        let map = crate::models::RowMap::Transform;
+        let kind = other.model.kind();
+        if let (Some(_), false) = (config.clusters, kind == principal::ModelKind::Mixture) {
+            return Err(crate::args::usage_error::<TransformArgs>(
+                "transform",
+                format!(
+                    "--clusters and --responsibilities apply only to --model mixture, not to \
+                     --model {kind}"
+                ),
+            )
+            .into());
+        }
+        let map = match config.clusters {
+            Some(ClusterOutput::Labels) => crate::models::RowMap::Clusters,
+            _ => crate::models::RowMap::Transform,
+        };
         return crate::models::map_rows(
             &other,
             &config.model,
@@ -138,6 +178,14 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
             config.memory_limit,
             map,
         );
+    }
+    if config.clusters.is_some() {
+        return Err(crate::args::usage_error::<TransformArgs>(
+            "transform",
+            "--clusters and --responsibilities apply only to --model mixture, not to a PCA model"
+                .into(),
+        )
+        .into());
     }
     let saved = load_model(&config.model)?;
     let options = ReadOptions {

@@ -34,6 +34,12 @@ pub struct ModelArgs {
     /// ica: the contrast function.
     #[arg(long, value_name = "logcosh|exp|cube", value_parser = one_of::<Contrast>(Contrast::NAMES))]
     pub fun: Option<Contrast>,
+    /// mixture: the number of clusters (at least 1).
+    #[arg(long, value_name = "C")]
+    pub clusters: Option<usize>,
+    /// mixture: seeded k-means++ starts of EM, the most likely kept (at least 1; default 5).
+    #[arg(long, value_name = "R")]
+    pub restarts: Option<usize>,
 }
 
 /// The settings `fit` shares with the kinds: components, seed, tolerance and bound as given.

@@ -5,9 +5,11 @@
 //! before anything is read or written.
 
 mod args;
+mod bayesian_pca;
 mod factor_analysis;
 mod ica;
 mod kernel;
+mod mixture;
 
 pub use args::{ModelArgs, Shared};
 
@@ -34,6 +36,8 @@ pub enum KindFit {
     FactorAnalysis(principal::FactorAnalysisParams),
     Kernel(principal::KernelPcaParams),
     Ica(principal::FastIcaParams),
+    BayesianPca(principal::BayesianPcaOptions),
+    Mixture(principal::MixtureOptions),
 }
 
 /// The flags each kind accepts, by the flag's name: any other kind given one is a usage error.
@@ -55,6 +59,8 @@ fn given_flags(args: &ModelArgs) -> Vec<(&'static str, ModelKind)> {
     note(args.coef0.is_some(), "--coef0", ModelKind::Kernel);
     note(args.alpha.is_some(), "--alpha", ModelKind::Kernel);
     note(args.fun.is_some(), "--fun", ModelKind::Ica);
+    note(args.clusters.is_some(), "--clusters", ModelKind::Mixture);
+    note(args.restarts.is_some(), "--restarts", ModelKind::Mixture);
     given
 }
 
@@ -72,11 +78,6 @@ impl KindFit {
         let kind = args.kind;
         let shared = match (kind, shared) {
             (ModelKind::Pca, _) => return Ok(None),
-            (ModelKind::BayesianPca | ModelKind::Mixture, _) => {
-                return Err(usage(format!(
-                    "--model {kind} is not built yet in this principal"
-                )));
-            }
             (_, None) => {
                 return Err(usage(format!(
                     "--model {kind} needs --components K (a whole number)"
@@ -90,12 +91,23 @@ impl KindFit {
             }
             ModelKind::Kernel => KindFit::Kernel(kernel::params(args, shared)),
             ModelKind::Ica => KindFit::Ica(ica::params(args, shared)),
-            ModelKind::Pca | ModelKind::BayesianPca | ModelKind::Mixture => unreachable!(),
+            ModelKind::BayesianPca => KindFit::BayesianPca(bayesian_pca::params(shared)),
+            ModelKind::Mixture => {
+                if args.clusters.is_none() {
+                    return Err(usage(
+                        "--model mixture needs --clusters C (a whole number, at least 1)".into(),
+                    ));
+                }
+                KindFit::Mixture(mixture::params(args, shared))
+            }
+            ModelKind::Pca => unreachable!(),
         };
         let checked = match &fit {
             KindFit::FactorAnalysis(p) => p.validate(),
             KindFit::Kernel(p) => p.validate(),
             KindFit::Ica(p) => p.validate(),
+            KindFit::BayesianPca(p) => check_latent(p.max_components, p.tolerance, p.max_iterations),
+            KindFit::Mixture(p) => check_mixture(p),
         };
         checked.map_err(|e| usage(crate::flags::message(&e)))?;
         Ok(Some(fit))
@@ -107,6 +119,8 @@ impl KindFit {
             KindFit::FactorAnalysis(_) => ModelKind::FactorAnalysis,
             KindFit::Kernel(_) => ModelKind::Kernel,
             KindFit::Ica(_) => ModelKind::Ica,
+            KindFit::BayesianPca(_) => ModelKind::BayesianPca,
+            KindFit::Mixture(_) => ModelKind::Mixture,
         }
     }
 
@@ -125,6 +139,14 @@ impl KindFit {
                 n.min(d),
                 "min(n_samples, n_features): ICA unmixes the principal components",
             ),
+            KindFit::BayesianPca(_) => (
+                d.saturating_sub(1),
+                "n_features − 1: Bayesian PCA keeps some noise outside its components",
+            ),
+            KindFit::Mixture(_) => (
+                d.saturating_sub(1),
+                "n_features − 1: each cluster keeps some noise outside its components",
+            ),
         }
     }
 
@@ -133,6 +155,8 @@ impl KindFit {
             KindFit::FactorAnalysis(p) => p.n_components,
             KindFit::Kernel(p) => p.n_components,
             KindFit::Ica(p) => p.n_components,
+            KindFit::BayesianPca(p) => p.max_components,
+            KindFit::Mixture(p) => p.components,
         }
     }
 
@@ -175,6 +199,12 @@ impl KindFit {
             }
             KindFit::Kernel(p) => AnyModel::Kernel(p.fit(x.as_ref()).with_context(cannot)?),
             KindFit::Ica(p) => AnyModel::Ica(p.fit(x.as_ref()).with_context(cannot)?),
+            KindFit::BayesianPca(p) => AnyModel::BayesianPca(
+                principal::BayesianPca::fit(x.as_ref(), p).with_context(cannot)?,
+            ),
+            KindFit::Mixture(p) => AnyModel::Mixture(
+                principal::MixturePpca::fit(x.as_ref(), p).with_context(cannot)?,
+            ),
         };
         let fit_time = fitting.elapsed();
         save_any_model(output, &model, table.column_names.as_deref())?;
@@ -188,6 +218,8 @@ impl KindFit {
             AnyModel::FactorAnalysis(m) => factor_analysis::fit_summary(m),
             AnyModel::Kernel(m) => kernel::fit_summary(m),
             AnyModel::Ica(m) => ica::fit_summary(m),
+            AnyModel::BayesianPca(m) => bayesian_pca::fit_summary(m),
+            AnyModel::Mixture(m) => mixture::fit_summary(m),
             AnyModel::Pca(_) => String::new(),
         });
         s.push_str(&format!(
@@ -199,6 +231,38 @@ impl KindFit {
         text::stderr(&s);
         Ok(())
     }
+}
+
+/// The checks of the settings Bayesian PCA and the mixture share, before any data is read
+/// (the library checks them again against the data's shape).
+fn check_latent(components: usize, tolerance: f64, max_iterations: usize) -> principal::Result<()> {
+    use principal::PcaError;
+    if components == 0 {
+        return Err(PcaError::ZeroComponents);
+    }
+    if !(tolerance > 0.0 && tolerance < 1.0) {
+        return Err(PcaError::ToleranceOutOfRange(tolerance));
+    }
+    if max_iterations == 0 {
+        return Err(PcaError::ZeroIterations);
+    }
+    Ok(())
+}
+
+fn check_mixture(p: &principal::MixtureOptions) -> principal::Result<()> {
+    use principal::{Parameter, PcaError};
+    let out = |parameter, allowed: &str| PcaError::OutOfRange {
+        parameter,
+        value: "0".into(),
+        allowed: allowed.into(),
+    };
+    if p.clusters == 0 {
+        return Err(out(Parameter::Clusters, "a mixture needs at least 1 cluster"));
+    }
+    if p.restarts == 0 {
+        return Err(out(Parameter::Restarts, "at least 1 start is needed"));
+    }
+    check_latent(p.components, p.tolerance, p.max_iterations)
 }
 
 /// The usage error of `operation` on a model of `kind` that does not define it.
@@ -269,6 +333,8 @@ pub enum RowMap {
     Transform,
     /// The log-likelihood (`score`).
     Score,
+    /// A mixture's most responsible cluster (`transform --clusters`).
+    Clusters,
 }
 
 /// `transform` or `score` of `inputs` through a model of a kind beyond PCA, streamed a chunk
@@ -294,7 +360,7 @@ pub fn map_rows(
     )?;
     let columns = match map {
         RowMap::Transform => model.n_components(),
-        RowMap::Score => 1,
+        RowMap::Score | RowMap::Clusters => 1,
     };
     let input = RowStream::open(inputs, &options, columns, memory_limit)?;
     check_features(
@@ -309,10 +375,11 @@ pub fn map_rows(
             .map(|i| format!("{}{i}", model.component_prefix()))
             .collect(),
         RowMap::Score => vec!["log_likelihood".into()],
+        RowMap::Clusters => vec!["cluster".into()],
     };
     let out = MatrixWriter::create(output, columns, Some(&names))?;
     let verb = match map {
-        RowMap::Transform => "transform",
+        RowMap::Transform | RowMap::Clusters => "transform",
         RowMap::Score => "score",
     };
     let cannot = || {
@@ -328,6 +395,14 @@ pub fn map_rows(
             let x = chunk_f64(chunk);
             match map {
                 RowMap::Transform => model.transform(x.as_ref()),
+                RowMap::Clusters => {
+                    // The responsibilities' largest (the first on a tie).
+                    let r = model.transform(x.as_ref())?;
+                    Ok(Mat::from_fn(r.nrows(), 1, |i, _| {
+                        (0..r.ncols()).fold(0, |best, c| if r[(i, c)] > r[(i, best)] { c } else { best })
+                            as f64
+                    }))
+                }
                 RowMap::Score => {
                     let scores = model.score_samples(x.as_ref())?;
                     total += scores.iter().sum::<f64>();
@@ -344,6 +419,7 @@ pub fn map_rows(
     }
     let what = match map {
         RowMap::Transform => "components",
+        RowMap::Clusters => "cluster",
         RowMap::Score => "log-likelihood",
     };
     text::stderr(&summary(rows, columns, what, &show(output), started));
@@ -415,6 +491,8 @@ pub fn inspect(saved: &SavedAnyModel, path: &Path, json: bool) -> Result<String>
         AnyModel::FactorAnalysis(m) => factor_analysis::describe(m),
         AnyModel::Kernel(m) => kernel::describe(m),
         AnyModel::Ica(m) => ica::describe(m),
+        AnyModel::BayesianPca(m) => bayesian_pca::describe(m),
+        AnyModel::Mixture(m) => mixture::describe(m),
         AnyModel::Pca(_) => anyhow::bail!("a PCA model reached the other kinds' path"),
     };
     if let Some(object) = value.as_object_mut() {

@@ -7,9 +7,11 @@
 //! Every kind's tensors and keys are in its own module; [`AnyModel`] has one variant per kind
 //! that can be stored, and each `match` over it has one arm per kind.
 
+mod bayesian_pca;
 mod factor_analysis;
 mod ica;
 mod kernel;
+mod mixture;
 
 use std::collections::HashMap;
 use std::fs;
@@ -17,7 +19,9 @@ use std::path::Path;
 use std::str::FromStr;
 
 use faer::{Mat, MatRef};
-use principal::{FactorAnalysis, FastIca, KernelPca, LatentModel, ModelKind, PcaModel};
+use principal::{
+    BayesianPca, FactorAnalysis, FastIca, KernelPca, LatentModel, MixturePpca, ModelKind, PcaModel,
+};
 use safetensors::tensor::SafeTensors;
 
 use crate::error::{IoError, Result};
@@ -38,6 +42,10 @@ pub enum AnyModel {
     Kernel(KernelPca),
     /// FastICA.
     Ica(FastIca),
+    /// Bayesian PCA.
+    BayesianPca(BayesianPca),
+    /// A mixture of probabilistic PCAs.
+    Mixture(MixturePpca),
 }
 
 impl AnyModel {
@@ -48,6 +56,8 @@ impl AnyModel {
             AnyModel::FactorAnalysis(_) => ModelKind::FactorAnalysis,
             AnyModel::Kernel(_) => ModelKind::Kernel,
             AnyModel::Ica(_) => ModelKind::Ica,
+            AnyModel::BayesianPca(_) => ModelKind::BayesianPca,
+            AnyModel::Mixture(_) => ModelKind::Mixture,
         }
     }
 
@@ -59,6 +69,8 @@ impl AnyModel {
             AnyModel::FactorAnalysis(m) => Some(m),
             AnyModel::Kernel(m) => Some(m),
             AnyModel::Ica(m) => Some(m),
+            AnyModel::BayesianPca(m) => Some(m),
+            AnyModel::Mixture(m) => Some(m),
         }
     }
 
@@ -69,6 +81,8 @@ impl AnyModel {
             AnyModel::FactorAnalysis(m) => m.n_features(),
             AnyModel::Kernel(m) => m.n_features(),
             AnyModel::Ica(m) => m.n_features(),
+            AnyModel::BayesianPca(m) => m.n_features(),
+            AnyModel::Mixture(m) => m.n_features(),
         }
     }
 }
@@ -112,6 +126,8 @@ pub fn save_any_model(
         AnyModel::FactorAnalysis(m) => factor_analysis::store(m),
         AnyModel::Kernel(m) => kernel::store(m),
         AnyModel::Ica(m) => ica::store(m),
+        AnyModel::BayesianPca(m) => bayesian_pca::store(m),
+        AnyModel::Mixture(m) => mixture::store(m),
     };
     let d = model.n_features();
     IoError::check_name_count(path, feature_names, d)?;
@@ -306,12 +322,9 @@ pub fn load_any_model(path: &Path) -> Result<SavedAnyModel> {
         ModelKind::FactorAnalysis => AnyModel::FactorAnalysis(factor_analysis::load(&reading, d)?),
         ModelKind::Kernel => AnyModel::Kernel(kernel::load(&reading, d)?),
         ModelKind::Ica => AnyModel::Ica(ica::load(&reading, d)?),
+        ModelKind::BayesianPca => AnyModel::BayesianPca(bayesian_pca::load(&reading, d)?),
+        ModelKind::Mixture => AnyModel::Mixture(mixture::load(&reading, d)?),
         ModelKind::Pca => unreachable!("PCA files are read by load_model above"),
-        ModelKind::BayesianPca | ModelKind::Mixture => {
-            return Err(not_model(format!(
-                "it holds a {kind} model, which this principal cannot read yet"
-            )));
-        }
     };
     Ok(SavedAnyModel {
         model,

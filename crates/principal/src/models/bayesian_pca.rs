@@ -38,6 +38,7 @@ use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{Parameter, PcaError, Result};
 use crate::model::fix_sign;
+use crate::models::{LatentModel, ModelKind, Operation, check_finite};
 use crate::options::MissingValues;
 use crate::real::Real;
 
@@ -118,7 +119,7 @@ pub struct BayesianPcaParts {
 /// assert!(model.alpha()[2].is_infinite());
 /// # Ok::<(), principal::PcaError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BayesianPca {
     parts: BayesianPcaParts,
     log_likelihood_history: Vec<f64>,
@@ -648,6 +649,57 @@ impl BayesianPca {
             }
         }
         x
+    }
+}
+
+/// What the commands ask of a fitted model: the posterior mean, the mean of x given z, the
+/// likelihood and samples.
+impl LatentModel for BayesianPca {
+    fn kind(&self) -> ModelKind {
+        ModelKind::BayesianPca
+    }
+    fn n_features(&self) -> usize {
+        BayesianPca::n_features(self)
+    }
+    fn n_components(&self) -> usize {
+        BayesianPca::n_components(self)
+    }
+    fn component_prefix(&self) -> &'static str {
+        "latent"
+    }
+    fn supports(&self, operation: Operation) -> bool {
+        matches!(
+            operation,
+            Operation::Transform | Operation::Inverse | Operation::Score | Operation::Sample
+        )
+    }
+    fn transform(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        check_finite(x)?;
+        BayesianPca::transform(self, x)
+    }
+    /// `W z + μ`, the mean of x given z.
+    fn inverse_transform(&self, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        if z.ncols() != self.n_components() {
+            return Err(PcaError::ComponentMismatch {
+                expected: self.n_components(),
+                found: z.ncols(),
+            });
+        }
+        check_finite(z)?;
+        let mut x = z * self.components();
+        for i in 0..x.nrows() {
+            for j in 0..x.ncols() {
+                x[(i, j)] += self.parts.mean[j];
+            }
+        }
+        Ok(x)
+    }
+    fn score_samples(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        check_finite(x)?;
+        BayesianPca::score_samples(self, x)
+    }
+    fn sample(&self, n: usize, seed: u64) -> Result<Mat<f64>> {
+        Ok(BayesianPca::sample(self, n, seed))
     }
 }
 

@@ -33,6 +33,7 @@ use rand_distr::{Distribution, StandardNormal};
 use crate::error::{Parameter, PcaError, Result};
 use crate::model::fix_sign;
 use crate::models::bayesian_pca::LN_2PI;
+use crate::models::{LatentModel, ModelKind, Operation};
 use crate::real::Real;
 
 /// The least σ_i², as a fraction of the data's mean variance per feature.
@@ -130,7 +131,7 @@ pub struct MixtureParts {
 /// assert!(history.windows(2).all(|w| w[1] >= w[0] - 1e-9));
 /// # Ok::<(), principal::PcaError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct MixturePpca {
     parts: MixtureParts,
     log_likelihood_history: Vec<f64>,
@@ -506,6 +507,38 @@ impl MixturePpca {
             }
         }
         (x, labels)
+    }
+}
+
+/// What the commands ask of a fitted mixture: its transform is the responsibilities (one
+/// column per cluster), its score the mixture's log-density, its samples the mixture's.
+impl LatentModel for MixturePpca {
+    fn kind(&self) -> ModelKind {
+        ModelKind::Mixture
+    }
+    fn n_features(&self) -> usize {
+        MixturePpca::n_features(self)
+    }
+    fn n_components(&self) -> usize {
+        self.n_clusters()
+    }
+    fn component_prefix(&self) -> &'static str {
+        "cluster"
+    }
+    fn supports(&self, operation: Operation) -> bool {
+        matches!(
+            operation,
+            Operation::Transform | Operation::Score | Operation::Sample
+        )
+    }
+    fn transform(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.predict_proba(x)
+    }
+    fn score_samples(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        MixturePpca::score_samples(self, x)
+    }
+    fn sample(&self, n: usize, seed: u64) -> Result<Mat<f64>> {
+        Ok(MixturePpca::sample(self, n, seed).0)
     }
 }
 
