@@ -15,6 +15,8 @@ fn flag(parameter: Parameter) -> &'static str {
         Parameter::Permutations => "--permutations",
         Parameter::Percentile => "--percentile",
         Parameter::MaxComponents => "--max-components",
+        Parameter::Clusters => "--clusters",
+        Parameter::Restarts => "--restarts",
         _ => "a parameter",
     }
 }

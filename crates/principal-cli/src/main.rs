@@ -15,6 +15,7 @@ mod cli;
 mod command;
 mod flags;
 mod interpretation;
+mod models;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod processes;

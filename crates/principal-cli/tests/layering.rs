@@ -24,6 +24,17 @@ const LAYERS: &[&[&str]] = &[
     &["select"],
     // describe's tables as the interpretation figures' input.
     &["interpretation"],
+    // The model kinds beyond PCA: one module per kind, then their door, which the commands
+    // dispatch to.
+    &["models::args"],
+    &[
+        "models::factor_analysis",
+        "models::kernel",
+        "models::ica",
+        "models::bayesian_pca",
+        "models::mixture",
+    ],
+    &["models"],
     // One module per command, then the commands built on another's pieces: classify fits and
     // draws as fit and report do, merge reads fit's component flags, score reads missing
     // values as transform does.

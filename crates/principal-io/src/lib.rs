@@ -42,6 +42,7 @@ mod format;
 mod h5ad_into;
 mod labels;
 mod model_file;
+mod model_kinds;
 mod read;
 mod reader;
 mod statistics_file;
@@ -57,6 +58,9 @@ pub use h5ad_into::{ScanpyPca, write_scanpy_pca};
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{
     MODEL_FORMAT_VERSION, SavedModel, load_model, save_model, save_weighted_model,
+};
+pub use model_kinds::{
+    AnyModel, KINDS_FORMAT_VERSION, SavedAnyModel, load_any_model, model_kind, save_any_model,
 };
 pub use read::bounded::panic_is_contained;
 pub use read::inputs::expand_inputs;

@@ -38,7 +38,7 @@ use crate::write::write_atomically;
 
 /// The version of the model file layout this crate writes and reads.
 pub const MODEL_FORMAT_VERSION: u32 = 1;
-const FORMAT: &str = "principal-pca";
+pub(crate) const FORMAT: &str = "principal-pca";
 
 /// A model read from a file, with the feature names it was saved with.
 #[derive(Clone, Debug, PartialEq)]
@@ -299,6 +299,11 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
                 "a safetensors file without the principal format tag".into(),
             ));
         }
+    }
+    if let Some(kind) = meta.get("model").filter(|kind| *kind != "pca") {
+        return Err(not_model(format!(
+            "it holds a {kind} model, not a PCA model; this reads PCA models only"
+        )));
     }
     let Some(version) = meta.get("format_version") else {
         return Err(not_model("the metadata has no \"format_version\"".into()));

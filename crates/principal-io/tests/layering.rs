@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("h5ad_into", 4),
     ("labels", 4),
     ("statistics_file", 5),
+    ("model_kinds", 5),
     ("crate", 6),
 ];
 
@@ -46,6 +47,7 @@ const INSIDE: &[(&str, &str)] = &[
     ("format::idx", "format::binary"),
     ("format::columnar", "format::columnar"),
     ("reader", "reader"),
+    ("model_kinds", "model_kinds"),
 ];
 
 /// Modules compiled for tests only: they may import anything and are left out of the graph.

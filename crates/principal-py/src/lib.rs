@@ -18,4 +18,6 @@
 #![deny(unsafe_code)]
 
 #[cfg(feature = "python")]
+mod latent;
+#[cfg(feature = "python")]
 mod native;

@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 /// A library error as Python's `ValueError` (bad data or parameters), with its message.
-fn value_error(e: impl ToString) -> PyErr {
+pub(crate) fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
@@ -32,13 +32,13 @@ fn os_error(e: impl ToString) -> PyErr {
 }
 
 /// A 2-D float32 or float64 numpy array, borrowed read-only.
-enum Input<'py> {
+pub(crate) enum Input<'py> {
     F32(PyReadonlyArray2<'py, f32>),
     F64(PyReadonlyArray2<'py, f64>),
 }
 
 impl<'py> Input<'py> {
-    fn extract(x: &Bound<'py, PyAny>) -> PyResult<Self> {
+    pub(crate) fn extract(x: &Bound<'py, PyAny>) -> PyResult<Self> {
         if let Ok(a) = x.extract::<PyReadonlyArray2<'py, f64>>() {
             return Ok(Input::F64(a));
         }
@@ -51,7 +51,7 @@ impl<'py> Input<'py> {
     }
 
     /// A faer view of numpy's buffer: no copy for C or Fortran order.
-    fn view(&self) -> PyResult<ChunkRef<'_>> {
+    pub(crate) fn view(&self) -> PyResult<ChunkRef<'_>> {
         Ok(match self {
             Input::F32(a) => ChunkRef::F32(matrix(a)?),
             Input::F64(a) => ChunkRef::F64(matrix(a)?),
@@ -84,7 +84,7 @@ macro_rules! with_matrix {
     };
 }
 
-fn mat_to_numpy<'py>(py: Python<'py>, m: &Mat<f64>) -> Bound<'py, PyArray2<f64>> {
+pub(crate) fn mat_to_numpy<'py>(py: Python<'py>, m: &Mat<f64>) -> Bound<'py, PyArray2<f64>> {
     Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)]).into_pyarray(py)
 }
 
@@ -93,7 +93,7 @@ fn vec_to_numpy<'py>(py: Python<'py>, v: &[f64]) -> Bound<'py, PyArray1<f64>> {
 }
 
 /// A required entry of a dict.
-fn item<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn item<'py>(dict: &Bound<'py, PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
     dict.get_item(key)?
         .ok_or_else(|| PyKeyError::new_err(format!("no {key:?} given")))
 }
@@ -783,6 +783,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(align, m)?)?;
+    crate::latent::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -32,6 +32,10 @@ pub enum Parameter {
     Percentile,
     /// The largest number of components considered, [`crate::ChooseOptions::max_components`].
     MaxComponents,
+    /// The clusters of a mixture of probabilistic PCAs, [`crate::MixtureOptions::clusters`].
+    Clusters,
+    /// The seeded restarts of a mixture's EM, [`crate::MixtureOptions::restarts`].
+    Restarts,
 }
 
 impl Parameter {
@@ -49,6 +53,8 @@ impl Parameter {
             Parameter::Permutations => "permutations",
             Parameter::Percentile => "percentile",
             Parameter::MaxComponents => "max components",
+            Parameter::Clusters => "clusters",
+            Parameter::Restarts => "restarts",
         }
     }
 }
@@ -164,6 +170,10 @@ pub enum PcaError {
         solver: &'static str,
         reason: String,
     },
+    /// A setting of a model other than PCA that is out of its range (a negative gamma, a
+    /// kernel matrix over the memory limit, …); the message names the setting.
+    #[error("{0}")]
+    InvalidSetting(String),
     /// A numerical routine did not converge.
     #[error("solver {solver} did not converge: {detail}")]
     NoConvergence {
@@ -208,6 +218,14 @@ pub enum PcaError {
     /// round differently on different machines); reported instead of waiting forever.
     #[error("the processes went out of step (seen on rank {rank}): {detail}")]
     OutOfStep { rank: usize, detail: String },
+    /// A parameter of a latent-variable model (Bayesian PCA, a mixture) outside its range: the
+    /// value and what is allowed.
+    #[error("{}", self.message_naming(Parameter::name))]
+    OutOfRange {
+        parameter: Parameter,
+        value: String,
+        allowed: String,
+    },
 }
 
 impl PcaError {
@@ -275,6 +293,11 @@ impl PcaError {
                 Parameter::MaxComponents,
                 "0 is not allowed: at least 1 component is considered".into(),
             ),
+            PcaError::OutOfRange {
+                parameter,
+                value,
+                allowed,
+            } => (*parameter, format!("{value} is not allowed: {allowed}")),
             _ => return None,
         })
     }
@@ -302,6 +325,8 @@ mod tests {
             Parameter::Permutations => "--permutations",
             Parameter::Percentile => "--percentile",
             Parameter::MaxComponents => "--max-components",
+            Parameter::Clusters => "--clusters",
+            Parameter::Restarts => "--restarts",
         };
         for (error, parameter, message) in [
             (

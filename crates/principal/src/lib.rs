@@ -64,6 +64,7 @@ mod error;
 mod fit;
 mod kernel;
 mod model;
+pub mod models;
 mod moments;
 pub mod neighbours;
 mod options;
@@ -84,6 +85,14 @@ pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use model::{ModelParts, PcaModel};
+pub use models::bayesian_pca::{BayesianPca, BayesianPcaOptions, BayesianPcaParts};
+pub use models::mixture::{Cluster, MixtureOptions, MixtureParts, MixturePpca};
+pub use models::factor_analysis::{
+    FactorAnalysis, FactorAnalysisParams, FactorAnalysisParts, Rotation,
+};
+pub use models::ica::{Contrast, FastIca, FastIcaParams, FastIcaParts};
+pub use models::kernel_pca::{Kernel, KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts};
+pub use models::{LatentModel, ModelKind, Operation};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
     ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,

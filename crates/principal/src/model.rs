@@ -603,7 +603,7 @@ pub(crate) fn truncated_noise(lambda: &[f64], noise: f64, rank: usize, m: usize)
 
 /// The sign rule (see the crate's conventions): the entry of largest magnitude is positive; among entries tied to within
 /// a relative 1e-9, the first one decides (so solvers that differ by rounding agree).
-fn fix_sign(mut row: faer::RowMut<'_, f64>) {
+pub(crate) fn fix_sign(mut row: faer::RowMut<'_, f64>) {
     let n = row.ncols();
     let largest = (0..n).map(|j| row[j].abs()).fold(0.0, f64::max);
     if let Some(j) = (0..n).find(|&j| row[j].abs() >= largest * (1.0 - SIGN_TIE))

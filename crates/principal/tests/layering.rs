@@ -82,6 +82,17 @@ const LAYERS: &[&[&str]] = &[
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
+    // Latent-variable models beyond PCA, on the fit (ICA's whitening), the solvers'
+    // eigensolver and the EM's pieces: one module per kind, the kinds' door below them.
+    &["models"],
+    &[
+        "models::factor_analysis",
+        "models::kernel_pca",
+        "models::ica",
+        "models::bayesian_pca",
+    ],
+    // The mixture of probabilistic PCAs, on Bayesian PCA's Gaussian pieces.
+    &["models::mixture"],
     // Every criterion side by side, from one fit.
     &["choose"],
     // FactoMineR's description of a fitted model: the tests of dimdesc, then the tables.

@@ -59,6 +59,8 @@ impl ImputeConfig {
 /// output.
 pub fn run(config: &ImputeConfig) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Impute;
+    crate::models::load_other::<ImputeArgs>(&config.model, "impute", operation)?;
     let saved = load_model(&config.model)?;
     let model = &saved.model;
     let d = model.n_features();

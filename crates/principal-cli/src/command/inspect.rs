@@ -39,6 +39,11 @@ impl InspectConfig {
 }
 
 pub fn run(config: &InspectConfig) -> Result<()> {
+    if principal_io::model_kind(&config.model)? != principal::ModelKind::Pca {
+        let saved = principal_io::load_any_model(&config.model)?;
+        text::stdout(&crate::models::inspect(&saved, &config.model, config.json)?)?;
+        return Ok(());
+    }
     let saved = load_model(&config.model)?;
     let text = if config.json {
         let mut s = serde_json::to_string_pretty(&to_json(&saved))?;

@@ -52,6 +52,18 @@ impl InverseConfig {
 /// output.
 pub fn run(config: &InverseConfig) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Inverse;
+    if let Some(other) =
+        crate::models::load_other::<InverseArgs>(&config.model, "inverse", operation)?
+    {
+        return crate::models::inverse(
+            &other,
+            &config.model,
+            &config.codes,
+            &config.output,
+            config.memory_limit,
+        );
+    }
     let saved = load_model(&config.model)?;
     let model = &saved.model;
     let codes = std::slice::from_ref(&config.codes);

@@ -199,6 +199,8 @@ pub fn model_view(model: &PcaModel) -> ModelView<'_> {
 /// draws every figure and writes the directory, all or nothing.
 pub fn run(config: &ReportConfig) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Report;
+    crate::models::load_other::<ReportArgs>(&config.model, "report", operation)?;
     let saved = load_model(&config.model)?;
     // The figures draw projections (reconstructions multiply them by the components): a model
     // that whitens its codes is drawn without whitening, which changes nothing else.

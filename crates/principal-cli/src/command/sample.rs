@@ -88,6 +88,23 @@ impl SampleConfig {
 /// Writes the samples a block at a time (or maps the latent file a chunk at a time).
 pub fn run(config: &SampleConfig) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Sample;
+    if let Some(other) =
+        crate::models::load_other::<SampleArgs>(&config.model, "sample", operation)?
+    {
+        return match &config.source {
+            Source::Draws { count, seed } => {
+                crate::models::sample(&other, *count, *seed, &config.output)
+            }
+            Source::Latent(path) => crate::models::inverse(
+                &other,
+                &config.model,
+                path,
+                &config.output,
+                config.memory_limit,
+            ),
+        };
+    }
     let saved = load_model(&config.model)?;
     let model = &saved.model;
     let ppca = model.probabilistic();

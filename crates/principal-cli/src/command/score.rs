@@ -103,6 +103,28 @@ impl ScoreConfig {
 /// output; their mean is reported at the end.
 pub fn run(config: &ScoreConfig) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Score;
+    if let Some(other) = crate::models::load_other::<ScoreArgs>(&config.model, "score", operation)?
+    {
+        crate::models::refuse_pca_flags::<ScoreArgs>(
+            "score",
+            other.model.kind(),
+            &[
+                ("--units original", config.units == Units::Original),
+                ("--missing", config.missing != Missing::Reject),
+            ],
+        )?;
+        let map = crate::models::RowMap::Score;
+        return crate::models::map_rows(
+            &other,
+            &config.model,
+            &config.inputs,
+            &config.selection,
+            &config.output,
+            config.memory_limit,
+            map,
+        );
+    }
     let saved = load_model(&config.model)?;
     let input = open_for_model(
         &config.inputs,

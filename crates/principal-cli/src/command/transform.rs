@@ -54,6 +54,14 @@ pub struct TransformArgs {
     /// posterior mean) are those given its observed values under the probabilistic model.
     #[arg(long, value_name = "em", value_parser = one_of::<MissingValues>(&["em"]))]
     pub missing: Option<MissingValues>,
+    /// A mixture model (`fit --model mixture`): write each row's most responsible cluster as
+    /// one column (`cluster`, 0-based, clusters by decreasing weight).
+    #[arg(long, conflicts_with_all = ["posterior", "responsibilities"])]
+    pub clusters: bool,
+    /// A mixture model: write every cluster's responsibility for each row (cluster1..clusterC,
+    /// summing to 1), which is also what a mixture's transform writes without a flag.
+    #[arg(long, conflicts_with = "posterior")]
+    pub responsibilities: bool,
     #[command(flatten)]
     pub select: SelectArgs,
     #[command(flatten)]
@@ -83,6 +91,17 @@ pub struct TransformConfig {
     posterior_cov: Option<PathBuf>,
     missing: Missing,
     memory_limit: u64,
+    /// `--clusters` or `--responsibilities`: a mixture's outputs.
+    clusters: Option<ClusterOutput>,
+}
+
+/// What `transform` writes for a mixture model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClusterOutput {
+    /// The most responsible cluster of each row.
+    Labels,
+    /// Every cluster's responsibility.
+    Responsibilities,
 }
 
 impl TransformConfig {
@@ -110,6 +129,13 @@ impl TransformConfig {
             posterior_cov: args.posterior_cov,
             missing: missing_reading(args.missing),
             memory_limit: args.memory.bytes(),
+            clusters: if args.clusters {
+                Some(ClusterOutput::Labels)
+            } else if args.responsibilities {
+                Some(ClusterOutput::Responsibilities)
+            } else {
+                None
+            },
         }
     }
 }
@@ -186,6 +212,58 @@ pub fn missing_reading(missing: Option<MissingValues>) -> Missing {
 /// rank whose part was written removes it when another rank failed.
 pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> {
     let started = Instant::now();
+    let operation = principal::Operation::Transform;
+    if let Some(other) =
+        crate::models::load_other::<TransformArgs>(&config.model, "transform", operation)?
+    {
+        crate::models::refuse_pca_flags::<TransformArgs>(
+            "transform",
+            other.model.kind(),
+            &[
+                ("--posterior", config.what == Output::PosteriorMeans),
+                ("--posterior-cov", config.posterior_cov.is_some()),
+                ("--missing", config.missing != Missing::Reject),
+            ],
+        )?;
+        if collective.size() > 1 {
+            anyhow::bail!(
+                "a {} model transforms in one process only, not under MPI",
+                other.model.kind()
+            );
+        }
+        let kind = other.model.kind();
+        if let (Some(_), false) = (config.clusters, kind == principal::ModelKind::Mixture) {
+            return Err(crate::args::usage_error::<TransformArgs>(
+                "transform",
+                format!(
+                    "--clusters and --responsibilities apply only to --model mixture, not to \
+                     --model {kind}"
+                ),
+            )
+            .into());
+        }
+        let map = match config.clusters {
+            Some(ClusterOutput::Labels) => crate::models::RowMap::Clusters,
+            _ => crate::models::RowMap::Transform,
+        };
+        return crate::models::map_rows(
+            &other,
+            &config.model,
+            &config.inputs,
+            &config.selection,
+            &config.output,
+            config.memory_limit,
+            map,
+        );
+    }
+    if config.clusters.is_some() {
+        return Err(crate::args::usage_error::<TransformArgs>(
+            "transform",
+            "--clusters and --responsibilities apply only to --model mixture, not to a PCA model"
+                .into(),
+        )
+        .into());
+    }
     let saved = load_model(&config.model)?;
     let options = ReadOptions {
         missing: config.missing,

@@ -18,6 +18,18 @@ and scanpy's ``sc.pp.pca`` over an AnnData object (:func:`pca`).
 
 from ._native import __version__
 from ._anndata import pca
+from ._latent import BayesianPCA, MixturePPCA
 from ._pca import PCA, Posterior, align, choose, fit_files, report
 
-__all__ = ["PCA", "Posterior", "align", "choose", "fit_files", "pca", "report", "__version__"]
+__all__ = [
+    "BayesianPCA",
+    "MixturePPCA",
+    "PCA",
+    "Posterior",
+    "align",
+    "choose",
+    "fit_files",
+    "pca",
+    "report",
+    "__version__",
+]
