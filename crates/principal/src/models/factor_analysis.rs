@@ -28,6 +28,9 @@ use crate::solver::top_eigen;
 /// scikit-learn's floor on ψ and on `√ψ` (its `SMALL`).
 const SMALL: f64 = 1e-12;
 
+/// The EM steps over which the rate of convergence is measured.
+const RATE_WINDOW: usize = 20;
+
 /// An orthogonal rotation of the loadings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Rotation {
@@ -159,6 +162,7 @@ impl FactorAnalysisParams {
         let mut psi = vec![1.0f64; d];
         let mut history = Vec::new();
         let mut previous_change: Option<f64> = None;
+        let mut changes = Vec::new();
         let mut converged = false;
         let mut distance = f64::INFINITY;
         let mut loadings = Mat::<f64>::zeros(k, d);
@@ -189,13 +193,23 @@ impl FactorAnalysisParams {
                 .map(|j| (psi[j] - next[j]).abs() / variance[j])
                 .fold(0.0, f64::max);
             // EM converges linearly: with rate r the distance left is about change·r/(1 − r);
-            // change/(1 − r) bounds it from above.
-            let rate = previous_change
+            // change/(1 − r) bounds it from above. The rate is the larger of the last step's
+            // and the mean over the last RATE_WINDOW steps: one step's ratio jumps when the
+            // feature of the largest change switches, and would understate a slow mode.
+            changes.push(change);
+            let last = previous_change
                 .filter(|&p| p > 0.0)
-                .map_or(0.0, |p| (change / p).min(0.999_999));
+                .map_or(0.0, |p| change / p);
+            let window = changes
+                .len()
+                .checked_sub(RATE_WINDOW + 1)
+                .map(|i| changes[i])
+                .filter(|&c| c > 0.0)
+                .map_or(0.0, |c| (change / c).powf(1.0 / RATE_WINDOW as f64));
+            let rate = last.max(window).min(0.999_999);
             distance = change / (1.0 - rate);
             previous_change = Some(change);
-            if change == 0.0 || (history.len() > 2 && distance <= self.tolerance) {
+            if change == 0.0 || (history.len() > RATE_WINDOW && distance <= self.tolerance) {
                 converged = true;
                 break;
             }
