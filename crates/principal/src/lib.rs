@@ -71,6 +71,7 @@ mod preprocess;
 mod probabilistic;
 mod real;
 pub mod solver;
+pub mod sparse;
 
 pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
 pub use choose::{
