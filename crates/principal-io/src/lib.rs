@@ -49,6 +49,7 @@ pub use faer::Mat;
 
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
+pub use format::mtx::{Orientation, SparseFile, is_sparse_input};
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{MODEL_FORMAT_VERSION, SavedModel, load_model, save_model};
 pub use read::bounded::panic_is_contained;

@@ -72,6 +72,8 @@ mod probabilistic;
 mod real;
 pub mod solver;
 pub mod sparse;
+mod sparse_fit;
+mod uncentred;
 
 pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
 pub use choose::{
@@ -85,8 +87,8 @@ pub use faer;
 pub use model::{ModelParts, PcaModel};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
-    ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,
-    Scaling, Solver, Whitening,
+    Centre, ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision,
+    RandomizedMethod, Scaling, Solver, Whitening,
 };
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};

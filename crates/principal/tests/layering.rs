@@ -87,6 +87,9 @@ const LAYERS: &[&[&str]] = &[
     // Parameters, then fitting them.
     &["params"],
     &["fit"],
+    // Fitting without centring, and sparse data, on fit's pieces.
+    &["uncentred"],
+    &["sparse_fit"],
     // Every criterion side by side, from one fit.
     &["choose"],
     // The crate root: re-exports only.

@@ -6,4 +6,5 @@ pub(crate) mod binary;
 pub(crate) mod columnar;
 pub(crate) mod csv;
 pub(crate) mod idx;
+pub(crate) mod mtx;
 pub(crate) mod npy;
