@@ -164,3 +164,143 @@ impl PcaModel {
         Ok(z)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{IterativeOptions, Scaling};
+    use crate::params::PcaBuilder;
+    use crate::sparse::products::tests::random_csr;
+
+    /// Largest difference between two models' components (signs fixed by the model) and
+    /// explained variances, relative to the largest variance.
+    fn distance(a: &PcaModel, b: &PcaModel) -> f64 {
+        let top = a.explained_variance()[0].max(f64::MIN_POSITIVE);
+        let values = (a.explained_variance().iter().zip(b.explained_variance()))
+            .map(|(x, y)| (x - y).abs() / top)
+            .fold(0.0, f64::max);
+        let ratios = (a.explained_variance_ratio().iter().zip(b.explained_variance_ratio()))
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
+        values
+            .max(ratios)
+            .max((a.components() - b.components()).norm_max())
+    }
+
+    /// Tall, wide and rank-deficient sparse matrices (a repeated column), centred and
+    /// standardized: the covariance route and the randomized solver (to a tight tolerance) on
+    /// the CSR rows give the dense fit's model; so does transform.
+    #[test]
+    fn sparse_fits_give_the_dense_model_on_every_route() {
+        for (n, d, density, k) in [(3000, 15, 0.1, 3), (40, 120, 0.05, 4), (200, 9, 0.3, 2)] {
+            let (csr, mut dense) = random_csr(n, d, density, 17);
+            let csr = if d == 9 {
+                // Column 8 repeats column 0: rank-deficient.
+                let mut copy = crate::sparse::csr::Csr::<f64, u32>::new(d);
+                for i in 0..n {
+                    let (idx, val) = csr.as_ref().row(i);
+                    let mut row: Vec<(usize, f64)> = (idx.iter().zip(val))
+                        .filter(|(j, _)| **j != 8)
+                        .map(|(j, v)| (*j as usize, *v))
+                        .collect();
+                    dense[(i, 8)] = dense[(i, 0)];
+                    if dense[(i, 0)] != 0.0 {
+                        row.push((8, dense[(i, 0)]));
+                    }
+                    copy.push_row(&row).unwrap();
+                }
+                copy
+            } else {
+                csr
+            };
+            for scaling in [Scaling::Centre, Scaling::Standardize] {
+                let builder = PcaBuilder::new()
+                    .components(ComponentCount::Fixed(k))
+                    .scaling(scaling);
+                let exact = builder.clone().solver(Solver::Svd).build().unwrap();
+                let want = exact.fit(dense.as_ref()).unwrap();
+                let covariance = builder.clone().solver(Solver::Covariance).build().unwrap();
+                let got = covariance.fit_sparse(csr.as_chunk()).unwrap();
+                assert!(distance(&want, &got) < 1e-10, "{n}×{d} {scaling:?} covariance");
+                let randomized = builder
+                    .clone()
+                    .solver(Solver::Randomized)
+                    .iterative(IterativeOptions {
+                        tolerance: Some(1e-13),
+                        ..Default::default()
+                    })
+                    .build()
+                    .unwrap();
+                let got = randomized.fit_sparse(csr.as_chunk()).unwrap();
+                assert!(distance(&want, &got) < 1e-8, "{n}×{d} {scaling:?} randomized");
+                let codes = got.transform_sparse(csr.as_chunk()).unwrap();
+                let dense_codes = got.transform(dense.as_ref()).unwrap();
+                assert!((codes - dense_codes).norm_max() < 1e-10, "{n}×{d} transform");
+            }
+        }
+    }
+
+    /// Without centring, every route gives the top right singular vectors of the raw matrix
+    /// (faer's SVD of the dense copy), σ as singular values and the codes' variance as
+    /// explained variance.
+    #[test]
+    fn without_centring_every_route_is_the_raw_matrix_svd() {
+        let (n, d, k) = (500, 10, 3);
+        let (csr, dense) = random_csr(n, d, 0.3, 23);
+        let svd = dense.as_ref().thin_svd().unwrap();
+        let builder = PcaBuilder::new()
+            .components(ComponentCount::Fixed(k))
+            .centre(Centre::None)
+            .iterative(IterativeOptions {
+                tolerance: Some(1e-13),
+                ..Default::default()
+            });
+        let mut models = Vec::new();
+        for solver in [Solver::Covariance, Solver::Randomized] {
+            let params = builder.clone().solver(solver).build().unwrap();
+            models.push(params.fit_sparse(csr.as_chunk()).unwrap());
+            models.push(params.fit(dense.as_ref()).unwrap());
+        }
+        for solver in [Solver::Svd, Solver::Gram] {
+            let params = builder.clone().solver(solver).build().unwrap();
+            models.push(params.fit(dense.as_ref()).unwrap());
+        }
+        let total: f64 = (0..d)
+            .map(|j| {
+                let m = (0..n).map(|i| dense[(i, j)]).sum::<f64>() / n as f64;
+                (0..n).map(|i| (dense[(i, j)] - m).powi(2)).sum::<f64>() / (n - 1) as f64
+            })
+            .sum();
+        for model in &models {
+            assert!(model.mean().iter().all(|&m| m == 0.0));
+            for c in 0..k {
+                let sigma = svd.S()[c];
+                let tol = 1e-9 * svd.S()[0];
+                assert!((model.singular_values()[c] - sigma).abs() < tol, "{:?}", model.solver());
+                let v = svd.V().col(c);
+                let dot: f64 = (0..d).map(|j| v[j] * model.components()[(c, j)]).sum();
+                assert!((dot.abs() - 1.0).abs() < 1e-9, "{:?} component {c}", model.solver());
+                let codes: Vec<f64> = (0..n).map(|i| sigma * svd.U()[(i, c)]).collect();
+                let mean = codes.iter().sum::<f64>() / n as f64;
+                let variance =
+                    codes.iter().map(|z| (z - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+                let got = model.explained_variance()[c];
+                assert!((got - variance).abs() < 1e-9 * variance.max(1.0), "{:?}", model.solver());
+                assert!((model.explained_variance_ratio()[c] - variance / total).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn gram_and_svd_are_refused_for_sparse_data_and_auto_says_why() {
+        let (csr, _) = random_csr(50, 6, 0.2, 1);
+        let params = PcaBuilder::new().solver(Solver::Svd).build().unwrap();
+        let err = params.fit_sparse(csr.as_chunk()).unwrap_err();
+        assert!(err.to_string().contains("needs the data dense"), "{err}");
+        let auto = PcaBuilder::new().build().unwrap();
+        let model = auto.fit_sparse(csr.as_chunk()).unwrap();
+        assert_eq!(model.solver(), Solver::Covariance);
+        let plan = auto.plan_sparse(50, 6, csr.nnz());
+        assert!(plan.reason.starts_with("sparse, "), "{}", plan.reason);
+    }
+}
