@@ -165,6 +165,16 @@ impl PcaParams {
             parts.explained_variance_ratio[m] = if total > 0.0 { variance / total } else { 0.0 };
         }
         parts.total_variance = total;
+        // The variance left outside the kept directions (never negative: by Ky Fan, variances
+        // along orthonormal directions sum to at most the trace), spread over the others among
+        // min(N, D), so that the model's variances add up as every model's do.
+        let (m, max) = (parts.components.nrows(), columns.n.min(columns.mean.len()));
+        let kept: f64 = parts.explained_variance.iter().sum();
+        parts.noise_variance = if m < max {
+            (total - kept).max(0.0) / (max - m) as f64
+        } else {
+            0.0
+        };
         PcaModel::from_parts(parts)
     }
 }
