@@ -112,6 +112,8 @@ def main():
     ap.add_argument("--types", type=int, default=12)
     ap.add_argument("--components", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--principal-args", default="",
+                    help="extra flags for principal fit, e.g. '--tolerance 1e-6'")
     args = ap.parse_args()
     k = args.components
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,8 +132,11 @@ def main():
         model = os.path.join(tmp, "x.pca")
         before = peak_mb()
         t = time.perf_counter()
-        subprocess.run([args.principal, "fit", mtx, "-k", str(k), "-o", model],
-                       check=True, capture_output=True)
+        fitted = subprocess.run([args.principal, "fit", mtx, "-k", str(k), "-o", model]
+                                + args.principal_args.split(),
+                                check=True, capture_output=True, text=True)
+        solver = [l for l in fitted.stderr.splitlines() if l.startswith("solver:")]
+        print(f"principal {solver[0] if solver else ''}")
         p_seconds = time.perf_counter() - t
         p_peak = max(peak_mb(), before)
         p_components, p_variance = principal_components(args.principal, model)
