@@ -262,6 +262,11 @@ fn damaged_matrix_market_files_are_named_by_file_line_and_value() {
             "only coordinate real or integer general",
         ),
         (
+            "giant.mtx",
+            mtx("1000000000000 5 1", &["1 1 1"]),
+            "line 2: 1000000000000 × 5: the row counts and per-feature sums alone",
+        ),
+        (
             "header.mtx",
             "1 2 3\n".to_string(),
             "line 1: \"1 2 3\" is not a MatrixMarket header",

@@ -128,7 +128,10 @@ impl Lines {
             let source = if source.kind() == io::ErrorKind::UnexpectedEof {
                 io::Error::new(
                     source.kind(),
-                    format!("{source} after line {} (is the file cut short?)", self.number),
+                    format!(
+                        "{source} after line {} (is the file cut short?)",
+                        self.number
+                    ),
                 )
             } else {
                 source
@@ -268,6 +271,15 @@ impl SparseFile {
                 path,
                 format!("{n_features} features: more than 2³² − 1 are not read"),
             ));
+        }
+        // Before anything is allocated for them: a damaged size line must not ask for gigabytes.
+        let per_shape = 8 * n_samples as u64 + 16 * n_features as u64;
+        if per_shape > memory_limit {
+            return Err(lines.error(format!(
+                "{m} × {n}: the row counts and per-feature sums alone take ≈ {} MB, over the \
+                 memory limit",
+                per_shape.div_ceil(1_000_000)
+            )));
         }
         // The check pass: every entry, the count per sample, whether sorted by sample.
         let mut counts = vec![0u32; n_samples];
