@@ -83,3 +83,22 @@ pub fn read_statistics(data: &[u8]) {
     std::fs::write(&path, data).expect("the scratch file can be written");
     let _ = load_statistics(&path);
 }
+
+/// Reads `data` as a MatrixMarket file (a sparse input) and, when it opens, passes over its
+/// rows: every block is a consistent CSR block of the declared width.
+pub fn read_sparse(data: &[u8]) {
+    use principal::sparse::SparseSource;
+    quiet_contained_panics();
+    let path = scratch("data.mtx");
+    std::fs::write(&path, data).expect("the scratch file can be written");
+    if let Ok(mut file) = principal_io::SparseFile::open(&path, 1 << 26) {
+        let d = file.n_features();
+        let mut rows = 0;
+        let _ = file.pass(&mut |block| {
+            assert_eq!(block.ncols(), d);
+            rows += block.nrows();
+            Ok(())
+        });
+        assert!(rows <= file.n_samples());
+    }
+}

@@ -206,6 +206,13 @@ pub enum PcaError {
     /// Parts given to [`crate::Moments::from_parts`] do not make consistent moments.
     #[error("inconsistent moments: {0}")]
     InvalidMoments(String),
+    /// An option that needs the data centred, with [`crate::Centre::None`].
+    #[error("{0} needs the data centred: it cannot be combined with no centring (--no-centre)")]
+    NeedsCentring(&'static str),
+    /// A sparse matrix whose arrays do not make a CSR matrix ([`crate::sparse::CsrRef::new`]):
+    /// the message names the array, the position and the value.
+    #[error("invalid sparse matrix: {0}")]
+    InvalidSparse(String),
     /// In a fit over several processes ([`crate::Collective`]), another rank failed: its
     /// message (naming the file, row and column when it is about the data).
     #[error("rank {rank}: {message}")]

@@ -16,12 +16,12 @@ use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
 use crate::moments::columns::ColumnAccumulator;
 use crate::moments::{MomentAccumulator, Moments};
-use crate::options::{ComponentCount, MissingValues, Solver};
+use crate::options::{Centre, ComponentCount, MissingValues, Solver};
 use crate::params::PcaParams;
 use crate::preprocess::Preprocessing;
 use crate::real::{ChunkRef, Real};
 use crate::solver::missing::MissingProblem;
-use crate::solver::{self, IterativeProblem, Problem};
+use crate::solver::{self, IterativeProblem, Problem, Rows};
 
 /// Widest source whose first pass `auto` spends on the D×D moments (see
 /// [`PcaParams::fit_source`]): wider than this, a D×D accumulator is not worth it unless asked
@@ -45,6 +45,9 @@ pub(crate) struct CrossValidation {
 impl PcaParams {
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
     pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
+        if self.centre() == Centre::None {
+            return self.fit_uncentred(x);
+        }
         if self.missing() == MissingValues::Em {
             // Chunks of rows: each pass makes a centred f64 copy of one chunk only.
             return self.fit_missing(&mut InMemory::new(x, MISSING_CHUNK_ROWS));
@@ -63,7 +66,13 @@ impl PcaParams {
             Solver::Randomized | Solver::Power | Solver::Em => {
                 let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
                 // One chunk: the products are as large as they can be, and nothing is copied.
-                self.fit_iterative(&mut InMemory::new(x, n), prep, n, solver, &SingleProcess)
+                self.fit_iterative(
+                    Rows::Dense(&mut InMemory::new(x, n)),
+                    prep,
+                    n,
+                    solver,
+                    &SingleProcess,
+                )
             }
             Solver::Gram | Solver::Svd | Solver::Auto => {
                 let prep = Preprocessing::from_data(x, self.scaling(), self.ddof())?;
@@ -194,6 +203,9 @@ impl PcaParams {
     /// on every pass. The covariance, randomized, power and em solvers never hold the data in
     /// memory; gram and svd collect it (they need it whole).
     pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        if self.centre() == Centre::None {
+            return self.fit_uncentred_source(source);
+        }
         if self.missing() == MissingValues::Em {
             return self.fit_missing(source);
         }
@@ -221,7 +233,7 @@ impl PcaParams {
                     self.scaling(),
                     self.ddof(),
                 );
-                self.fit_iterative(source, prep, n, solver, &SingleProcess)
+                self.fit_iterative(Rows::Dense(source), prep, n, solver, &SingleProcess)
             }
             Solver::Covariance => {
                 let acc = MomentAccumulator::from_source(source, self.precision())?;
@@ -272,6 +284,12 @@ impl PcaParams {
         let processes = collective.size();
         if processes == 1 {
             return self.fit_source(source);
+        }
+        if self.centre() == Centre::None {
+            return Err(PcaError::SolverUnsuitable {
+                solver: self.solver().name(),
+                reason: "a fit without centring runs in one process for now".into(),
+            });
         }
         if let Solver::Gram | Solver::Svd = self.solver() {
             return Err(one_process_only(self.solver()));
@@ -342,7 +360,7 @@ impl PcaParams {
                     self.scaling(),
                     self.ddof(),
                 );
-                self.fit_iterative(source, prep, n, solver, collective)
+                self.fit_iterative(Rows::Dense(source), prep, n, solver, collective)
             }
             Solver::Covariance => {
                 let local = MomentAccumulator::from_source(source, precision);
@@ -357,9 +375,10 @@ impl PcaParams {
     /// file, threads, machines). The requested solver must be `Auto` or `Covariance`.
     pub fn fit_moments(&self, moments: &Moments) -> Result<PcaModel> {
         match self.solver() {
-            Solver::Auto | Solver::Covariance => {
-                self.fit_resolved_moments(moments, Solver::Covariance, None)
-            }
+            Solver::Auto | Solver::Covariance => match self.centre() {
+                Centre::Mean => self.fit_resolved_moments(moments, Solver::Covariance, None),
+                Centre::None => self.uncentred_from_moments(moments),
+            },
             other => Err(PcaError::SolverUnsuitable {
                 solver: other.name(),
                 reason: "streamed moments can only be fitted by the covariance solver".into(),
@@ -397,7 +416,7 @@ impl PcaParams {
 
     /// The components an iterative solver computes for `n × d` data; `None` for a count that
     /// depends on the whole spectrum (a fraction of variance, mle, gavish-donoho, cv).
-    fn iterative_components(&self, n: usize, d: usize) -> Option<usize> {
+    pub(crate) fn iterative_components(&self, n: usize, d: usize) -> Option<usize> {
         match self.components() {
             ComponentCount::Fixed(k) => Some(k),
             ComponentCount::All => Some(n.min(d)),
@@ -415,9 +434,9 @@ impl PcaParams {
         }
     }
 
-    fn fit_iterative(
+    pub(crate) fn fit_iterative(
         &self,
-        source: &mut dyn ChunkSource,
+        rows: Rows<'_>,
         prep: Preprocessing,
         n: usize,
         solver: Solver,
@@ -433,8 +452,9 @@ impl PcaParams {
                     spectrum_rule(self.components())
                 ),
             })?;
-        let mut problem = IterativeProblem::new(
-            source,
+        let mut rows = rows;
+        let mut problem = IterativeProblem::over(
+            rows.reborrow(),
             &prep.mean,
             prep.scale.as_deref(),
             n,
@@ -470,7 +490,7 @@ impl PcaParams {
     }
 
     /// The covariance solver on `moments`; `data`, when there is any, for cross-validation.
-    fn fit_resolved_moments(
+    pub(crate) fn fit_resolved_moments(
         &self,
         moments: &Moments,
         solver: Solver,
@@ -486,7 +506,7 @@ impl PcaParams {
 
     /// The model: the number of components resolved (a rule applied to the spectrum, or
     /// cross-validation over `data`), then the components kept.
-    fn model(
+    pub(crate) fn model(
         &self,
         spectrum: solver::Spectrum,
         prep: Preprocessing,
@@ -589,14 +609,14 @@ impl PcaParams {
     }
 
     /// How many eigenvectors a solver must return so that the count can be chosen afterwards.
-    fn wanted_vectors(&self, max: usize) -> usize {
+    pub(crate) fn wanted_vectors(&self, max: usize) -> usize {
         match self.components() {
             ComponentCount::Fixed(k) => k.min(max),
             _ => max,
         }
     }
 
-    fn check_shape(&self, n: usize, d: usize) -> Result<()> {
+    pub(crate) fn check_shape(&self, n: usize, d: usize) -> Result<()> {
         if n == 0 || d == 0 {
             return Err(PcaError::EmptyData {
                 n_samples: n,
@@ -630,7 +650,7 @@ impl PcaParams {
 }
 
 /// The rule a spectrum-dependent count names: `variance fraction`, `mle`, `gavish-donoho`, `cv`.
-fn spectrum_rule(count: ComponentCount) -> &'static str {
+pub(crate) fn spectrum_rule(count: ComponentCount) -> &'static str {
     match count {
         ComponentCount::VarianceFraction(_) => "a fraction of variance",
         ComponentCount::Mle => "mle",

@@ -74,6 +74,9 @@ mod preprocess;
 mod probabilistic;
 mod real;
 pub mod solver;
+pub mod sparse;
+mod sparse_fit;
+mod uncentred;
 
 pub use choose::choice::{ChoiceOutcome, ComponentChoice, Criterion, Curve, ExtraWork, NoiseLevel};
 pub use choose::{
@@ -95,8 +98,8 @@ pub use models::kernel_pca::{Kernel, KernelFunction, KernelPca, KernelPcaParams,
 pub use models::{LatentModel, ModelKind, Operation};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
-    ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision, RandomizedMethod,
-    Scaling, Solver, Whitening, Basis,
+    Basis, Centre, ComponentCount, IterativeOptions, MissingValues, PowerMethod, Precision,
+    RandomizedMethod, Scaling, Solver, Whitening,
 };
 pub use params::{PcaBuilder, PcaParams};
 pub use plan::{Candidate, SolverPlan, Unsuitable};

@@ -85,6 +85,18 @@ impl FromStr for ComponentCount {
     }
 }
 
+/// Whether the mean is subtracted before the decomposition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Centre {
+    /// Subtract the mean: principal component analysis.
+    #[default]
+    Mean,
+    /// Subtract nothing: the truncated SVD of the raw matrix (scikit-learn's `TruncatedSVD`,
+    /// scanpy's `zero_center=False`). The model's mean is zero; see
+    /// [`crate::PcaBuilder::centre`] for what its variances mean.
+    None,
+}
+
 /// Whether features are divided by their standard deviation after centring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Scaling {

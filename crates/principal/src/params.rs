@@ -3,7 +3,7 @@
 
 use crate::error::{PcaError, Result};
 use crate::options::{
-    ComponentCount, IterativeOptions, MissingValues, Precision, Scaling, Solver, Whitening,
+    Centre, ComponentCount, IterativeOptions, MissingValues, Precision, Scaling, Solver, Whitening,
 };
 use crate::plan::SolverPlan;
 
@@ -32,6 +32,7 @@ pub struct PcaBuilder {
     precision: Precision,
     missing: MissingValues,
     whitening: Whitening,
+    centre: Centre,
 }
 
 impl Default for PcaBuilder {
@@ -53,7 +54,27 @@ impl PcaBuilder {
             precision: Precision::Full,
             missing: MissingValues::Reject,
             whitening: Whitening::None,
+            centre: Centre::Mean,
         }
+    }
+
+    /// Whether to subtract the mean ([`Centre::Mean`], the default) or not
+    /// ([`Centre::None`]: the truncated SVD of the raw matrix X, as scikit-learn's
+    /// `TruncatedSVD`). Without centring the components are X's top right singular vectors
+    /// v_m, the mean is zero, and, as `TruncatedSVD` reports them:
+    ///
+    /// ```text
+    /// singular_values_m          = σ_m (of X itself)
+    /// explained_variance_m       = the variance of the codes X v_m = (σ_m² − N (μᵀv_m)²) / (N − ddof)
+    /// explained_variance_ratio_m = explained_variance_m / trace(S)   (S: X's covariance, centred)
+    /// ```
+    ///
+    /// (`TruncatedSVD` divides by N: ddof 0 gives its numbers exactly; the ratios are the same
+    /// for either ddof.) Cannot be combined with standardizing, missing values or
+    /// cross-validation, which need the mean.
+    pub fn centre(mut self, centre: Centre) -> Self {
+        self.centre = centre;
+        self
     }
 
     /// How many components to keep.
@@ -126,6 +147,17 @@ impl PcaBuilder {
         if self.ddof > 1 {
             return Err(PcaError::InvalidDdof(self.ddof));
         }
+        if self.centre == Centre::None {
+            if self.scaling == Scaling::Standardize {
+                return Err(PcaError::NeedsCentring("standardizing"));
+            }
+            if self.missing == MissingValues::Em {
+                return Err(PcaError::NeedsCentring("fitting missing values"));
+            }
+            if let ComponentCount::CrossValidated { .. } = self.components {
+                return Err(PcaError::NeedsCentring("cross-validation"));
+            }
+        }
         if self.missing == MissingValues::Em {
             if !matches!(self.solver, Solver::Auto | Solver::Em) {
                 return Err(PcaError::SolverUnsuitable {
@@ -167,6 +199,7 @@ impl PcaBuilder {
             precision: self.precision,
             missing: self.missing,
             whitening: self.whitening,
+            centre: self.centre,
         })
     }
 }
@@ -185,9 +218,14 @@ pub struct PcaParams {
     precision: Precision,
     missing: MissingValues,
     whitening: Whitening,
+    centre: Centre,
 }
 
 impl PcaParams {
+    /// Whether the mean is subtracted ([`PcaBuilder::centre`]).
+    pub fn centre(&self) -> Centre {
+        self.centre
+    }
     /// How many components to keep.
     pub fn components(&self) -> ComponentCount {
         self.components

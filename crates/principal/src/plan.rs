@@ -53,6 +53,8 @@ pub enum Unsuitable {
     NeedsComponentCount,
     /// It needs the whole data in one process, and the fit runs over several (gram, svd).
     NeedsOneProcess,
+    /// It needs the data dense, and the data is sparse (gram, svd).
+    NeedsDense,
 }
 
 impl fmt::Display for Unsuitable {
@@ -67,6 +69,7 @@ impl fmt::Display for Unsuitable {
             ),
             Unsuitable::NeedsComponentCount => f.write_str("needs a fixed number of components"),
             Unsuitable::NeedsOneProcess => f.write_str("needs the whole data in one process"),
+            Unsuitable::NeedsDense => f.write_str("needs the data dense, and it is sparse"),
         }
     }
 }
@@ -267,6 +270,128 @@ impl SolverPlan {
                 Solver::Covariance,
                 "nothing fits in the memory limit; covariance needs the least for an exact answer"
                     .into(),
+            ),
+        };
+        SolverPlan {
+            solver,
+            reason,
+            candidates,
+        }
+    }
+}
+
+impl SolverPlan {
+    /// The plan for sparse data of `n_samples × n_features` with `nnz` stored entries, never
+    /// densified: gram and svd are unsuitable, and the costs count the entries instead of
+    /// N·D:
+    /// - covariance: the cross-products of every row's entries, ≈ nnz²/N (rows of equal
+    ///   length), plus one D×D merge per 4,096 rows and 10·D³ for the eigensolver; memory
+    ///   3·D² doubles (the accumulator, a piece's cross-products, the eigensolver's);
+    /// - randomized: its default passes of 2·nnz·(k + 10), memory 12·D·(k + 10) doubles (the
+    ///   basis and up to 8 partial products);
+    /// - power, em: unknown passes of 2·nnz·k.
+    ///
+    /// Auto takes covariance when the count depends on the spectrum, else the cheaper of
+    /// covariance and randomized unless randomized is less than 4× cheaper (exact answers are
+    /// worth a little time), within the memory limit; the reason gives the sparsity.
+    ///
+    /// ```
+    /// use principal::{Solver, SolverPlan};
+    /// // A single-cell atlas: 200,000 cells × 20,000 genes at 2.4% non-zero, 50 components.
+    /// let plan = SolverPlan::sparse(Solver::Auto, 200_000, 20_000, 96_000_000, Some(50), None);
+    /// assert_eq!(plan.solver, Solver::Randomized);
+    /// assert!(plan.reason.contains("2.40% non-zero"));
+    /// // 2,000 highly variable genes: the covariance matrix is cheap.
+    /// let plan = SolverPlan::sparse(Solver::Auto, 200_000, 2_000, 40_000_000, Some(50), None);
+    /// assert_eq!(plan.solver, Solver::Covariance);
+    /// ```
+    pub fn sparse(
+        requested: Solver,
+        n_samples: usize,
+        n_features: usize,
+        nnz: usize,
+        n_components: Option<usize>,
+        memory_limit: Option<u64>,
+    ) -> SolverPlan {
+        let (n, d, z) = (n_samples as f64, n_features as f64, nnz as f64);
+        let small = n.min(d);
+        let k = n_components.map(|k| k as f64);
+        let width = k.map(|k| (k + 10.0).min(small));
+        let passes = n_components.map(|k| {
+            let options = IterativeOptions::default();
+            randomized::default_passes(&options, k, n_samples, n_features) as f64
+        });
+        let limit = memory_limit.map(|m| m as f64);
+        let per_row = z / n.max(1.0);
+        let mut candidates = vec![
+            Candidate::new(
+                Solver::Covariance,
+                Some(n * per_row * per_row + (n / 4096.0).ceil() * d * d + 10.0 * d * d * d),
+                24.0 * d * d,
+                limit,
+            ),
+            Candidate::new(Solver::Gram, None, 0.0, None),
+            Candidate::new(Solver::Svd, None, 0.0, None),
+            Candidate::new(
+                Solver::Randomized,
+                width.zip(passes).map(|(w, p)| p * 2.0 * z * w),
+                96.0 * d * width.unwrap_or(small),
+                limit,
+            ),
+            Candidate::new(Solver::Power, None, 32.0 * d * k.unwrap_or(small), limit),
+            Candidate::new(Solver::Em, None, 32.0 * d * k.unwrap_or(small), limit),
+        ];
+        for c in &mut candidates {
+            if matches!(c.solver, Solver::Gram | Solver::Svd) {
+                c.unsuitable = Some(Unsuitable::NeedsDense);
+            } else if n_components.is_none() && !c.solver.is_exact() {
+                c.unsuitable = Some(Unsuitable::NeedsComponentCount);
+            }
+        }
+        let density = 100.0 * z / (n * d).max(1.0);
+        let sparsity = format!("sparse, {nnz} non-zeros ({density:.2}% non-zero)");
+        if requested != Solver::Auto {
+            let reason = format!("{} chosen by the caller; {sparsity}", requested.name());
+            return SolverPlan {
+                solver: requested,
+                reason,
+                candidates,
+            };
+        }
+        let usable = |s: Solver| {
+            candidates
+                .iter()
+                .find(|c| c.solver == s && c.unsuitable.is_none())
+                .and_then(|c| c.multiply_adds)
+        };
+        let (solver, reason) = match (usable(Solver::Covariance), usable(Solver::Randomized)) {
+            (Some(c), Some(r)) if r * 4.0 < c => (
+                Solver::Randomized,
+                format!(
+                    "{sparsity}: randomized ≈ {r:.2e} multiply-adds is over 4× cheaper than the \
+                     exact covariance route (≈ {c:.2e})"
+                ),
+            ),
+            (Some(c), _) => (
+                Solver::Covariance,
+                format!(
+                    "{sparsity}: exact; the {n_features}×{n_features} covariance matrix of the \
+                     entries' cross-products (≈ {c:.2e} multiply-adds)"
+                ),
+            ),
+            (None, Some(r)) => (
+                Solver::Randomized,
+                format!(
+                    "{sparsity}: the covariance matrix does not fit in the memory limit; \
+                     randomized ≈ {r:.2e} multiply-adds"
+                ),
+            ),
+            (None, None) => (
+                Solver::Covariance,
+                format!(
+                    "{sparsity}: nothing fits in the memory limit; covariance needs the least \
+                     for an exact answer"
+                ),
             ),
         };
         SolverPlan {

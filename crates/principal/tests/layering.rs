@@ -32,6 +32,9 @@ const LAYERS: &[&[&str]] = &[
     &["choose::rules", "choose::evidence", "choose::threshold"],
     // The element types (f32, f64) and chunks of them.
     &["real"],
+    // Sparse rows: CSR blocks, and the sources that hand them out.
+    &["sparse::csr"],
+    &["sparse::source"],
     // Re-readable sources; the leaves of the numeric kernels.
     &["data", "kernel::simd", "kernel::parallel", "kernel::madd"],
     &["kernel::bytes"],
@@ -43,6 +46,9 @@ const LAYERS: &[&[&str]] = &[
         "collective",
     ],
     &["kernel"],
+    // Products of CSR blocks with dense blocks; the sparse door.
+    &["sparse::products"],
+    &["sparse"],
     // Streaming moments: buffers and Chan's update, then one file per path, then the choice,
     // then the accumulator.
     &["moments::workspace", "moments::merge"],
@@ -51,6 +57,8 @@ const LAYERS: &[&[&str]] = &[
     &["moments::ordered"],
     &["moments::chunk"],
     &["moments"],
+    // The sparse path of the accumulators (CSR blocks, never densified).
+    &["moments::sparse"],
     // Centring and scaling from moments or data.
     &["preprocess"],
     // Parallel analysis: permuted copies of data in memory.
@@ -93,6 +101,9 @@ const LAYERS: &[&[&str]] = &[
     ],
     // The mixture of probabilistic PCAs, on Bayesian PCA's Gaussian pieces.
     &["models::mixture"],
+    // Fitting without centring, and sparse data, on fit's pieces.
+    &["uncentred"],
+    &["sparse_fit"],
     // Every criterion side by side, from one fit.
     &["choose"],
     // FactoMineR's description of a fitted model: the tests of dimdesc, then the tables.

@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{
-    Collective, ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaError, PcaModel,
-    PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
+    Centre, Collective, ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaError,
+    PcaModel, PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
 };
 use principal_io::{
     ChunkReader, ColumnSelector, FileSource, Matrix, Missing, Part, ReadOptions, read_table,
@@ -59,6 +59,11 @@ pub struct FitArgs {
     /// whiten=True); `inverse` multiplies them back. Recorded in the model.
     #[arg(long)]
     pub whiten: bool,
+    /// Do not subtract the mean: the truncated SVD of the raw matrix (scikit-learn's
+    /// TruncatedSVD, scanpy's zero_center=False). The model's mean is zero; its explained
+    /// variance is each component's codes' variance, as TruncatedSVD reports it.
+    #[arg(long, visible_alias = "no-center", conflicts_with_all = ["standardize", "missing"])]
+    pub no_centre: bool,
     /// Delta degrees of freedom: covariance = Xcᵀ Xc / (N − ddof).
     #[arg(long, value_name = "0|1", default_value = "1", value_parser = parse_ddof, allow_negative_numbers = true)]
     pub ddof: usize,
@@ -281,6 +286,11 @@ impl FitConfig {
             .memory_limit(Some(memory_limit))
             .precision(args.precision)
             .missing(args.missing.unwrap_or_default())
+            .centre(if args.no_centre {
+                Centre::None
+            } else {
+                Centre::Mean
+            })
             .whitening(if args.whiten {
                 Whitening::UnitVariance
             } else {
@@ -426,6 +436,17 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
             anyhow::bail!("--row-weights is fitted in one process: run it without mpirun or srun");
         }
         return run_weighted(config, column);
+    }
+    if let [input] = &config.inputs[..] {
+        if principal_io::is_sparse_input(input) {
+            if collective.size() > 1 {
+                anyhow::bail!(
+                    "sparse inputs (MatrixMarket, 10x) are fitted in one process for now; run \
+                     without mpirun"
+                );
+            }
+            return run_sparse(config, input);
+        }
     }
     if collective.size() > 1 {
         return run_distributed(config, collective);
@@ -591,6 +612,72 @@ fn run_distributed(config: &FitConfig, collective: &dyn Collective) -> Result<()
     };
     text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
     Ok(())
+}
+
+/// `fit` of a sparse input (a MatrixMarket file or a 10x directory), never densified: its
+/// rows are held as CSR arrays or streamed from the text (see `principal_io::SparseFile`).
+fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
+    let started = Instant::now();
+    let fit_error = || format!("cannot fit {}", input.display());
+    let mut file = principal_io::SparseFile::open(input, config.memory_limit)?;
+    let names = file.feature_names().map(<[String]>::to_vec);
+    let mut counted = PassCounter {
+        source: &mut file,
+        passes: 0,
+    };
+    let model = config
+        .params
+        .fit_sparse_source(&mut counted)
+        .with_context(fit_error)?;
+    let passes = counted.passes;
+    save_model(&config.output, &model, names.as_deref())?;
+    if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
+        text::stderr(&zero_variance_warning(&model, names.as_deref()));
+    }
+    let solver_plan = config.params.plan_sparse(
+        model.n_samples(),
+        model.n_features(),
+        file.declared_entries(),
+    );
+    if config.explain {
+        let reading = ReadingPlan {
+            streaming: file.is_streamed(),
+            why: if file.is_streamed() {
+                "sparse rows sorted by row, larger than half the memory limit: every pass \
+                 reads the text a block of rows at a time"
+                    .into()
+            } else {
+                "sparse rows held as CSR arrays (the matrix's own size, never densified)".into()
+            },
+        };
+        text::stderr(&explanation(&solver_plan, &reading, config.memory_limit));
+    }
+    let timing = Timing::Streamed {
+        total: started.elapsed(),
+        passes,
+    };
+    text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
+    Ok(())
+}
+
+/// A sparse source that counts its passes (for the summary).
+struct PassCounter<'a> {
+    source: &'a mut dyn principal::sparse::SparseSource,
+    passes: usize,
+}
+
+impl principal::sparse::SparseSource for PassCounter<'_> {
+    fn n_features(&self) -> usize {
+        self.source.n_features()
+    }
+
+    fn pass(
+        &mut self,
+        visit: &mut dyn FnMut(principal::sparse::CsrChunk<'_>) -> principal::Result<()>,
+    ) -> principal::Result<()> {
+        self.passes += 1;
+        self.source.pass(visit)
+    }
 }
 
 /// How long the work took.

@@ -265,6 +265,11 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
         .into());
     }
     let saved = load_model(&config.model)?;
+    if let [input] = &config.inputs[..] {
+        if principal_io::is_sparse_input(input) {
+            return run_sparse(config, &saved, input, collective, started);
+        }
+    }
     let options = ReadOptions {
         missing: config.missing,
         ..read_options(config, &saved)?
@@ -419,6 +424,71 @@ fn write_codes(
         out.finish()?;
     }
     Ok(rows)
+}
+
+/// `transform` of a sparse input (MatrixMarket, 10x), never densified: each block's codes
+/// `X V − 1 μᵀV`, appended to the output, which appears only when complete.
+fn run_sparse(
+    config: &TransformConfig,
+    saved: &SavedModel,
+    input: &Path,
+    collective: &dyn Collective,
+    started: Instant,
+) -> Result<()> {
+    use principal::sparse::SparseSource;
+    if collective.size() > 1 {
+        anyhow::bail!("sparse inputs are transformed in one process for now; run without mpirun");
+    }
+    if config.what != Output::Codes || config.missing != Missing::Reject {
+        anyhow::bail!("sparse inputs are transformed to codes only (no --posterior, --missing)");
+    }
+    let model = &saved.model;
+    let cannot = || format!("cannot transform {}", input.display());
+    let mut file = principal_io::SparseFile::open(input, config.memory_limit)?;
+    if file.n_features() != model.n_features() {
+        anyhow::bail!(
+            "{} has {} features but the model {} was fitted on {}",
+            input.display(),
+            file.n_features(),
+            show(&config.model),
+            model.n_features()
+        );
+    }
+    let k = model.n_components();
+    let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
+    let mut out = MatrixWriter::create(&config.output, k, Some(&names))?;
+    let mut write_error = None;
+    let mut first = 0usize;
+    let passed = file.pass(&mut |block| {
+        let codes = model.transform_sparse(block).map_err(|e| match e {
+            PcaError::NonFinite { row, column, value } => PcaError::NonFinite {
+                row: row + first,
+                column,
+                value,
+            },
+            other => other,
+        })?;
+        first += block.nrows();
+        if let Err(e) = out.write_rows(codes.as_ref()) {
+            write_error = Some(e);
+            return Err(PcaError::Source("the codes could not be written".into()));
+        }
+        Ok(())
+    });
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    passed.with_context(cannot)?;
+    let rows = out.rows();
+    out.finish()?;
+    text::stderr(&summary(
+        rows,
+        k,
+        "components",
+        &show(&config.output),
+        started,
+    ));
+    Ok(())
 }
 
 /// One chunk's codes or posterior means; with missing values read, each row given what it

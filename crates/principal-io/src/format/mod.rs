@@ -7,4 +7,5 @@ pub(crate) mod columnar;
 pub(crate) mod csv;
 pub(crate) mod h5ad;
 pub(crate) mod idx;
+pub(crate) mod mtx;
 pub(crate) mod npy;

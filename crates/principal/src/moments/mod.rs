@@ -14,6 +14,7 @@ pub(crate) mod float;
 pub(crate) mod integer;
 pub(crate) mod merge;
 pub(crate) mod ordered;
+pub(crate) mod sparse;
 pub(crate) mod workspace;
 
 use faer::{Mat, MatRef, Par};

@@ -152,7 +152,7 @@ mod tests {
         options: IterativeOptions,
     ) -> IterativeProblem<'a> {
         IterativeProblem {
-            source,
+            rows: crate::solver::Rows::Dense(source),
             mean,
             scale: None,
             centring: Centring::Explicit,

@@ -17,7 +17,9 @@ use crate::error::{PcaError, Result};
 use crate::kernel::blocks::{ensure_block, shifted_copy};
 use crate::kernel::parallel::join;
 use crate::real::{ChunkRef, Real};
-use crate::solver::{Centring, IterationReport, IterativeProblem, Spectrum, top_eigen};
+use crate::solver::{Centring, IterationReport, IterativeProblem, Rows, Spectrum, top_eigen};
+use crate::sparse::products::ScatterProduct;
+use crate::sparse::source::SparseSource;
 
 /// Relative residual at which the power and em solvers stop when no tolerance is given.
 pub(crate) const DEFAULT_TOLERANCE: f64 = 1e-9;
@@ -192,6 +194,52 @@ pub(crate) fn apply_scatter(
     }))
 }
 
+/// [`apply_scatter`] for sparse rows, never densified: `Y = X S⁻¹P − 1 (μᵀ S⁻¹P)` and
+/// `Xᵀ Y` in one walk of each row's entries, then `Xcᵀ Y = Xᵀ Y − μ (1ᵀ Y)`: the mean is
+/// subtracted inside the products (implicit centring; its rounding is about ε·‖μ‖/spread
+/// relative, small where data is sparse, its means near zero).
+pub(crate) fn apply_sparse_scatter(
+    source: &mut dyn SparseSource,
+    mean: &[f64],
+    scale: Option<&[f64]>,
+    p: MatRef<'_, f64>,
+    collective: &dyn Collective,
+) -> Result<Mat<f64>> {
+    let (d, l) = (p.nrows(), p.ncols());
+    let inv = |j: usize| scale.map_or(1.0, |s| 1.0 / s[j]);
+    // S⁻¹P by rows: a row's entries then read contiguous L-vectors.
+    let ps_rows: Vec<f64> = (0..d)
+        .flat_map(|j| (0..l).map(move |c| p[(j, c)] * inv(j)))
+        .collect();
+    let shift: Vec<f64> = (0..l)
+        .map(|c| (0..d).map(|j| mean[j] * ps_rows[j * l + c]).sum())
+        .collect();
+    let mut product = ScatterProduct::new(&ps_rows, &shift);
+    let pass = source.pass(&mut |block| {
+        if block.ncols() != d {
+            return Err(PcaError::FeatureMismatch {
+                expected: d,
+                found: block.ncols(),
+            });
+        }
+        product.push(block);
+        Ok(())
+    });
+    agree(collective, Stage::Apply, pass.map(|()| 0))?;
+    let (mut w, mut column_sums) = product.finish();
+    if collective.size() > 1 {
+        let mut block = w;
+        block.extend_from_slice(&column_sums);
+        collective.sum(&mut block);
+        column_sums.copy_from_slice(&block[d * l..]);
+        block.truncate(d * l);
+        w = block;
+    }
+    Ok(Mat::from_fn(d, l, |j, c| {
+        (w[j * l + c] - mean[j] * column_sums[c]) * inv(j)
+    }))
+}
+
 /// A D×L matrix of independent standard normal entries, from `seed`.
 pub(crate) fn gaussian(d: usize, l: usize, seed: u64) -> Mat<f64> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -289,14 +337,19 @@ impl IterativeProblem<'_> {
 
     /// `Xsᵀ Xs Q`: one pass over the data.
     pub(crate) fn apply(&mut self, q: MatRef<'_, f64>) -> Result<Mat<f64>> {
-        apply_scatter(
-            self.source,
-            self.mean,
-            self.scale,
-            self.centring,
-            q,
-            self.collective,
-        )
+        match &mut self.rows {
+            Rows::Dense(source) => apply_scatter(
+                *source,
+                self.mean,
+                self.scale,
+                self.centring,
+                q,
+                self.collective,
+            ),
+            Rows::Sparse(source) => {
+                apply_sparse_scatter(*source, self.mean, self.scale, q, self.collective)
+            }
+        }
     }
 
     /// The first `k` Ritz pairs as a spectrum of the covariance (divided by N − ddof).

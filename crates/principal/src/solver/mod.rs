@@ -26,6 +26,7 @@ use crate::error::{PcaError, Result};
 use crate::options::IterativeOptions;
 use crate::preprocess::centre_scale_into;
 use crate::real::ChunkRef;
+use crate::sparse::source::SparseSource;
 
 pub mod covariance;
 pub mod em;
@@ -172,8 +173,8 @@ pub struct IterationReport {
 /// # Ok::<(), principal::PcaError>(())
 /// ```
 pub struct IterativeProblem<'a> {
-    /// The data, uncentred, chunk by chunk.
-    pub(crate) source: &'a mut dyn ChunkSource,
+    /// The data, uncentred, chunk by chunk (dense) or block by block (sparse).
+    pub(crate) rows: Rows<'a>,
     /// Training mean.
     pub(crate) mean: &'a [f64],
     /// Training standard deviations when standardizing.
@@ -210,11 +211,40 @@ impl<'a> IterativeProblem<'a> {
         total_variance: f64,
         options: IterativeOptions,
     ) -> Self {
-        IterativeProblem {
-            source,
+        Self::over(
+            Rows::Dense(source),
             mean,
             scale,
-            centring: Centring::choose(mean, scale, total_variance),
+            n_samples,
+            ddof,
+            n_components,
+            total_variance,
+            options,
+        )
+    }
+
+    /// [`Self::new`] over dense or sparse rows. Sparse rows are always centred implicitly
+    /// (an explicit copy would densify them).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn over(
+        rows: Rows<'a>,
+        mean: &'a [f64],
+        scale: Option<&'a [f64]>,
+        n_samples: usize,
+        ddof: usize,
+        n_components: usize,
+        total_variance: f64,
+        options: IterativeOptions,
+    ) -> Self {
+        let centring = match rows {
+            Rows::Dense(_) => Centring::choose(mean, scale, total_variance),
+            Rows::Sparse(_) => Centring::Implicit,
+        };
+        IterativeProblem {
+            rows,
+            mean,
+            scale,
+            centring,
             n_samples,
             ddof,
             n_components,
@@ -228,6 +258,24 @@ impl<'a> IterativeProblem<'a> {
     /// mean, scale, count and total variance are the whole data's.
     pub(crate) fn across(self, collective: &'a dyn Collective) -> Self {
         IterativeProblem { collective, ..self }
+    }
+}
+
+/// The rows an iterative solver passes over: dense chunks or sparse (CSR) blocks.
+pub(crate) enum Rows<'a> {
+    /// Dense chunks of rows.
+    Dense(&'a mut dyn ChunkSource),
+    /// CSR blocks of rows, never densified.
+    Sparse(&'a mut dyn SparseSource),
+}
+
+impl Rows<'_> {
+    /// The same rows, borrowed for a shorter time.
+    pub(crate) fn reborrow(&mut self) -> Rows<'_> {
+        match self {
+            Rows::Dense(source) => Rows::Dense(&mut **source),
+            Rows::Sparse(source) => Rows::Sparse(&mut **source),
+        }
     }
 }
 

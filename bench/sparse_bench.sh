@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sparse PCA benchmark: a single-cell-like count matrix (negative binomial with cell types,
+# normalise_total + log1p as scanpy does), fitted by principal (a MatrixMarket file), by
+# scikit-learn's PCA on the CSR matrix (arpack, implicit centring) and by scanpy's sc.pp.pca if
+# it installs, in one run: time, peak memory, agreement, ratios.
+#   bench/sparse_bench.sh                          # 200,000 cells × 20,000 genes, 50 components
+#   bench/sparse_bench.sh --cells 2000 --genes 500 # a quick correctness run
+# Sets up bench/.venv (bench/requirements.txt; scanpy is tried, and skipped if it fails).
+set -euo pipefail
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+VENV="$BENCH/.venv"
+if [[ ! -x "$VENV/bin/python" ]]; then
+    python3 -m venv "$VENV"
+fi
+if ! cmp -s "$BENCH/requirements.txt" "$VENV/.requirements.installed"; then
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$BENCH/requirements.txt"
+    cp "$BENCH/requirements.txt" "$VENV/.requirements.installed"
+fi
+"$VENV/bin/python" -c "import scanpy" 2>/dev/null \
+    || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check scanpy 2>/dev/null \
+    || echo "scanpy did not install: its column is left out" >&2
+(cd "$ROOT" && cargo build --release --quiet --bin principal)
+exec "$VENV/bin/python" "$BENCH/sparse_bench.py" --principal "$ROOT/target/release/principal" "$@"

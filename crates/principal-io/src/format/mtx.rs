@@ -1,0 +1,569 @@
+//! Sparse inputs: MatrixMarket coordinate files (`.mtx`, `.mtx.gz`; rows are samples) and 10x
+//! Genomics directories (`matrix.mtx.gz` genes × cells, `features.tsv.gz` or the older
+//! `genes.tsv.gz`, `barcodes.tsv.gz`; rows are cells), read as CSR blocks of rows
+//! ([`principal::sparse::SparseSource`]), never densified.
+//!
+//! Opening reads the file once: the header, every entry checked (indices in range, numbers
+//! finite, as many entries as the header declares), the entries counted per row, and whether
+//! they come sorted by row. A coordinate file is not sorted by row in general (a 10x matrix,
+//! genes × cells, is sorted by cell: by our row). Then:
+//! - entries sorted by row, and more than half the memory budget as CSR: every pass streams
+//!   the text again, one block of rows at a time (memory: one block);
+//! - otherwise the CSR arrays are built in memory from the counts (12 bytes an entry plus 8 a
+//!   row: the sparse matrix's own size) and the passes read them. An unsorted file larger
+//!   than that is refused with the command that sorts it.
+//!
+//! Entries repeated at the same place are summed, as scipy does. Only `coordinate` `real` or
+//! `integer` `general` matrices are read.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+use principal::PcaError;
+use principal::sparse::{Csr, CsrChunk, SparseSource};
+
+use crate::error::{IoError, Result};
+
+/// Stored bytes per entry of a CSR matrix in memory: a u32 index and an f64 value.
+const ENTRY_BYTES: u64 = 12;
+
+/// Entries per block a pass hands out.
+const BLOCK_ENTRIES: usize = 1 << 22;
+
+/// Which of the file's dimensions are the samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orientation {
+    /// MatrixMarket as given: rows are samples.
+    RowsAreSamples,
+    /// 10x: the file is genes × cells, and cells are the samples.
+    ColumnsAreSamples,
+}
+
+/// Where a pass reads the rows from.
+enum Storage {
+    Memory(Csr<f64, u32>),
+    Stream,
+}
+
+/// A MatrixMarket file or 10x directory opened for reading by rows.
+pub struct SparseFile {
+    /// The `.mtx` / `.mtx.gz` file.
+    path: PathBuf,
+    orientation: Orientation,
+    n_samples: usize,
+    n_features: usize,
+    /// Entries as declared (repeated places counted each time).
+    declared: usize,
+    storage: Storage,
+    feature_names: Option<Vec<String>>,
+    sample_names: Option<Vec<String>>,
+}
+
+/// Whether `path` names a sparse input: a `.mtx` / `.mtx.gz` file, or a directory holding
+/// `matrix.mtx(.gz)` (10x).
+pub fn is_sparse_input(path: &Path) -> bool {
+    if path.is_dir() {
+        return ["matrix.mtx.gz", "matrix.mtx"]
+            .iter()
+            .any(|m| path.join(m).is_file());
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    name.ends_with(".mtx") || name.ends_with(".mtx.gz")
+}
+
+fn open_text(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let open_err = |source| IoError::Open {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = BufReader::new(File::open(path).map_err(open_err)?);
+    let gz = file
+        .fill_buf()
+        .map_err(|source| IoError::Read {
+            path: path.to_owned(),
+            source,
+        })?
+        .starts_with(&[0x1f, 0x8b]);
+    Ok(if gz {
+        Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(file)))
+    } else {
+        Box::new(file)
+    })
+}
+
+fn format_error(path: &Path, detail: String) -> IoError {
+    IoError::Format {
+        path: path.to_owned(),
+        detail,
+    }
+}
+
+/// The text of a MatrixMarket file, line by line, counting lines from 1.
+struct Lines {
+    path: PathBuf,
+    reader: Box<dyn BufRead + Send>,
+    line: String,
+    number: usize,
+}
+
+impl Lines {
+    fn open(path: &Path) -> Result<Self> {
+        Ok(Lines {
+            path: path.to_owned(),
+            reader: open_text(path)?,
+            line: String::new(),
+            number: 0,
+        })
+    }
+
+    /// Moves to the next line; false at the end of the file.
+    fn advance(&mut self) -> Result<bool> {
+        self.line.clear();
+        let got = self.reader.read_line(&mut self.line).map_err(|source| {
+            let source = if source.kind() == io::ErrorKind::UnexpectedEof {
+                io::Error::new(
+                    source.kind(),
+                    format!(
+                        "{source} after line {} (is the file cut short?)",
+                        self.number
+                    ),
+                )
+            } else {
+                source
+            };
+            IoError::Read {
+                path: self.path.clone(),
+                source,
+            }
+        })?;
+        if got == 0 {
+            return Ok(false);
+        }
+        self.number += 1;
+        Ok(true)
+    }
+
+    /// The current line, without its end.
+    fn text(&self) -> &str {
+        self.line.trim_end_matches(['\n', '\r'])
+    }
+
+    /// Moves to the next line that is neither blank nor a comment; false at the end.
+    fn advance_to_entry(&mut self) -> Result<bool> {
+        while self.advance()? {
+            let t = self.text().trim_start();
+            if !(t.is_empty() || t.starts_with('%')) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn error(&self, detail: String) -> IoError {
+        format_error(&self.path, format!("line {}: {detail}", self.number))
+    }
+}
+
+/// The header and size line: (rows, columns, entries) as the file declares them.
+fn read_header(lines: &mut Lines) -> Result<(usize, usize, usize)> {
+    lines.advance()?;
+    let first = lines.text().to_ascii_lowercase();
+    let words: Vec<&str> = first.split_ascii_whitespace().collect();
+    if words.first() != Some(&"%%matrixmarket") || words.get(1) != Some(&"matrix") {
+        return Err(lines.error(format!(
+            "{first:?} is not a MatrixMarket header (%%MatrixMarket matrix coordinate real general)"
+        )));
+    }
+    let (layout, field, symmetry) = (
+        words.get(2).copied().unwrap_or(""),
+        words.get(3).copied().unwrap_or(""),
+        words.get(4).copied().unwrap_or(""),
+    );
+    if layout != "coordinate"
+        || !matches!(field, "real" | "integer" | "double")
+        || symmetry != "general"
+    {
+        return Err(lines.error(format!(
+            "{layout} {field} {symmetry} matrices are not read: only coordinate real or integer general"
+        )));
+    }
+    {
+        if !lines.advance_to_entry()? {
+            return Err(lines.error("the file ends before its size line".into()));
+        }
+        let line = lines.text().trim();
+        let sizes: Vec<&str> = line.split_ascii_whitespace().collect();
+        let parsed: Vec<Option<usize>> = sizes.iter().map(|s| s.parse().ok()).collect();
+        return match parsed[..] {
+            [Some(m), Some(n), Some(l)] => Ok((m, n, l)),
+            _ => Err(lines.error(format!(
+                "size line {line:?} is not three counts (rows, columns, entries)"
+            ))),
+        };
+    }
+}
+
+/// One entry: the file's row and column (from 1) checked against its sizes, and the value.
+fn parse_entry(lines: &Lines, text: &str, m: usize, n: usize) -> Result<(usize, usize, f64)> {
+    let mut fields = text.split_ascii_whitespace();
+    let (Some(i), Some(j), Some(v), None) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return Err(lines.error(format!("{text:?} is not an entry (row, column, value)")));
+    };
+    let index = |s: &str, what: &str, max: usize| -> Result<usize> {
+        match s.parse::<usize>() {
+            Ok(k) if (1..=max).contains(&k) => Ok(k - 1),
+            Ok(k) => Err(lines.error(format!("{what} index {k} is out of range 1..={max}"))),
+            Err(_) => Err(lines.error(format!("{what} index {s:?} is not a whole number"))),
+        }
+    };
+    let (i, j) = (index(i, "row", m)?, index(j, "column", n)?);
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok((i, j, x)),
+        Ok(_) => Err(lines.error(format!("{v:?} is not a finite number"))),
+        Err(_) => Err(lines.error(format!("{v:?} is not a number"))),
+    }
+}
+
+/// Adds a row to `csr` from its entries (columns, values), sorted by column, repeated columns
+/// summed.
+fn push_row(csr: &mut Csr<f64, u32>, entries: &mut [(usize, f64)]) {
+    entries.sort_by_key(|e| e.0);
+    let mut k = 0;
+    while k < entries.len() {
+        let (c, mut v) = entries[k];
+        k += 1;
+        while k < entries.len() && entries[k].0 == c {
+            v += entries[k].1;
+            k += 1;
+        }
+        csr.push_entry(c, v);
+    }
+    csr.end_row();
+}
+
+impl SparseFile {
+    /// Opens a `.mtx` / `.mtx.gz` file (rows are samples) or a 10x directory (cells are
+    /// samples), checking every entry; the CSR arrays are held in memory when they take at most
+    /// half of `memory_limit` bytes or the file is not sorted by row.
+    pub fn open(path: &Path, memory_limit: u64) -> Result<Self> {
+        if path.is_dir() {
+            return Self::open_10x(path, memory_limit);
+        }
+        Self::open_file(path, Orientation::RowsAreSamples, memory_limit)
+    }
+
+    fn open_file(path: &Path, orientation: Orientation, memory_limit: u64) -> Result<Self> {
+        let mut lines = Lines::open(path)?;
+        let (m, n, declared) = read_header(&mut lines)?;
+        let (n_samples, n_features) = match orientation {
+            Orientation::RowsAreSamples => (m, n),
+            Orientation::ColumnsAreSamples => (n, m),
+        };
+        if n_features > u32::MAX as usize {
+            return Err(format_error(
+                path,
+                format!("{n_features} features: more than 2³² − 1 are not read"),
+            ));
+        }
+        // Before anything is allocated for them: a damaged size line must not ask for gigabytes.
+        let per_shape = 8 * n_samples as u64 + 16 * n_features as u64;
+        if per_shape > memory_limit {
+            return Err(lines.error(format!(
+                "{m} × {n}: the row counts and per-feature sums alone take ≈ {} MB, over the \
+                 memory limit",
+                per_shape.div_ceil(1_000_000)
+            )));
+        }
+        // The check pass: every entry, the count per sample, whether sorted by sample.
+        let mut counts = vec![0u32; n_samples];
+        let mut sorted = true;
+        let mut last = 0;
+        let mut seen = 0usize;
+        while lines.advance_to_entry()? {
+            let text = lines.text();
+            if seen == declared {
+                return Err(lines.error(format!(
+                    "more entries than the {declared} the header declares"
+                )));
+            }
+            let (i, j, _) = parse_entry(&lines, text, m, n)?;
+            let s = if orientation == Orientation::RowsAreSamples {
+                i
+            } else {
+                j
+            };
+            sorted &= s >= last;
+            last = s;
+            counts[s] = counts[s]
+                .checked_add(1)
+                .ok_or_else(|| lines.error("more than 2³² entries in one row".into()))?;
+            seen += 1;
+        }
+        if seen < declared {
+            return Err(lines.error(format!(
+                "the header declares {declared} entries but the file ends after {seen}"
+            )));
+        }
+        let bytes = declared as u64 * ENTRY_BYTES + 8 * n_samples as u64;
+        let storage = if sorted && bytes > memory_limit / 2 {
+            Storage::Stream
+        } else {
+            if bytes > memory_limit {
+                return Err(format_error(
+                    path,
+                    format!(
+                        "its entries are not sorted by row, and as CSR in memory they take ≈ {} MB, \
+                         over the memory limit; sort the entries by row (for rows are samples: \
+                         sort -k1,1n after the header) or raise --memory-limit",
+                        bytes.div_ceil(1_000_000)
+                    ),
+                ));
+            }
+            Storage::Memory(Self::read_in_memory(path, orientation, &counts)?)
+        };
+        Ok(SparseFile {
+            path: path.to_owned(),
+            orientation,
+            n_samples,
+            n_features,
+            declared,
+            storage,
+            feature_names: None,
+            sample_names: None,
+        })
+    }
+
+    /// The CSR arrays from a second reading, the rows laid out by `counts`.
+    fn read_in_memory(
+        path: &Path,
+        orientation: Orientation,
+        counts: &[u32],
+    ) -> Result<Csr<f64, u32>> {
+        let mut lines = Lines::open(path)?;
+        let (m, n, _) = read_header(&mut lines)?;
+        let d = if orientation == Orientation::RowsAreSamples {
+            n
+        } else {
+            m
+        };
+        let mut start = Vec::with_capacity(counts.len() + 1);
+        start.push(0usize);
+        for &c in counts {
+            start.push(start[start.len() - 1] + c as usize);
+        }
+        let total = start[counts.len()];
+        let mut columns = vec![0u32; total];
+        let mut values = vec![0.0f64; total];
+        let mut next = start.clone();
+        while lines.advance_to_entry()? {
+            let text = lines.text();
+            let (i, j, v) = parse_entry(&lines, text, m, n)?;
+            let (s, f) = if orientation == Orientation::RowsAreSamples {
+                (i, j)
+            } else {
+                (j, i)
+            };
+            if next[s] >= start[s + 1] {
+                return Err(lines.error("the file changed while it was read".into()));
+            }
+            columns[next[s]] = f as u32;
+            values[next[s]] = v;
+            next[s] += 1;
+        }
+        let mut csr = Csr::new(d);
+        let mut row = Vec::new();
+        for s in 0..counts.len() {
+            row.clear();
+            row.extend((start[s]..start[s + 1]).map(|k| (columns[k] as usize, values[k])));
+            push_row(&mut csr, &mut row);
+        }
+        Ok(csr)
+    }
+
+    fn open_10x(dir: &Path, memory_limit: u64) -> Result<Self> {
+        let find = |names: &[&str]| names.iter().map(|n| dir.join(n)).find(|p| p.is_file());
+        let matrix = find(&["matrix.mtx.gz", "matrix.mtx"]).ok_or_else(|| {
+            format_error(
+                dir,
+                "a 10x directory holds matrix.mtx.gz; there is none".into(),
+            )
+        })?;
+        let mut file = Self::open_file(&matrix, Orientation::ColumnsAreSamples, memory_limit)?;
+        let features = find(&[
+            "features.tsv.gz",
+            "features.tsv",
+            "genes.tsv.gz",
+            "genes.tsv",
+        ])
+        .ok_or_else(|| {
+            format_error(
+                dir,
+                "a 10x directory holds features.tsv.gz; there is none".into(),
+            )
+        })?;
+        // Gene symbols (the second field), as scanpy's read_10x_mtx names the genes.
+        let names = read_names(&features, 1)?;
+        if names.len() != file.n_features {
+            return Err(format_error(
+                &features,
+                format!(
+                    "{} genes, but {} has {} rows",
+                    names.len(),
+                    matrix.display(),
+                    file.n_features
+                ),
+            ));
+        }
+        file.feature_names = Some(names);
+        if let Some(barcodes) = find(&["barcodes.tsv.gz", "barcodes.tsv"]) {
+            let cells = read_names(&barcodes, 0)?;
+            if cells.len() != file.n_samples {
+                return Err(format_error(
+                    &barcodes,
+                    format!(
+                        "{} barcodes, but {} has {} columns",
+                        cells.len(),
+                        matrix.display(),
+                        file.n_samples
+                    ),
+                ));
+            }
+            file.sample_names = Some(cells);
+        }
+        Ok(file)
+    }
+
+    /// Samples (rows for us).
+    pub fn n_samples(&self) -> usize {
+        self.n_samples
+    }
+
+    /// Entries the file declares.
+    pub fn declared_entries(&self) -> usize {
+        self.declared
+    }
+
+    /// Feature names (10x: the gene symbols).
+    pub fn feature_names(&self) -> Option<&[String]> {
+        self.feature_names.as_deref()
+    }
+
+    /// Sample names (10x: the barcodes).
+    pub fn sample_names(&self) -> Option<&[String]> {
+        self.sample_names.as_deref()
+    }
+
+    /// Whether the passes stream the text (the file is sorted by row and too large to hold).
+    pub fn is_streamed(&self) -> bool {
+        matches!(self.storage, Storage::Stream)
+    }
+
+    /// One pass streaming the text, which is sorted by sample: blocks of about
+    /// [`BLOCK_ENTRIES`] entries, rows without entries included.
+    fn stream_pass(
+        &self,
+        visit: &mut dyn FnMut(CsrChunk<'_>) -> principal::Result<()>,
+    ) -> Result<Option<PcaError>> {
+        let mut lines = Lines::open(&self.path)?;
+        let (m, n, _) = read_header(&mut lines)?;
+        let mut block = Csr::<f64, u32>::new(self.n_features);
+        let mut row: Vec<(usize, f64)> = Vec::new();
+        let mut current = 0usize;
+        let mut emit = |block: &mut Csr<f64, u32>| -> Option<PcaError> {
+            let outcome = visit(block.as_chunk());
+            block.clear();
+            outcome.err()
+        };
+        while lines.advance_to_entry()? {
+            let text = lines.text();
+            let (i, j, v) = parse_entry(&lines, text, m, n)?;
+            let (s, f) = if self.orientation == Orientation::RowsAreSamples {
+                (i, j)
+            } else {
+                (j, i)
+            };
+            if s < current {
+                return Err(lines
+                    .error("the file changed while it was read (no longer sorted by row)".into()));
+            }
+            while current < s {
+                push_row(&mut block, &mut row);
+                row.clear();
+                current += 1;
+                if block.nnz() >= BLOCK_ENTRIES {
+                    if let Some(e) = emit(&mut block) {
+                        return Ok(Some(e));
+                    }
+                }
+            }
+            row.push((f, v));
+        }
+        while current < self.n_samples {
+            push_row(&mut block, &mut row);
+            row.clear();
+            current += 1;
+        }
+        Ok(if block.nrows() > 0 {
+            emit(&mut block)
+        } else {
+            None
+        })
+    }
+}
+
+/// The `field`-th tab-separated field of every line of a (gzipped) TSV file; the first when a
+/// line has fewer.
+fn read_names(path: &Path, field: usize) -> Result<Vec<String>> {
+    let mut text = String::new();
+    open_text(path)?
+        .read_to_string(&mut text)
+        .map_err(|source| IoError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let fields: Vec<&str> = l.split('\t').collect();
+            fields.get(field).unwrap_or(&fields[0]).to_string()
+        })
+        .collect())
+}
+
+impl SparseSource for SparseFile {
+    fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    fn pass(
+        &mut self,
+        visit: &mut dyn FnMut(CsrChunk<'_>) -> principal::Result<()>,
+    ) -> principal::Result<()> {
+        match &self.storage {
+            Storage::Memory(csr) => {
+                let x = csr.as_chunk();
+                let rows = (BLOCK_ENTRIES * x.nrows() / x.nnz().max(1)).clamp(1, x.nrows().max(1));
+                let mut start = 0;
+                while start < x.nrows() {
+                    let r = rows.min(x.nrows() - start);
+                    visit(x.subrows(start, r))?;
+                    start += r;
+                }
+                Ok(())
+            }
+            Storage::Stream => match self.stream_pass(visit) {
+                Ok(None) => Ok(()),
+                Ok(Some(visit_error)) => Err(visit_error),
+                Err(e) => Err(PcaError::Source(Box::new(e))),
+            },
+        }
+    }
+}
