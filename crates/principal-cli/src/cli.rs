@@ -5,8 +5,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::command::{
-    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample,
-    score, stats, transform,
+    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample, score,
+    stats, transform,
 };
 
 /// Principal component analysis of tabular data: fit a model, project data onto it,

@@ -32,8 +32,8 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 use crate::command::{
-    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample,
-    score, stats, transform,
+    align, choose, classify, describe, fit, impute, inspect, inverse, merge, report, sample, score,
+    stats, transform,
 };
 use crate::processes::Processes;
 

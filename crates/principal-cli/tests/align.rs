@@ -2,7 +2,7 @@
 //! angles, codes agreeing), a rotated copy is rotated back, and models that cannot be compared
 //! are refused.
 
-mod common;
+use crate::common;
 
 use common::{Env, iris_rows, matrix, numbers, to_csv};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! standardized and not), each quantity to 1e-8 relative, each axis flipped as FactoMineR's;
 //! then the CSV files, the text tables and the errors.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

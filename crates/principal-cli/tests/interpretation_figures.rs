@@ -2,7 +2,7 @@
 //! category): drawn by `report --data` and `describe --output --figures`, and the numbers in
 //! the CSV beside each are `describe`'s quantities.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

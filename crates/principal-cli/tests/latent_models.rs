@@ -3,7 +3,7 @@
 //! for Bayesian PCA) work, what a kind does not define is a usage error, and bad parameters are
 //! usage errors that write nothing.
 
-mod common;
+use crate::common;
 
 use common::*;
 
@@ -17,7 +17,11 @@ fn planted_rank_csv(env: &Env) -> String {
         (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
     };
     let w: Vec<Vec<f64>> = (0..d)
-        .map(|_| (0..3).map(|c| 3.0 / (c + 1) as f64 * normal(&mut rng)).collect())
+        .map(|_| {
+            (0..3)
+                .map(|c| 3.0 / (c + 1) as f64 * normal(&mut rng))
+                .collect()
+        })
         .collect();
     let rows: Vec<Vec<f64>> = (0..n)
         .map(|_| {
@@ -37,7 +41,14 @@ fn bayesian_pca_keeps_a_planted_rank_and_answers_every_command() {
     let env = Env::new();
     let data = planted_rank_csv(&env);
     let stderr = env.ok(&[
-        "fit", &data, "--model", "bayesian-pca", "--components", "8", "-o", "m.bpca",
+        "fit",
+        &data,
+        "--model",
+        "bayesian-pca",
+        "--components",
+        "8",
+        "-o",
+        "m.bpca",
     ]);
     assert!(stderr.contains("ARD kept 3 of 8"), "{stderr}");
     let json = env.inspect("m.bpca");
@@ -45,7 +56,11 @@ fn bayesian_pca_keeps_a_planted_rank_and_answers_every_command() {
     assert_eq!(json["n_components"], 3);
     let alpha = json["alpha"].as_array().unwrap();
     assert_eq!(alpha.len(), 8);
-    assert!(alpha[..3].iter().all(|a| a.as_f64().is_some_and(|a| a > 0.0)));
+    assert!(
+        alpha[..3]
+            .iter()
+            .all(|a| a.as_f64().is_some_and(|a| a > 0.0))
+    );
     assert!(alpha[3..].iter().all(|a| a.is_null()));
     assert_eq!(matrix(&json["components"]).len(), 3);
     assert!(json["noise_variance"].as_f64().unwrap() > 0.0);
@@ -58,8 +73,13 @@ fn bayesian_pca_keeps_a_planted_rank_and_answers_every_command() {
     let stderr = env.ok(&["score", "m.bpca", &data, "-o", "ll.csv"]);
     let (_, ll) = env.read_csv("ll.csv");
     let mean = ll.iter().map(|r| r[0]).sum::<f64>() / 300.0;
-    assert!((mean - mean_ll).abs() < 1e-6 * mean_ll.abs(), "{mean} vs {mean_ll}: {stderr}");
-    env.ok(&["sample", "m.bpca", "--count", "50", "--seed", "3", "-o", "s.csv"]);
+    assert!(
+        (mean - mean_ll).abs() < 1e-6 * mean_ll.abs(),
+        "{mean} vs {mean_ll}: {stderr}"
+    );
+    env.ok(&[
+        "sample", "m.bpca", "--count", "50", "--seed", "3", "-o", "s.csv",
+    ]);
     let (_, s) = env.read_csv("s.csv");
     assert_eq!((s.len(), s[0].len()), (50, 12));
     env.ok(&["inverse", "m.bpca", "z.csv", "-o", "back.csv"]);
@@ -68,7 +88,10 @@ fn bayesian_pca_keeps_a_planted_rank_and_answers_every_command() {
     // What Bayesian PCA does not define, and the mixture's flags, are usage errors.
     let err = env.fails(2, &["impute", "m.bpca", &data, "-o", "f.csv"]);
     assert!(err.contains("bayesian-pca"), "{err}");
-    let err = env.fails(2, &["transform", "m.bpca", &data, "--clusters", "-o", "c.csv"]);
+    let err = env.fails(
+        2,
+        &["transform", "m.bpca", &data, "--clusters", "-o", "c.csv"],
+    );
     assert!(err.contains("--model mixture"), "{err}");
     assert!(!env.path("c.csv").exists());
 }
@@ -78,8 +101,22 @@ fn the_mixture_clusters_iris_and_answers_every_command() {
     let env = Env::new();
     let iris = iris();
     let stderr = env.ok(&[
-        "fit", &iris, "--exclude", "species", "--model", "mixture", "--clusters", "3",
-        "--components", "1", "--seed", "0", "--restarts", "4", "-o", "m.mix",
+        "fit",
+        &iris,
+        "--exclude",
+        "species",
+        "--model",
+        "mixture",
+        "--clusters",
+        "3",
+        "--components",
+        "1",
+        "--seed",
+        "0",
+        "--restarts",
+        "4",
+        "-o",
+        "m.mix",
     ]);
     assert!(stderr.contains("3 cluster(s)"), "{stderr}");
     let json = env.inspect("m.mix");
@@ -87,7 +124,10 @@ fn the_mixture_clusters_iris_and_answers_every_command() {
     let weights = numbers(&json["weights"]);
     assert_eq!(weights.len(), 3);
     assert!((weights.iter().sum::<f64>() - 1.0).abs() < 1e-12);
-    assert!(weights.windows(2).all(|w| w[0] >= w[1]), "by decreasing weight");
+    assert!(
+        weights.windows(2).all(|w| w[0] >= w[1]),
+        "by decreasing weight"
+    );
     let clusters = json["clusters"].as_array().unwrap();
     assert_eq!(clusters.len(), 3);
     for c in clusters {
@@ -97,11 +137,27 @@ fn the_mixture_clusters_iris_and_answers_every_command() {
     }
     let mean_ll = json["log_likelihood"].as_f64().unwrap();
 
-    env.ok(&["transform", "m.mix", &iris, "--exclude", "species", "--clusters", "-o", "c.csv"]);
+    env.ok(&[
+        "transform",
+        "m.mix",
+        &iris,
+        "--exclude",
+        "species",
+        "--clusters",
+        "-o",
+        "c.csv",
+    ]);
     let (header, labels) = env.read_csv("c.csv");
     assert_eq!(header.unwrap(), ["cluster"]);
     env.ok(&[
-        "transform", "m.mix", &iris, "--exclude", "species", "--responsibilities", "-o", "r.csv",
+        "transform",
+        "m.mix",
+        &iris,
+        "--exclude",
+        "species",
+        "--responsibilities",
+        "-o",
+        "r.csv",
     ]);
     let (header, r) = env.read_csv("r.csv");
     assert_eq!(header.unwrap(), ["cluster1", "cluster2", "cluster3"]);
@@ -113,11 +169,24 @@ fn the_mixture_clusters_iris_and_answers_every_command() {
     // Setosa (the first 50 rows) is a cluster of its own.
     assert!(labels[..50].iter().all(|l| l[0] == labels[0][0]));
     assert!(labels[50..].iter().all(|l| l[0] != labels[0][0]));
-    env.ok(&["score", "m.mix", &iris, "--exclude", "species", "-o", "ll.csv"]);
+    env.ok(&[
+        "score",
+        "m.mix",
+        &iris,
+        "--exclude",
+        "species",
+        "-o",
+        "ll.csv",
+    ]);
     let (_, ll) = env.read_csv("ll.csv");
     let mean = ll.iter().map(|r| r[0]).sum::<f64>() / 150.0;
-    assert!((mean - mean_ll).abs() < 1e-6 * mean_ll.abs(), "{mean} vs {mean_ll}");
-    env.ok(&["sample", "m.mix", "--count", "20", "--seed", "1", "-o", "s.csv"]);
+    assert!(
+        (mean - mean_ll).abs() < 1e-6 * mean_ll.abs(),
+        "{mean} vs {mean_ll}"
+    );
+    env.ok(&[
+        "sample", "m.mix", "--count", "20", "--seed", "1", "-o", "s.csv",
+    ]);
     let (_, s) = env.read_csv("s.csv");
     assert_eq!((s.len(), s[0].len()), (20, 4));
     // A mixture has no inverse: a usage error that writes nothing.
@@ -141,7 +210,16 @@ fn bad_parameters_are_usage_errors_that_write_nothing() {
     assert!(err.contains("--clusters 0 is not allowed"), "{err}");
     let err = fit(&["--model", "mixture", "--components", "1"]);
     assert!(err.contains("needs --clusters"), "{err}");
-    let err = fit(&["--model", "mixture", "--clusters", "2", "--components", "1", "--restarts", "0"]);
+    let err = fit(&[
+        "--model",
+        "mixture",
+        "--clusters",
+        "2",
+        "--components",
+        "1",
+        "--restarts",
+        "0",
+    ]);
     assert!(err.contains("--restarts 0 is not allowed"), "{err}");
     let err = fit(&["--model", "mixture", "--clusters", "2", "--components", "4"]);
     assert!(err.contains("--components 4 is more than the 3"), "{err}");
@@ -149,11 +227,48 @@ fn bad_parameters_are_usage_errors_that_write_nothing() {
     assert!(err.contains("--components 4 is more than the 3"), "{err}");
     let err = fit(&["--model", "bayesian-pca", "--components", "0"]);
     assert!(err.contains("--components"), "{err}");
-    let err = fit(&["--model", "bayesian-pca", "--components", "2", "--clusters", "2"]);
-    assert!(err.contains("--clusters applies only to --model mixture"), "{err}");
+    let err = fit(&[
+        "--model",
+        "bayesian-pca",
+        "--components",
+        "2",
+        "--clusters",
+        "2",
+    ]);
+    assert!(
+        err.contains("--clusters applies only to --model mixture"),
+        "{err}"
+    );
     // A good model is not overwritten by a failed fit.
-    env.ok(&["fit", &iris, "--exclude", "species", "--model", "bayesian-pca", "-k", "2", "-o", "good.bpca"]);
+    env.ok(&[
+        "fit",
+        &iris,
+        "--exclude",
+        "species",
+        "--model",
+        "bayesian-pca",
+        "-k",
+        "2",
+        "-o",
+        "good.bpca",
+    ]);
     let before = std::fs::read(env.path("good.bpca")).unwrap();
-    env.fails(2, &["fit", &iris, "--exclude", "species", "--model", "mixture", "--clusters", "0", "-k", "1", "-o", "good.bpca"]);
+    env.fails(
+        2,
+        &[
+            "fit",
+            &iris,
+            "--exclude",
+            "species",
+            "--model",
+            "mixture",
+            "--clusters",
+            "0",
+            "-k",
+            "1",
+            "-o",
+            "good.bpca",
+        ],
+    );
     assert_eq!(std::fs::read(env.path("good.bpca")).unwrap(), before);
 }

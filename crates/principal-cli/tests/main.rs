@@ -9,19 +9,25 @@ mod io_files;
 #[path = "../../principal/tests/module_layers/mod.rs"]
 mod module_layers;
 
+mod align;
 mod choose;
 mod classify;
 mod damaged_files;
 mod data_errors;
+mod describe;
 mod fit;
 mod h5ad;
+mod interpretation_figures;
+mod latent_models;
 mod layering;
+mod models;
 mod mpi;
 mod parquet;
 mod probabilistic;
 mod regressions;
 mod report;
 mod solvers_and_streaming;
+mod sparse;
 mod stats_merge;
 mod transform_inverse;
 mod usage;

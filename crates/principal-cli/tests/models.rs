@@ -5,7 +5,7 @@
 
 use std::fs;
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -337,8 +337,7 @@ fn bad_parameters_are_usage_errors_that_keep_the_old_model() {
             vec!["--model", "factor-analysis", "-k", "2", "--whiten"],
             "--whiten",
         ),
-        (vec!["--model", "mixture", "-k", "2"], "not built yet"),
-        (vec!["--model", "bayesian-pca", "-k", "2"], "not built yet"),
+        (vec!["--model", "mixture", "-k", "2"], "needs --clusters"),
         (vec!["--model", "kmeans", "-k", "2"], "kmeans"),
     ] {
         let mut args = base.to_vec();

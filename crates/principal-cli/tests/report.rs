@@ -170,9 +170,13 @@ fn an_iris_report_draws_the_data_figures_from_the_model_and_the_species_column()
         "projection",
         "pairs",
         "reconstruction-error",
+        // The interpretation figures, drawn when --data is given and D ≤ 50.
+        "correlation-circle",
+        "biplot",
+        "contributions",
     ];
     assert_report(&out, &stems);
-    assert!(stderr.contains("with 5 figure(s)"), "{stderr}");
+    assert!(stderr.contains("with 8 figure(s)"), "{stderr}");
     assert!(
         stderr.contains("not drawn: components, reconstructions, latent-grid (no image shape"),
         "{stderr}"

@@ -77,7 +77,16 @@ fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() 
         let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"))
             .current_dir(env.dir.path())
             .env("PRINCIPAL_BYTE_KERNEL", kernel)
-            .args(["fit", &mnist(), "--exclude", "784", "-k", "10", "-o", output])
+            .args([
+                "fit",
+                &mnist(),
+                "--exclude",
+                "784",
+                "-k",
+                "10",
+                "-o",
+                output,
+            ])
             .args(["--solver", "covariance"])
             .arg("--explain")
             .output()

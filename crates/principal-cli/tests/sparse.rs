@@ -3,7 +3,7 @@
 //! (fixtures/generate_sparse.py → fixtures/sparse/), `fit --no-centre` is TruncatedSVD, and
 //! damaged sparse files are clear errors naming the file, the line and the value.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

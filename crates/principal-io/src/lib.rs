@@ -54,8 +54,8 @@ pub use faer::Mat;
 
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
-pub use h5ad_into::{ScanpyPca, write_scanpy_pca};
 pub use format::mtx::{Orientation, SparseFile, is_sparse_input};
+pub use h5ad_into::{ScanpyPca, write_scanpy_pca};
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{
     MODEL_FORMAT_VERSION, SavedModel, load_model, save_model, save_weighted_model,

@@ -28,8 +28,7 @@ use std::str::FromStr;
 
 use faer::Mat;
 use principal::{
-    Basis, IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver,
-    Whitening,
+    Basis, IterationReport, MissingValueReport, ModelParts, PassPoint, PcaModel, Solver, Whitening,
 };
 use safetensors::tensor::{Dtype, SafeTensors, TensorView};
 
@@ -557,10 +556,11 @@ fn check_model_values(model: &PcaModel) -> std::result::Result<(), principal::Pc
     // TruncatedSVD's variances: the codes' variance along each component, not the eigenvalues
     // of the raw second moments its singular values give; those two relations do not hold.
     let uncentred = model.mean().iter().all(|&v| v == 0.0);
-    let exact = !uncentred && matches!(
-        model.solver(),
-        Solver::Covariance | Solver::Gram | Solver::Svd
-    );
+    let exact = !uncentred
+        && matches!(
+            model.solver(),
+            Solver::Covariance | Solver::Gram | Solver::Svd
+        );
     if exact || model.missing_values().is_some() {
         let last = lambda[m - 1];
         if noise > last + VALUE_TOLERANCE * largest {

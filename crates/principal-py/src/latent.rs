@@ -3,7 +3,9 @@
 //! is numpy arrays and numbers, checked by `from_parts` on every call).
 
 use numpy::ndarray::{Array2, Array3};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
+};
 use principal::faer::Mat;
 use principal::{
     BayesianPca, BayesianPcaOptions, BayesianPcaParts, ChunkRef, Cluster, MissingValues,
@@ -136,8 +138,7 @@ fn mixture_state<'py>(py: Python<'py>, model: &MixturePpca) -> PyResult<Bound<'p
     s.set_item("weights", PyArray1::from_slice(py, &p.weights))?;
     let means = Array2::from_shape_fn((c, d), |(i, j)| p.clusters[i].mean[j]);
     s.set_item("means", means.into_pyarray(py))?;
-    let components =
-        Array3::from_shape_fn((c, k, d), |(i, m, j)| p.clusters[i].components[(m, j)]);
+    let components = Array3::from_shape_fn((c, k, d), |(i, m, j)| p.clusters[i].components[(m, j)]);
     s.set_item("components", components.into_pyarray(py))?;
     let variance = Array2::from_shape_fn((c, k), |(i, m)| p.clusters[i].explained_variance[m]);
     s.set_item("explained_variance", variance.into_pyarray(py))?;

@@ -10,9 +10,10 @@ use numpy::{
 };
 use principal::faer::{Mat, MatRef};
 use principal::{
-    Basis, ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport, IterativeOptions,
-    MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder, PcaModel, PcaParams,
-    PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Units, Whitening,
+    Basis, ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport,
+    IterativeOptions, MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder,
+    PcaModel, PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Units,
+    Whitening,
 };
 use principal_report::{
     ImageShape, Labels, ModelView, NoProgress, Report, ReportDataBuilder, SampleChoice,

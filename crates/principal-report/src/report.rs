@@ -102,7 +102,10 @@ impl<'a> Report<'a> {
     pub fn plan(&self) -> (Vec<FigureKind>, Vec<Omission>) {
         let mut drawn = Vec::new();
         let mut omitted = Vec::new();
-        for kind in FigureKind::ALL.into_iter().chain(FigureKind::INTERPRETATION) {
+        for kind in FigureKind::ALL
+            .into_iter()
+            .chain(FigureKind::INTERPRETATION)
+        {
             match self.reason_to_omit(kind) {
                 None => drawn.push(kind),
                 Some(Some(reason)) => omitted.push(Omission { kind, reason }),

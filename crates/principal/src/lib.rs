@@ -87,14 +87,15 @@ pub use collective::{Collective, SingleProcess, agree_outcome};
 pub use data::{ChunkSource, InMemory};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
+pub use kernel::bytes::{ByteKernel, byte_kernel, byte_kernel_ran};
 pub use model::{ModelParts, PcaModel};
 pub use models::bayesian_pca::{BayesianPca, BayesianPcaOptions, BayesianPcaParts};
-pub use models::mixture::{Cluster, MixtureOptions, MixtureParts, MixturePpca};
 pub use models::factor_analysis::{
     FactorAnalysis, FactorAnalysisParams, FactorAnalysisParts, Rotation,
 };
 pub use models::ica::{Contrast, FastIca, FastIcaParams, FastIcaParts};
 pub use models::kernel_pca::{Kernel, KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts};
+pub use models::mixture::{Cluster, MixtureOptions, MixtureParts, MixturePpca};
 pub use models::{LatentModel, ModelKind, Operation};
 pub use moments::{MomentAccumulator, MomentParts, Moments};
 pub use options::{
@@ -106,7 +107,6 @@ pub use plan::{Candidate, SolverPlan, Unsuitable};
 pub use probabilistic::gaussian::{Posterior, ProbabilisticPca, Units};
 pub use probabilistic::observed::ObservedPosterior;
 pub use probabilistic::sampling::Sampler;
-pub use kernel::bytes::{ByteKernel, byte_kernel, byte_kernel_ran};
 pub use real::{ChunkRef, Real};
 pub use solver::missing::{MissingValueReport, PassPoint};
 pub use solver::{IterationReport, Spectrum};

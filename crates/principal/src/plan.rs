@@ -301,8 +301,8 @@ impl SolverPlan {
     /// let plan = SolverPlan::sparse(Solver::Auto, 200_000, 20_000, 96_000_000, Some(50), None);
     /// assert_eq!(plan.solver, Solver::Randomized);
     /// assert!(plan.reason.contains("2.40% non-zero"));
-    /// // 2,000 highly variable genes: the covariance matrix is cheap.
-    /// let plan = SolverPlan::sparse(Solver::Auto, 200_000, 2_000, 40_000_000, Some(50), None);
+    /// // 1,000 highly variable genes at 10% non-zero: the covariance matrix is cheap.
+    /// let plan = SolverPlan::sparse(Solver::Auto, 200_000, 1_000, 20_000_000, Some(50), None);
     /// assert_eq!(plan.solver, Solver::Covariance);
     /// ```
     pub fn sparse(

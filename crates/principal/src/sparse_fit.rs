@@ -179,9 +179,12 @@ mod tests {
         let values = (a.explained_variance().iter().zip(b.explained_variance()))
             .map(|(x, y)| (x - y).abs() / top)
             .fold(0.0, f64::max);
-        let ratios = (a.explained_variance_ratio().iter().zip(b.explained_variance_ratio()))
-            .map(|(x, y)| (x - y).abs())
-            .fold(0.0, f64::max);
+        let ratios = (a
+            .explained_variance_ratio()
+            .iter()
+            .zip(b.explained_variance_ratio()))
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max);
         values
             .max(ratios)
             .max((a.components() - b.components()).norm_max())
@@ -221,7 +224,10 @@ mod tests {
                 let want = exact.fit(dense.as_ref()).unwrap();
                 let covariance = builder.clone().solver(Solver::Covariance).build().unwrap();
                 let got = covariance.fit_sparse(csr.as_chunk()).unwrap();
-                assert!(distance(&want, &got) < 1e-10, "{n}×{d} {scaling:?} covariance");
+                assert!(
+                    distance(&want, &got) < 1e-10,
+                    "{n}×{d} {scaling:?} covariance"
+                );
                 let randomized = builder
                     .clone()
                     .solver(Solver::Randomized)
@@ -232,10 +238,16 @@ mod tests {
                     .build()
                     .unwrap();
                 let got = randomized.fit_sparse(csr.as_chunk()).unwrap();
-                assert!(distance(&want, &got) < 1e-8, "{n}×{d} {scaling:?} randomized");
+                assert!(
+                    distance(&want, &got) < 1e-8,
+                    "{n}×{d} {scaling:?} randomized"
+                );
                 let codes = got.transform_sparse(csr.as_chunk()).unwrap();
                 let dense_codes = got.transform(dense.as_ref()).unwrap();
-                assert!((codes - dense_codes).norm_max() < 1e-10, "{n}×{d} transform");
+                assert!(
+                    (codes - dense_codes).norm_max() < 1e-10,
+                    "{n}×{d} transform"
+                );
             }
         }
     }
@@ -276,16 +288,28 @@ mod tests {
             for c in 0..k {
                 let sigma = svd.S()[c];
                 let tol = 1e-9 * svd.S()[0];
-                assert!((model.singular_values()[c] - sigma).abs() < tol, "{:?}", model.solver());
+                assert!(
+                    (model.singular_values()[c] - sigma).abs() < tol,
+                    "{:?}",
+                    model.solver()
+                );
                 let v = svd.V().col(c);
                 let dot: f64 = (0..d).map(|j| v[j] * model.components()[(c, j)]).sum();
-                assert!((dot.abs() - 1.0).abs() < 1e-9, "{:?} component {c}", model.solver());
+                assert!(
+                    (dot.abs() - 1.0).abs() < 1e-9,
+                    "{:?} component {c}",
+                    model.solver()
+                );
                 let codes: Vec<f64> = (0..n).map(|i| sigma * svd.U()[(i, c)]).collect();
                 let mean = codes.iter().sum::<f64>() / n as f64;
                 let variance =
                     codes.iter().map(|z| (z - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
                 let got = model.explained_variance()[c];
-                assert!((got - variance).abs() < 1e-9 * variance.max(1.0), "{:?}", model.solver());
+                assert!(
+                    (got - variance).abs() < 1e-9 * variance.max(1.0),
+                    "{:?}",
+                    model.solver()
+                );
                 assert!((model.explained_variance_ratio()[c] - variance / total).abs() < 1e-9);
             }
         }

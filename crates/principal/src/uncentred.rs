@@ -115,7 +115,9 @@ impl PcaParams {
         };
         // Σ x xᵀ = Σ (x − μ)(x − μ)ᵀ + N μμᵀ: non-negative terms added, nothing cancels.
         // n·(μ_a μ_b), the product first: the same bits at (a, b) and (b, a).
-        let second = Mat::from_fn(d, d, |a, b| scatter[(a, b)] + n as f64 * (mean[a] * mean[b]));
+        let second = Mat::from_fn(d, d, |a, b| {
+            scatter[(a, b)] + n as f64 * (mean[a] * mean[b])
+        });
         let raw = Moments::from_parts(MomentParts {
             n_samples: n,
             mean: vec![0.0; d],

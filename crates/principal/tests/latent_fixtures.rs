@@ -10,7 +10,7 @@ use principal::faer::Mat;
 use principal::{BayesianPca, BayesianPcaOptions};
 use serde_json::Value;
 
-mod fixture_files;
+use crate::fixture_files;
 use fixture_files::{
     fixture_tests, fixtures_dir, json_stems, load_case, matrix_with_holes as matrix, vector,
 };
@@ -32,23 +32,42 @@ fn bayesian_pca(name: &str) {
     let model = BayesianPca::fit(x.as_ref(), &options).unwrap();
     assert!(model.converged(), "{name}: not converged");
     let kept = case["n_components"].as_u64().unwrap() as usize;
-    assert_eq!(model.n_components(), kept, "{name}: alpha {:?}", model.alpha());
+    assert_eq!(
+        model.n_components(),
+        kept,
+        "{name}: alpha {:?}",
+        model.alpha()
+    );
     let want = matrix(&case["components"], "components");
     let scale = (0..kept)
-        .map(|r| (0..want.ncols()).map(|j| want[(r, j)].powi(2)).sum::<f64>().sqrt())
+        .map(|r| {
+            (0..want.ncols())
+                .map(|j| want[(r, j)].powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
         .fold(0.0, f64::max);
     for r in 0..kept {
         for j in 0..want.ncols() {
             let diff = (model.components()[(r, j)] - want[(r, j)]).abs();
-            assert!(diff < 1e-6 * scale, "{name}: component {r}, feature {j}: off by {diff}");
+            assert!(
+                diff < 1e-6 * scale,
+                "{name}: component {r}, feature {j}: off by {diff}"
+            );
         }
     }
     let alpha = case["alpha"].as_array().unwrap();
     for (i, a) in alpha.iter().enumerate() {
         let got = model.alpha()[i];
         match a.as_f64() {
-            Some(a) => assert!((got - a).abs() < 1e-5 * a, "{name}: alpha[{i}] {got} vs {a}"),
-            None => assert!(got.is_infinite(), "{name}: alpha[{i}] {got} vs switched off"),
+            Some(a) => assert!(
+                (got - a).abs() < 1e-5 * a,
+                "{name}: alpha[{i}] {got} vs {a}"
+            ),
+            None => assert!(
+                got.is_infinite(),
+                "{name}: alpha[{i}] {got} vs switched off"
+            ),
         }
     }
     let noise = case["noise_variance"].as_f64().unwrap();
@@ -64,7 +83,10 @@ fn bayesian_pca(name: &str) {
         model.log_likelihood()
     );
     for (j, m) in vector(&case["mean"], "mean").iter().enumerate() {
-        assert!((model.mean()[j] - m).abs() < 1e-8 * m.abs().max(1.0), "{name}: mean[{j}]");
+        assert!(
+            (model.mean()[j] - m).abs() < 1e-8 * m.abs().max(1.0),
+            "{name}: mean[{j}]"
+        );
     }
 }
 
@@ -83,7 +105,10 @@ fn every_fixture_has_a_test_and_its_script() {
         assert_eq!(load(name)["generator"], SCRIPT, "{name}: written by what?");
     }
     let root = fixtures_dir();
-    assert!(root.join("generate_latent.py").is_file(), "{SCRIPT} is missing");
+    assert!(
+        root.join("generate_latent.py").is_file(),
+        "{SCRIPT} is missing"
+    );
     let driver = std::fs::read_to_string(root.join("generate.sh")).unwrap();
     assert!(
         driver.contains("generate_latent.py"),

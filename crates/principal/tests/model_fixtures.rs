@@ -20,7 +20,7 @@ use principal::{
 };
 use serde_json::Value;
 
-mod fixture_files;
+use crate::fixture_files;
 use fixture_files::{fixture_tests, json_stems, matrix_with_holes, vector};
 
 fn load(name: &str) -> Value {

@@ -782,7 +782,10 @@ fn write_csv_files(dir: &Path, d: &Described) -> Result<()> {
 /// The interpretation figures of `d` into `dir` (principal-report draws them from the tables).
 fn draw_figures(config: &DescribeConfig, dir: &Path, d: &Described) -> Result<()> {
     let model = load_model(&config.args.model)?;
-    let groups = match (config.args.qualitative.first(), d.qualitative_values.first()) {
+    let groups = match (
+        config.args.qualitative.first(),
+        d.qualitative_values.first(),
+    ) {
         (Some(name), Some(values)) => Some(group_parts(&d.description, 0, name, values)?),
         _ => None,
     };

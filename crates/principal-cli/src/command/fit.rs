@@ -417,10 +417,13 @@ fn data_bytes(inputs: &[PathBuf], rows: Option<usize>, d: usize, bytes_per_value
 pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
     if let Some(kind) = &config.kind {
         if config.row_weights.is_some() {
-            return Err(usage_error::<FitArgs>(
+            return Err(anyhow::Error::from(usage_error::<FitArgs>(
                 "fit",
-                format!("--row-weights is for --model pca, not --model {}", kind.kind()),
-            ));
+                format!(
+                    "--row-weights is for --model pca, not --model {}",
+                    kind.kind()
+                ),
+            )));
         }
         if collective.size() > 1 {
             anyhow::bail!(

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use principal::{ChunkRef, PcaModel, Scaling as ModelScaling};
 use principal::describe::{DescribeInput, Description};
+use principal::{ChunkRef, PcaModel, Scaling as ModelScaling};
 use principal_io::{
     ColumnSelector, ReadOptions, SavedModel, load_model, read_label_column, read_label_files,
     read_table,
@@ -20,8 +20,8 @@ use principal_report::{
 };
 
 use crate::args::{MemoryArgs, SelectArgs};
-use crate::interpretation::{GroupParts, group_parts, interpretation};
 use crate::budget;
+use crate::interpretation::{GroupParts, group_parts, interpretation};
 use crate::progress::DrawingProgress;
 use crate::select::{Selection, check_features, describe, model_read_options, show};
 use crate::stream::RowStream;

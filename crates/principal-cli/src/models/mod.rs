@@ -106,7 +106,9 @@ impl KindFit {
             KindFit::FactorAnalysis(p) => p.validate(),
             KindFit::Kernel(p) => p.validate(),
             KindFit::Ica(p) => p.validate(),
-            KindFit::BayesianPca(p) => check_latent(p.max_components, p.tolerance, p.max_iterations),
+            KindFit::BayesianPca(p) => {
+                check_latent(p.max_components, p.tolerance, p.max_iterations)
+            }
             KindFit::Mixture(p) => check_mixture(p),
         };
         checked.map_err(|e| usage(crate::flags::message(&e)))?;
@@ -202,9 +204,9 @@ impl KindFit {
             KindFit::BayesianPca(p) => AnyModel::BayesianPca(
                 principal::BayesianPca::fit(x.as_ref(), p).with_context(cannot)?,
             ),
-            KindFit::Mixture(p) => AnyModel::Mixture(
-                principal::MixturePpca::fit(x.as_ref(), p).with_context(cannot)?,
-            ),
+            KindFit::Mixture(p) => {
+                AnyModel::Mixture(principal::MixturePpca::fit(x.as_ref(), p).with_context(cannot)?)
+            }
         };
         let fit_time = fitting.elapsed();
         save_any_model(output, &model, table.column_names.as_deref())?;
@@ -257,7 +259,10 @@ fn check_mixture(p: &principal::MixtureOptions) -> principal::Result<()> {
         allowed: allowed.into(),
     };
     if p.clusters == 0 {
-        return Err(out(Parameter::Clusters, "a mixture needs at least 1 cluster"));
+        return Err(out(
+            Parameter::Clusters,
+            "a mixture needs at least 1 cluster",
+        ));
     }
     if p.restarts == 0 {
         return Err(out(Parameter::Restarts, "at least 1 start is needed"));
@@ -399,7 +404,8 @@ pub fn map_rows(
                     // The responsibilities' largest (the first on a tie).
                     let r = model.transform(x.as_ref())?;
                     Ok(Mat::from_fn(r.nrows(), 1, |i, _| {
-                        (0..r.ncols()).fold(0, |best, c| if r[(i, c)] > r[(i, best)] { c } else { best })
+                        (0..r.ncols())
+                            .fold(0, |best, c| if r[(i, c)] > r[(i, best)] { c } else { best })
                             as f64
                     }))
                 }

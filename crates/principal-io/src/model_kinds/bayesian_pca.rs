@@ -6,7 +6,7 @@
 use principal::{BayesianPca, BayesianPcaParts};
 
 use crate::error::Result;
-use crate::model_kinds::{Reading, Stored, matrix_bytes, vector_bytes};
+use crate::model_kinds::stored::{Reading, Stored, matrix_bytes, vector_bytes};
 
 pub(crate) fn store(model: &BayesianPca) -> Stored {
     let (k, d) = (model.n_components(), model.n_features());
@@ -14,7 +14,11 @@ pub(crate) fn store(model: &BayesianPca) -> Stored {
         data: vec![
             ("mean", vec![d], vector_bytes(model.mean())),
             ("components", vec![k, d], matrix_bytes(model.components())),
-            ("alpha", vec![model.max_components()], vector_bytes(model.alpha())),
+            (
+                "alpha",
+                vec![model.max_components()],
+                vector_bytes(model.alpha()),
+            ),
         ],
         meta: vec![
             ("n_samples", model.n_samples().to_string()),

@@ -5,7 +5,7 @@
 use principal::{Contrast, FastIca, FastIcaParts, LatentModel};
 
 use crate::error::Result;
-use crate::model_kinds::{Reading, Stored, matrix_bytes, vector_bytes};
+use crate::model_kinds::stored::{Reading, Stored, matrix_bytes, vector_bytes};
 
 pub(crate) fn store(model: &FastIca) -> Stored {
     let (k, d) = (model.n_components(), model.n_features());

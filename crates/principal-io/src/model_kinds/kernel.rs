@@ -7,7 +7,7 @@
 use principal::{Kernel, KernelFunction, KernelPca, KernelPcaParts, LatentModel};
 
 use crate::error::Result;
-use crate::model_kinds::{Reading, Stored, matrix_bytes, vector_bytes};
+use crate::model_kinds::stored::{Reading, Stored, matrix_bytes, vector_bytes};
 
 pub(crate) fn store(model: &KernelPca) -> Stored {
     let (n, k, d) = (model.n_samples(), model.n_components(), model.n_features());

@@ -7,7 +7,7 @@ use principal::faer::Mat;
 use principal::{Cluster, MixtureParts, MixturePpca};
 
 use crate::error::Result;
-use crate::model_kinds::{Reading, Stored, matrix_bytes, vector_bytes};
+use crate::model_kinds::stored::{Reading, Stored, matrix_bytes, vector_bytes};
 
 pub(crate) fn store(model: &MixturePpca) -> Stored {
     let (c, k, d) = (model.n_clusters(), model.n_components(), model.n_features());
@@ -20,8 +20,16 @@ pub(crate) fn store(model: &MixturePpca) -> Stored {
         data: vec![
             ("weights", vec![c], vector_bytes(model.weights())),
             ("means", vec![c, d], matrix_bytes(means.as_ref())),
-            ("components", vec![c * k, d], matrix_bytes(components.as_ref())),
-            ("explained_variance", vec![c, k], matrix_bytes(variance.as_ref())),
+            (
+                "components",
+                vec![c * k, d],
+                matrix_bytes(components.as_ref()),
+            ),
+            (
+                "explained_variance",
+                vec![c, k],
+                matrix_bytes(variance.as_ref()),
+            ),
             ("noise_variance", vec![c], vector_bytes(&noise)),
         ],
         meta: vec![

@@ -12,20 +12,22 @@ mod factor_analysis;
 mod ica;
 mod kernel;
 mod mixture;
+mod stored;
+
+use stored::Reading;
 
 use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 use std::str::FromStr;
 
-use faer::{Mat, MatRef};
 use principal::{
     BayesianPca, FactorAnalysis, FastIca, KernelPca, LatentModel, MixturePpca, ModelKind, PcaModel,
 };
 use safetensors::tensor::SafeTensors;
 
 use crate::error::{IoError, Result};
-use crate::model_file::{SavedModel, f64_tensor, load_model, save_model, serialize_tensors};
+use crate::model_file::{SavedModel, load_model, save_model, serialize_tensors};
 use crate::write::write_atomically;
 
 /// The format version of the files of the kinds beyond PCA.
@@ -96,25 +98,6 @@ pub struct SavedAnyModel {
     pub feature_names: Option<Vec<String>>,
 }
 
-/// The tensors and metadata of one kind's file, before the keys every file has.
-pub(crate) struct Stored {
-    pub data: Vec<(&'static str, Vec<usize>, Vec<u8>)>,
-    pub meta: Vec<(&'static str, String)>,
-}
-
-/// The values of a matrix, row by row, as little-endian bytes.
-pub(crate) fn matrix_bytes(m: MatRef<'_, f64>) -> Vec<u8> {
-    (0..m.nrows())
-        .flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)]))
-        .flat_map(f64::to_le_bytes)
-        .collect()
-}
-
-/// Values as little-endian bytes.
-pub(crate) fn vector_bytes(v: &[f64]) -> Vec<u8> {
-    v.iter().copied().flat_map(f64::to_le_bytes).collect()
-}
-
 /// Saves a model of any kind to `path`, atomically.
 pub fn save_any_model(
     path: &Path,
@@ -153,81 +136,6 @@ pub fn save_any_model(
     }
     let bytes = serialize_tensors(path, &stored.data, meta)?;
     write_atomically(path, |w| w.write_all(&bytes))
-}
-
-/// What a kind's reader gets: the file's metadata and tensors, with helpers that name the file
-/// in their errors.
-pub(crate) struct Reading<'a> {
-    pub path: &'a Path,
-    pub meta: &'a HashMap<String, String>,
-    pub tensors: &'a SafeTensors<'a>,
-}
-
-impl Reading<'_> {
-    pub fn not_model(&self, detail: String) -> IoError {
-        IoError::NotAModel {
-            path: self.path.to_owned(),
-            detail,
-        }
-    }
-
-    /// The metadata value `key`, parsed.
-    pub fn value<T: FromStr>(&self, key: &str) -> Result<T> {
-        let text = self
-            .meta
-            .get(key)
-            .ok_or_else(|| self.not_model(format!("the metadata has no {key:?}")))?;
-        text.parse().map_err(|_| {
-            self.not_model(format!(
-                "metadata {key:?} = {text:?} is not a valid {}",
-                std::any::type_name::<T>()
-            ))
-        })
-    }
-
-    /// The metadata value `key`, parsed by `parse` (an option enum's `FromStr`).
-    pub fn named<T>(
-        &self,
-        key: &str,
-        parse: impl Fn(&str) -> std::result::Result<T, String>,
-    ) -> Result<T> {
-        let text = self
-            .meta
-            .get(key)
-            .ok_or_else(|| self.not_model(format!("the metadata has no {key:?}")))?;
-        parse(text).map_err(|e| self.not_model(format!("metadata {key:?}: {e}")))
-    }
-
-    /// The F64 tensor `name` of `len` values.
-    pub fn vector(&self, name: &str, len: usize) -> Result<Vec<f64>> {
-        f64_tensor(self.tensors, name, &[len]).map_err(|e| self.not_model(e))
-    }
-
-    /// The length of the 1-D tensor `name`.
-    pub fn length(&self, name: &str) -> Result<usize> {
-        let view = self
-            .tensors
-            .tensor(name)
-            .map_err(|_| self.not_model(format!("it has no tensor {name:?}")))?;
-        match view.shape() {
-            [n] => Ok(*n),
-            shape => Err(self.not_model(format!("tensor {name:?} has shape {shape:?}, not 1-D"))),
-        }
-    }
-
-    /// The F64 tensor `name`, rows×cols, row-major.
-    pub fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Mat<f64>> {
-        let flat = f64_tensor(self.tensors, name, &[rows, cols]).map_err(|e| self.not_model(e))?;
-        Ok(Mat::from_fn(rows, cols, |i, j| flat[i * cols + j]))
-    }
-
-    /// The model's consistency error, naming the file.
-    pub fn invalid(&self, source: principal::PcaError) -> IoError {
-        IoError::InvalidModel {
-            path: self.path.to_owned(),
-            source,
-        }
-    }
 }
 
 /// The kind a model file records (PCA when it records none), from its header alone.
@@ -269,9 +177,12 @@ pub fn load_any_model(path: &Path) -> Result<SavedAnyModel> {
     let meta = header.metadata().clone().unwrap_or_default();
     let kind = kind_of(path, &meta)?;
     if kind == ModelKind::Pca {
+        // A weighted fit's column name (describe reads it through load_model) is not part of
+        // what the commands that dispatch on the kind need.
         let SavedModel {
             model,
             feature_names,
+            ..
         } = load_model(path)?;
         return Ok(SavedAnyModel {
             model: AnyModel::Pca(model),

@@ -245,7 +245,11 @@ impl Plotted {
                 }
                 out.push('\n');
                 for row in &table.rows {
-                    out.push_str(&format!("{},{}", csv_field(&row.name), csv_field(&row.group)));
+                    out.push_str(&format!(
+                        "{},{}",
+                        csv_field(&row.name),
+                        csv_field(&row.group)
+                    ));
                     for v in &row.values {
                         out.push_str(&format!(",{v}"));
                     }

@@ -18,12 +18,12 @@ pub use figure::{
     ClassCount, ColourScale, Figure, FigureKind, ImagePanel, Plotted, PointCounts, Series, Table,
     TableRow,
 };
+pub use images::{
+    LatentGridOptions, latent_grid, mean_and_components, reconstruction_counts, reconstructions,
+};
 pub use interpretation::{
     Groups, Interpretation, MAX_VARIABLES, biplot, contributions, correlation_circle,
     individuals_by_group, interpretation_figures, write_interpretation_figures,
-};
-pub use images::{
-    LatentGridOptions, latent_grid, mean_and_components, reconstruction_counts, reconstructions,
 };
 pub use points::{PointOptions, pairs_grid, projection_map};
 pub use variance::{SCREE_BARS, reconstruction_error, scree, spectrum};

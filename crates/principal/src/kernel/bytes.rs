@@ -292,7 +292,11 @@ mod tests {
             // Garbage in the output: the kernel must overwrite, not add.
             let mut got = vec![-7i32; (a + 1) * a];
             madd.multiply(&u, &y, a, r, &mut got);
-            assert_eq!(wanted_part(&got, a), wanted_part(&want, a), "{a} features × {r} rows");
+            assert_eq!(
+                wanted_part(&got, a),
+                wanted_part(&want, a),
+                "{a} features × {r} rows"
+            );
         }
         for y_value in [-128i8, 127] {
             let (a, r) = (7, 2048);
@@ -345,15 +349,22 @@ mod tests {
         let (u, y) = random_block(a, r, 255, 127, 7);
         let kernel = std::env::var("TIME_KERNEL").unwrap_or_default();
         let mut product = vec![0i32; (a + 1) * a];
-        let y32 = faer::Mat::<f32>::from_fn(a + 1, r, |t, k| {
-            if t < a { f32::from(y[t * r + k]) } else { 1.0 }
-        });
+        let y32 =
+            faer::Mat::<f32>::from_fn(
+                a + 1,
+                r,
+                |t, k| {
+                    if t < a { f32::from(y[t * r + k]) } else { 1.0 }
+                },
+            );
         let mut lower = faer::Mat::<f32>::zeros(a + 1, a + 1);
         for _ in 0..20 {
             match kernel.as_str() {
-                "madd" => MaddBytes::available()
-                    .expect("AVX2")
-                    .multiply(&u, &y, a, r, &mut product),
+                "madd" => {
+                    MaddBytes::available()
+                        .expect("AVX2")
+                        .multiply(&u, &y, a, r, &mut product)
+                }
                 "rten-gemm" => GemmBytes::any_kernel().multiply(&u, &y, a, r, &mut product),
                 "f32" => crate::kernel::products::lower_product(
                     lower.as_mut(),

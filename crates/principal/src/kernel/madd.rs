@@ -244,7 +244,11 @@ fn tile<const N: usize>(
     for (i, panel) in acc.iter().enumerate() {
         for (j, &sums) in panel.iter().enumerate() {
             let sums: [i32; PANEL] = pulp::cast(sums);
-            for (l, &v) in sums.iter().enumerate().take(height.saturating_sub(i * PANEL)) {
+            for (l, &v) in sums
+                .iter()
+                .enumerate()
+                .take(height.saturating_sub(i * PANEL))
+            {
                 let g = &mut product[(s + i * PANEL + l) * a + t + j];
                 // Wrapping is the exact sum's: the caller keeps it within i32.
                 *g = g.wrapping_add(v);

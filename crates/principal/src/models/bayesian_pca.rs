@@ -170,7 +170,9 @@ fn centre<T: Real>(x: MatRef<'_, T>, missing: MissingValues) -> Result<Centred> 
     if let Some(column) = count.iter().position(|&c| c == 0) {
         return Err(PcaError::EmptyFeature { column });
     }
-    let mean: Vec<f64> = (0..d).map(|j| first[j] + sum[j] / count[j] as f64).collect();
+    let mean: Vec<f64> = (0..d)
+        .map(|j| first[j] + sum[j] / count[j] as f64)
+        .collect();
     let rows = keep.len();
     let mut y = Mat::zeros(rows, d);
     let mut observed = Vec::new();
@@ -266,10 +268,7 @@ impl<'a> LatentGaussian<'a> {
         let explained: f64 = t.iter().zip(&mean).map(|(a, b)| a * b).sum();
         let quad = (e2 - explained).max(0.0) / self.noise;
         let log_likelihood = -0.5
-            * (seen as f64 * LN_2PI
-                + log_det
-                + (seen as f64 - k as f64) * self.noise.ln()
-                + quad);
+            * (seen as f64 * LN_2PI + log_det + (seen as f64 - k as f64) * self.noise.ln() + quad);
         Ok(RowPosterior {
             mean,
             covariance,
@@ -279,9 +278,9 @@ impl<'a> LatentGaussian<'a> {
 }
 
 fn factor(m: Mat<f64>) -> Result<(faer::linalg::solvers::Llt<f64>, f64)> {
-    let llt = m.llt(Side::Lower).map_err(|_| {
-        PcaError::DegenerateModel("Wᵀ W + σ² I is not positive definite".into())
-    })?;
+    let llt = m
+        .llt(Side::Lower)
+        .map_err(|_| PcaError::DegenerateModel("Wᵀ W + σ² I is not positive definite".into()))?;
     let log_det = (0..m.nrows()).map(|p| 2.0 * llt.L()[(p, p)].ln()).sum();
     Ok((llt, log_det))
 }
@@ -326,7 +325,14 @@ fn deviations<T: Real>(
         masks.push(mask);
     }
     let mut t = Mat::zeros(n, w.ncols());
-    matmul(t.as_mut(), Accum::Replace, e.as_ref(), w, 1.0, Par::rayon(0));
+    matmul(
+        t.as_mut(),
+        Accum::Replace,
+        e.as_ref(),
+        w,
+        1.0,
+        Par::rayon(0),
+    );
     Ok((e, masks, t))
 }
 
@@ -451,7 +457,14 @@ impl BayesianPca {
                     }
                 }
             }
-            matmul(t.as_mut(), Accum::Replace, e.as_ref(), w.as_ref(), 1.0, Par::rayon(0));
+            matmul(
+                t.as_mut(),
+                Accum::Replace,
+                e.as_ref(),
+                w.as_ref(),
+                1.0,
+                Par::rayon(0),
+            );
             for i in 0..rows {
                 let mask = (!data.observed[i].iter().all(|&o| o)).then_some(&data.observed[i][..]);
                 let ei: Vec<f64> = e.row(i).iter().copied().collect();
@@ -462,9 +475,7 @@ impl BayesianPca {
         };
         // Kept columns by decreasing norm, each with its largest entry positive.
         let mut order: Vec<usize> = (0..w.ncols()).collect();
-        order.sort_by(|&a, &b| {
-            column_norm2(w.as_ref(), b).total_cmp(&column_norm2(w.as_ref(), a))
-        });
+        order.sort_by(|&a, &b| column_norm2(w.as_ref(), b).total_cmp(&column_norm2(w.as_ref(), a)));
         let mut components = Mat::from_fn(order.len(), d, |r, j| w[(j, order[r])]);
         for r in 0..components.nrows() {
             fix_sign(components.as_mut().row_mut(r));
@@ -504,7 +515,9 @@ impl BayesianPca {
                 parts.alpha.len()
             ));
         }
-        if parts.alpha[..k].iter().any(|a| !(a.is_finite() && *a > 0.0))
+        if parts.alpha[..k]
+            .iter()
+            .any(|a| !(a.is_finite() && *a > 0.0))
             || parts.alpha[k..].iter().any(|a| *a != f64::INFINITY)
         {
             return bad("alpha must be positive for the kept components, infinite after".into());
@@ -769,7 +782,14 @@ fn em_step(
         }
     }
     let mut t = Mat::zeros(rows, k);
-    matmul(t.as_mut(), Accum::Replace, e.as_ref(), w, 1.0, Par::rayon(0));
+    matmul(
+        t.as_mut(),
+        Accum::Replace,
+        e.as_ref(),
+        w,
+        1.0,
+        Par::rayon(0),
+    );
     // z̃ = (z̄, 1) per row; the complete rows share Σ.
     let mut z = Mat::zeros(rows, k + 1);
     let mut log_likelihood = 0.0;
@@ -796,7 +816,14 @@ fn em_step(
     }
     // A = Z̃ᵀ Z̃ + Σ_n Σ_n (padded with a zero row and column).
     let mut a_total = Mat::zeros(k + 1, k + 1);
-    matmul(a_total.as_mut(), Accum::Replace, z.transpose(), z.as_ref(), 1.0, Par::rayon(0));
+    matmul(
+        a_total.as_mut(),
+        Accum::Replace,
+        z.transpose(),
+        z.as_ref(),
+        1.0,
+        Par::rayon(0),
+    );
     if let Some(cov) = &shared_cov {
         for p in 0..k {
             for q in 0..k {
@@ -813,7 +840,14 @@ fn em_step(
     }
     // b_j = Σ_n y_nj z̃_n (holes are zeros in y).
     let mut b = Mat::zeros(d, k + 1);
-    matmul(b.as_mut(), Accum::Replace, data.y.transpose(), z.as_ref(), 1.0, Par::rayon(0));
+    matmul(
+        b.as_mut(),
+        Accum::Replace,
+        data.y.transpose(),
+        z.as_ref(),
+        1.0,
+        Par::rayon(0),
+    );
     // Per feature, the rows missing it.
     let mut missing_in: Vec<Vec<usize>> = vec![Vec::new(); d];
     for (slot, &i) in data.rows_missing.iter().enumerate() {
@@ -874,7 +908,14 @@ mod tests {
 
     /// N×D data of rank `rank` (random loadings of decreasing strength) plus isotropic noise
     /// of standard deviation `noise`, shifted by `offset`.
-    pub(crate) fn planted(n: usize, d: usize, rank: usize, noise: f64, offset: f64, seed: u64) -> Mat<f64> {
+    pub(crate) fn planted(
+        n: usize,
+        d: usize,
+        rank: usize,
+        noise: f64,
+        offset: f64,
+        seed: u64,
+    ) -> Mat<f64> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let w = Mat::from_fn(d, rank, |_, c| {
             let strength = 3.0 / (c + 1) as f64;
@@ -897,7 +938,11 @@ mod tests {
         assert!(model.alpha()[..3].iter().all(|a| a.is_finite()));
         assert!(model.alpha()[3..].iter().all(|a| a.is_infinite()));
         // σ² near the planted 0.09 (the ARD fit is close to the maximum likelihood one).
-        assert!((model.noise_variance() - 0.09).abs() < 0.01, "{}", model.noise_variance());
+        assert!(
+            (model.noise_variance() - 0.09).abs() < 0.01,
+            "{}",
+            model.noise_variance()
+        );
     }
 
     #[test]
@@ -976,7 +1021,9 @@ mod tests {
         assert_eq!(s, model.sample(20_000, 4));
         let w = model.components().transpose().to_owned();
         let c = &w * w.transpose() + Mat::<f64>::identity(5, 5) * model.noise_variance();
-        let mean: Vec<f64> = (0..5).map(|j| s.col(j).iter().sum::<f64>() / 20_000.0).collect();
+        let mean: Vec<f64> = (0..5)
+            .map(|j| s.col(j).iter().sum::<f64>() / 20_000.0)
+            .collect();
         for a in 0..5 {
             assert!((mean[a] - model.mean()[a]).abs() < 0.1);
             for b in 0..5 {
@@ -996,6 +1043,9 @@ mod tests {
         assert!(matches!(err, PcaError::ZeroComponents));
         let err = BayesianPca::fit(x.as_ref(), &BayesianPcaOptions::new(4)).unwrap_err();
         assert_eq!(err.parameter(), Some(Parameter::Components));
-        assert!(err.to_string().contains("at most n_features − 1 = 3"), "{err}");
+        assert!(
+            err.to_string().contains("at most n_features − 1 = 3"),
+            "{err}"
+        );
     }
 }

@@ -144,7 +144,11 @@ impl Cluster {
         let (n, d) = (x.nrows(), x.ncols());
         let k = self.components.nrows();
         let noise = self.noise_variance.max(noise_floor);
-        let variances: Vec<f64> = self.explained_variance.iter().map(|&l| l.max(noise)).collect();
+        let variances: Vec<f64> = self
+            .explained_variance
+            .iter()
+            .map(|&l| l.max(noise))
+            .collect();
         let log_det: f64 =
             variances.iter().map(|c| c.ln()).sum::<f64>() + (d - k) as f64 * noise.ln();
         let e = Mat::from_fn(n, d, |i, j| x[(i, j)] - self.mean[j]);
@@ -324,15 +328,13 @@ impl MixturePpca {
         let bad = |msg: String| Err(PcaError::InvalidModel(msg));
         let c = parts.clusters.len();
         if c == 0 || parts.weights.len() != c {
-            return bad(format!(
-                "{} weights for {c} clusters",
-                parts.weights.len()
-            ));
+            return bad(format!("{} weights for {c} clusters", parts.weights.len()));
         }
         let sum: f64 = parts.weights.iter().sum();
-        if parts.weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || (sum - 1.0).abs() > 1e-6
-        {
-            return bad(format!("the weights must be non-negative and sum to 1, not {sum}"));
+        if parts.weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || (sum - 1.0).abs() > 1e-6 {
+            return bad(format!(
+                "the weights must be non-negative and sum to 1, not {sum}"
+            ));
         }
         let d = parts.clusters[0].mean.len();
         let k = parts.clusters[0].components.nrows();
@@ -350,10 +352,15 @@ impl MixturePpca {
                 ));
             }
             let finite = cl.mean.iter().all(|v| v.is_finite())
-                && cl.explained_variance.iter().all(|v| v.is_finite() && *v > 0.0)
+                && cl
+                    .explained_variance
+                    .iter()
+                    .all(|v| v.is_finite() && *v > 0.0)
                 && (0..k).all(|r| cl.components.row(r).iter().all(|v| v.is_finite()));
             if !finite {
-                return bad(format!("cluster {i} has a non-finite or non-positive entry"));
+                return bad(format!(
+                    "cluster {i} has a non-finite or non-positive entry"
+                ));
             }
         }
         Ok(MixturePpca {
@@ -434,7 +441,12 @@ impl MixturePpca {
             });
         }
         let x = to_f64(x)?;
-        Ok(joint(x.as_ref(), &self.parts.weights, &self.parts.clusters, 0.0))
+        Ok(joint(
+            x.as_ref(),
+            &self.parts.weights,
+            &self.parts.clusters,
+            0.0,
+        ))
     }
 
     /// `log p(x_n)` of every row (scikit-learn's `score_samples`).
@@ -451,9 +463,11 @@ impl MixturePpca {
     /// The responsibilities `R_ni = p(cluster i | x_n)`, N×C, each row summing to 1.
     pub fn predict_proba<T: Real>(&self, x: MatRef<'_, T>) -> Result<Mat<f64>> {
         let (log_joint, total) = self.joint(x)?;
-        Ok(Mat::from_fn(log_joint.nrows(), log_joint.ncols(), |i, c| {
-            (log_joint[(i, c)] - total[i]).exp()
-        }))
+        Ok(Mat::from_fn(
+            log_joint.nrows(),
+            log_joint.ncols(),
+            |i, c| (log_joint[(i, c)] - total[i]).exp(),
+        ))
     }
 
     /// Each row's most responsible cluster (the first on a tie).
@@ -502,7 +516,9 @@ impl MixturePpca {
             let sd = cl.noise_variance.sqrt();
             for j in 0..d {
                 let eps: f64 = StandardNormal.sample(&mut rng);
-                let signal: f64 = (0..k).map(|m| cl.components[(m, j)] * scales[m] * z[m]).sum();
+                let signal: f64 = (0..k)
+                    .map(|m| cl.components[(m, j)] * scales[m] * z[m])
+                    .sum();
                 x[(i, j)] = cl.mean[j] + signal + sd * eps;
             }
         }
@@ -561,11 +577,16 @@ fn joint(
     }
     let total = (0..n)
         .map(|r| {
-            let top = (0..c).map(|i| log_joint[(r, i)]).fold(f64::NEG_INFINITY, f64::max);
+            let top = (0..c)
+                .map(|i| log_joint[(r, i)])
+                .fold(f64::NEG_INFINITY, f64::max);
             if top == f64::NEG_INFINITY {
                 return top;
             }
-            top + (0..c).map(|i| (log_joint[(r, i)] - top).exp()).sum::<f64>().ln()
+            top + (0..c)
+                .map(|i| (log_joint[(r, i)] - top).exp())
+                .sum::<f64>()
+                .ln()
         })
         .collect();
     (log_joint, total)
@@ -574,9 +595,8 @@ fn joint(
 /// k-means++ seeding then Lloyd's iterations (at most 100): each row's cluster.
 fn kmeans(x: MatRef<'_, f64>, clusters: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
     let (n, d) = (x.nrows(), x.ncols());
-    let dist2 = |i: usize, centre: &[f64]| -> f64 {
-        (0..d).map(|j| (x[(i, j)] - centre[j]).powi(2)).sum()
-    };
+    let dist2 =
+        |i: usize, centre: &[f64]| -> f64 { (0..d).map(|j| (x[(i, j)] - centre[j]).powi(2)).sum() };
     let mut centres: Vec<Vec<f64>> = Vec::with_capacity(clusters);
     let first = rng.random_range(0..n);
     centres.push(x.row(first).iter().copied().collect());
@@ -669,11 +689,20 @@ fn m_step(
             .collect();
         let g = Mat::from_fn(n, d, |t, j| r[(t, i)].sqrt() * (x[(t, j)] - mean[j]));
         let mut s = Mat::zeros(d, d);
-        matmul(s.as_mut(), Accum::Replace, g.transpose(), g.as_ref(), 1.0 / mass, Par::rayon(0));
-        let eigen = s.self_adjoint_eigen(Side::Lower).map_err(|e| PcaError::NoConvergence {
-            solver: "mixture",
-            detail: format!("the eigendecomposition of cluster {i}'s covariance: {e:?}"),
-        })?;
+        matmul(
+            s.as_mut(),
+            Accum::Replace,
+            g.transpose(),
+            g.as_ref(),
+            1.0 / mass,
+            Par::rayon(0),
+        );
+        let eigen = s
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|e| PcaError::NoConvergence {
+                solver: "mixture",
+                detail: format!("the eigendecomposition of cluster {i}'s covariance: {e:?}"),
+            })?;
         // Ascending: the top k are the last.
         let values: Vec<f64> = (0..d).rev().map(|m| eigen.S()[m].max(0.0)).collect();
         let trace: f64 = (0..d).map(|j| s[(j, j)]).sum();
@@ -752,9 +781,7 @@ mod tests {
         let mut bases = Vec::new();
         let mut row = 0;
         for (c, &size) in sizes.iter().enumerate() {
-            let mean: Vec<f64> = (0..d)
-                .map(|_| separation * normal(&mut rng))
-                .collect();
+            let mean: Vec<f64> = (0..d).map(|_| separation * normal(&mut rng)).collect();
             let raw = Mat::from_fn(d, k, |_, _| normal(&mut rng));
             let basis = raw.qr().compute_thin_Q();
             for _ in 0..size {

@@ -312,7 +312,10 @@ pub(crate) mod tests {
                 ignore = "this CPU has no AVX2, so the vpmaddwd byte product cannot run here"
             )]
             fn $avx2() {
-                $check(stringify!($avx2), $crate::moments::bytes::tests::Which::Avx2);
+                $check(
+                    stringify!($avx2),
+                    $crate::moments::bytes::tests::Which::Avx2,
+                );
             }
 
             #[test]

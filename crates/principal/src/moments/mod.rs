@@ -224,7 +224,8 @@ impl MomentAccumulator {
             }
             let rows = piece.min(chunk.nrows() - start);
             let part = chunk.subrows(start, rows);
-            match piece_moments::<T, MachineBytes>(part, &mut ws, first_row + start, self.precision) {
+            match piece_moments::<T, MachineBytes>(part, &mut ws, first_row + start, self.precision)
+            {
                 Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
                 Err(e) => break Err(e),
             }
