@@ -440,16 +440,16 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
         }
         return run_weighted(config, column);
     }
-    if let [input] = &config.inputs[..] {
-        if principal_io::is_sparse_input(input) {
-            if collective.size() > 1 {
-                anyhow::bail!(
-                    "sparse inputs (MatrixMarket, 10x) are fitted in one process for now; run \
+    if let [input] = &config.inputs[..]
+        && principal_io::is_sparse_input(input)
+    {
+        if collective.size() > 1 {
+            anyhow::bail!(
+                "sparse inputs (MatrixMarket, 10x) are fitted in one process for now; run \
                      without mpirun"
-                );
-            }
-            return run_sparse(config, input);
+            );
         }
+        return run_sparse(config, input);
     }
     if collective.size() > 1 {
         return run_distributed(config, collective);

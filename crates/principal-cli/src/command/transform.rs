@@ -265,10 +265,10 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
         .into());
     }
     let saved = load_model(&config.model)?;
-    if let [input] = &config.inputs[..] {
-        if principal_io::is_sparse_input(input) {
-            return run_sparse(config, &saved, input, collective, started);
-        }
+    if let [input] = &config.inputs[..]
+        && principal_io::is_sparse_input(input)
+    {
+        return run_sparse(config, &saved, input, collective, started);
     }
     let options = ReadOptions {
         missing: config.missing,

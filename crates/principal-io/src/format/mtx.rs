@@ -199,12 +199,12 @@ fn read_header(lines: &mut Lines) -> Result<(usize, usize, usize)> {
         let line = lines.text().trim();
         let sizes: Vec<&str> = line.split_ascii_whitespace().collect();
         let parsed: Vec<Option<usize>> = sizes.iter().map(|s| s.parse().ok()).collect();
-        return match parsed[..] {
+        match parsed[..] {
             [Some(m), Some(n), Some(l)] => Ok((m, n, l)),
             _ => Err(lines.error(format!(
                 "size line {line:?} is not three counts (rows, columns, entries)"
             ))),
-        };
+        }
     }
 }
 
@@ -497,10 +497,10 @@ impl SparseFile {
                 push_row(&mut block, &mut row);
                 row.clear();
                 current += 1;
-                if block.nnz() >= BLOCK_ENTRIES {
-                    if let Some(e) = emit(&mut block) {
-                        return Ok(Some(e));
-                    }
+                if block.nnz() >= BLOCK_ENTRIES
+                    && let Some(e) = emit(&mut block)
+                {
+                    return Ok(Some(e));
                 }
             }
             row.push((f, v));

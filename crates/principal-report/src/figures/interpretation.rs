@@ -101,19 +101,18 @@ impl Interpretation<'_> {
         if self.ind_coord.nrows() != self.individuals.len() || self.ind_coord.ncols() < 2 {
             return bad("ind.coord does not have one row per individual and two axes".into());
         }
-        if let Some((names, cor)) = &self.supplementary {
-            if cor.nrows() != names.len() || cor.ncols() < 2 {
-                return bad("quanti_sup.cor does not have one row per name and two axes".into());
-            }
+        if let Some((names, cor)) = &self.supplementary
+            && (cor.nrows() != names.len() || cor.ncols() < 2)
+        {
+            return bad("quanti_sup.cor does not have one row per name and two axes".into());
         }
-        if let Some(g) = &self.groups {
-            if g.of_row.len() != self.individuals.len()
+        if let Some(g) = &self.groups
+            && (g.of_row.len() != self.individuals.len()
                 || g.barycentres.nrows() != g.levels.len()
                 || g.barycentres.ncols() < 2
-                || g.of_row.iter().any(|&k| k >= g.levels.len())
-            {
-                return bad(format!("the groups of {:?} do not fit the data", g.name));
-            }
+                || g.of_row.iter().any(|&k| k >= g.levels.len()))
+        {
+            return bad(format!("the groups of {:?} do not fit the data", g.name));
         }
         Ok(())
     }

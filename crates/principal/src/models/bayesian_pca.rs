@@ -285,13 +285,16 @@ fn factor(m: Mat<f64>) -> Result<(faer::linalg::solvers::Llt<f64>, f64)> {
     Ok((llt, log_det))
 }
 
+/// Per row, which entries are observed (`None`: all of them).
+type ObservedMask = Vec<Option<Vec<bool>>>;
+
 /// `x − μ` for every row (zeros where `x` is NaN), the mask of observed entries when there are
 /// holes, and `(x − μ) W`.
 fn deviations<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],
     w: MatRef<'_, f64>,
-) -> Result<(Mat<f64>, Vec<Option<Vec<bool>>>, Mat<f64>)> {
+) -> Result<(Mat<f64>, ObservedMask, Mat<f64>)> {
     let (n, d) = (x.nrows(), x.ncols());
     if d != mean.len() {
         return Err(PcaError::FeatureMismatch {

@@ -126,15 +126,15 @@ impl FastIcaParams {
         if self.max_iterations == 0 {
             return Err(PcaError::ZeroIterations);
         }
-        if let Some(w) = &self.initial_unmixing {
-            if w.nrows() != self.n_components || w.ncols() != self.n_components {
-                return Err(PcaError::InvalidModel(format!(
-                    "the initial unmixing is {}×{}, not {k}×{k}",
-                    w.nrows(),
-                    w.ncols(),
-                    k = self.n_components
-                )));
-            }
+        if let Some(w) = &self.initial_unmixing
+            && (w.nrows() != self.n_components || w.ncols() != self.n_components)
+        {
+            return Err(PcaError::InvalidModel(format!(
+                "the initial unmixing is {}×{}, not {k}×{k}",
+                w.nrows(),
+                w.ncols(),
+                k = self.n_components
+            )));
         }
         Ok(())
     }
@@ -161,7 +161,10 @@ impl FastIcaParams {
         if let Some(m) = pca
             .explained_variance()
             .iter()
-            .position(|&l| !(l > 1e-12 * pca.total_variance()))
+            // NaN counts as no variance, hence `partial_cmp` rather than `<=`.
+            .position(|&l| {
+                l.partial_cmp(&(1e-12 * pca.total_variance())) != Some(std::cmp::Ordering::Greater)
+            })
         {
             return Err(PcaError::InvalidModel(format!(
                 "the data spans fewer than {k} dimensions (component {} has no variance): ask \

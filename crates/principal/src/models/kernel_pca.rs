@@ -184,12 +184,12 @@ impl KernelPcaParams {
         if self.n_components == 0 {
             return Err(PcaError::ZeroComponents);
         }
-        if let Some(gamma) = self.gamma {
-            if !(gamma > 0.0 && gamma.is_finite()) {
-                return Err(PcaError::InvalidSetting(format!(
-                    "--gamma {gamma} is not allowed: it must be a positive number"
-                )));
-            }
+        if let Some(gamma) = self.gamma
+            && !(gamma > 0.0 && gamma.is_finite())
+        {
+            return Err(PcaError::InvalidSetting(format!(
+                "--gamma {gamma} is not allowed: it must be a positive number"
+            )));
         }
         if !(self.degree > 0.0 && self.degree.is_finite()) {
             return Err(PcaError::InvalidSetting(format!(

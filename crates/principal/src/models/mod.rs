@@ -220,11 +220,11 @@ pub(crate) fn flip_rows(mut rows: faer::MatMut<'_, f64>) {
     for i in 0..rows.nrows() {
         let largest = (0..rows.ncols()).fold(0.0f64, |m, j| m.max(rows[(i, j)].abs()));
         let pivot = (0..rows.ncols()).find(|&j| rows[(i, j)].abs() >= largest * (1.0 - 1e-9));
-        if let Some(j) = pivot {
-            if rows[(i, j)] < 0.0 {
-                for j in 0..rows.ncols() {
-                    rows[(i, j)] = -rows[(i, j)];
-                }
+        if let Some(j) = pivot
+            && rows[(i, j)] < 0.0
+        {
+            for j in 0..rows.ncols() {
+                rows[(i, j)] = -rows[(i, j)];
             }
         }
     }

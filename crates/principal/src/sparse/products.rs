@@ -38,7 +38,10 @@ impl<'a> ScatterProduct<'a> {
     /// An empty product for `P` by rows (D·L values) and the shift (L values).
     pub(crate) fn new(p_rows: &'a [f64], shift: &'a [f64]) -> Self {
         let l = shift.len();
-        assert!(l > 0 && p_rows.len() % l == 0, "P by rows: D·L values");
+        assert!(
+            l > 0 && p_rows.len().is_multiple_of(l),
+            "P by rows: D·L values"
+        );
         ScatterProduct {
             p_rows,
             shift,
