@@ -36,6 +36,7 @@ const LAYERS: &[&[&str]] = &[
         "command::sample",
         "command::impute",
         "command::report",
+        "command::describe",
     ],
     &["command::classify", "command::merge", "command::score"],
     &["command"],
