@@ -556,6 +556,12 @@ fn row_weights_are_recorded_and_refused_where_unsupported() {
         err.contains("--row-weights cannot be used with --solver randomized"),
         "{err}"
     );
+    let cv = ["fit", &path, "-o", "r.safetensors", "--row-weights", "w", "--components", "cv"];
+    let err = env.fails(2, &cv);
+    assert!(
+        err.contains("--row-weights cannot be used with --components cv"),
+        "{err}"
+    );
     let bad = env.write("bad.csv", "x,y,w\n1,2,1\n2,1,-3\n3,5,1\n");
     let err = env.fails(
         1,

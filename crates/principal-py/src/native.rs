@@ -765,6 +765,170 @@ fn align<'py>(
     Ok((state_of(py, &aligned.model)?, angles, matches))
 }
 
+/// A float64 2-D array as an owned matrix.
+fn owned_f64(x: &Bound<'_, PyAny>) -> PyResult<Mat<f64>> {
+    let a = x.extract::<PyReadonlyArray2<'_, f64>>()?;
+    Ok(matrix(&a)?.to_owned())
+}
+
+/// A model fitted to `x` (float64) whose rows carry `weights` (FactoMineR's row.w).
+#[pyfunction]
+fn fit_weighted<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    weights: Vec<f64>,
+    params: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let params = params_from(params)?;
+    let x = owned_f64(x)?;
+    let model = py
+        .detach(|| params.fit_weighted(x.as_ref(), &weights))
+        .map_err(value_error)?;
+    state_of(py, &model)
+}
+
+/// FactoMineR's tables of the model on `x` (float64 arrays): a dict of numpy arrays, with
+/// categories as (column index, level) and dimdesc's variables by index.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (state, x, row_weights, supplementary_rows, quantitative, qualitative, axes))]
+fn describe<'py>(
+    py: Python<'py>,
+    state: &Bound<'py, PyDict>,
+    x: &Bound<'py, PyAny>,
+    row_weights: Option<Vec<f64>>,
+    supplementary_rows: Option<Bound<'py, PyAny>>,
+    quantitative: Option<Bound<'py, PyAny>>,
+    qualitative: Vec<Vec<String>>,
+    axes: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    use principal::describe::{DescribeInput, Variable, describe};
+    let model = model_from(state)?;
+    let x = owned_f64(x)?;
+    let sup = supplementary_rows.map(|a| owned_f64(&a)).transpose()?;
+    let quanti = quantitative.map(|a| owned_f64(&a)).transpose()?;
+    let input = DescribeInput {
+        row_weights: row_weights.as_deref(),
+        supplementary_rows: sup.as_ref().map(|m| m.as_ref()),
+        quantitative: quanti.as_ref().map(|m| m.as_ref()),
+        qualitative: &qualitative,
+        axes,
+        ..DescribeInput::new(x.as_ref())
+    };
+    let d = py
+        .detach(|| describe(&model, &input))
+        .map_err(value_error)?;
+    let out = PyDict::new(py);
+    let table = |pairs: &[(&str, Bound<'py, PyAny>)]| -> PyResult<Bound<'py, PyDict>> {
+        let t = PyDict::new(py);
+        for (k, v) in pairs {
+            t.set_item(*k, v)?;
+        }
+        Ok(t)
+    };
+    let m = |x: &Mat<f64>| mat_to_numpy(py, x).into_any();
+    let v = |x: &[f64]| vec_to_numpy(py, x).into_any();
+    out.set_item(
+        "eig",
+        table(&[
+            ("eigenvalue", v(&d.eig.eigenvalue)),
+            ("percent", v(&d.eig.percent)),
+            ("cumulative_percent", v(&d.eig.cumulative_percent)),
+        ])?,
+    )?;
+    out.set_item(
+        "var",
+        table(&[
+            ("coord", m(&d.var.coord)),
+            ("cor", m(&d.var.cor)),
+            ("cos2", m(&d.var.cos2)),
+            ("contrib", m(&d.var.contrib)),
+        ])?,
+    )?;
+    out.set_item(
+        "ind",
+        table(&[
+            ("coord", m(&d.ind.coord)),
+            ("cos2", m(&d.ind.cos2)),
+            ("contrib", m(&d.ind.contrib)),
+            ("dist", v(&d.ind.dist)),
+        ])?,
+    )?;
+    match &d.ind_sup {
+        Some(t) => out.set_item(
+            "ind_sup",
+            table(&[
+                ("coord", m(&t.coord)),
+                ("cos2", m(&t.cos2)),
+                ("dist", v(&t.dist)),
+            ])?,
+        )?,
+        None => out.set_item("ind_sup", py.None())?,
+    }
+    match &d.quanti_sup {
+        Some(t) => out.set_item(
+            "quanti_sup",
+            table(&[
+                ("coord", m(&t.coord)),
+                ("cor", m(&t.cor)),
+                ("cos2", m(&t.cos2)),
+            ])?,
+        )?,
+        None => out.set_item("quanti_sup", py.None())?,
+    }
+    match &d.quali_sup {
+        Some(t) => {
+            let categories: Vec<(usize, String)> = t
+                .categories
+                .iter()
+                .map(|c| (c.column, c.level.clone()))
+                .collect();
+            let q = table(&[
+                ("coord", m(&t.coord)),
+                ("cos2", m(&t.cos2)),
+                ("v_test", m(&t.v_test)),
+                ("dist", v(&t.dist)),
+                ("eta2", m(&t.eta2)),
+            ])?;
+            q.set_item("categories", categories)?;
+            out.set_item("quali_sup", q)?;
+        }
+        None => out.set_item("quali_sup", py.None())?,
+    }
+    let variable = |v: Variable| match v {
+        Variable::Active(j) => ("active", j),
+        Variable::Quantitative(q) => ("quantitative", q),
+    };
+    let axes = PyList::empty(py);
+    for a in &d.dimdesc {
+        let t = PyDict::new(py);
+        let quanti: Vec<(&str, usize, f64, f64)> = a
+            .quantitative
+            .iter()
+            .map(|c| {
+                let (kind, i) = variable(c.variable);
+                (kind, i, c.correlation, c.p_value)
+            })
+            .collect();
+        let quali: Vec<(usize, f64, f64)> = a
+            .qualitative
+            .iter()
+            .map(|q| (q.column, q.r2, q.p_value))
+            .collect();
+        let category: Vec<(usize, f64, f64)> = a
+            .categories
+            .iter()
+            .map(|c| (c.category, c.estimate, c.p_value))
+            .collect();
+        t.set_item("quanti", quanti)?;
+        t.set_item("quali", quali)?;
+        t.set_item("category", category)?;
+        axes.append(t)?;
+    }
+    out.set_item("dimdesc", axes)?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
@@ -783,8 +947,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_files, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
+<<<<<<< HEAD
     m.add_function(wrap_pyfunction!(align, m)?)?;
     crate::latent::register(m)?;
+=======
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_weighted, m)?)?;
+>>>>>>> h-describe
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

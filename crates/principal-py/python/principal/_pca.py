@@ -316,13 +316,106 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------- fitting
 
-    def fit(self, X, y=None):
-        """Fit the model with X (n_samples × n_features). Returns self."""
+    def fit(self, X, y=None, *, row_weights=None):
+        """Fit the model with X (n_samples × n_features). Returns self.
+
+        ``row_weights`` (one non-negative number per row, FactoMineR's ``row.w``) weights the
+        mean and covariance, normalised to sum to 1 (equal weights give the unweighted fit); an
+        exact fit (solver 'auto', 'svd', 'gram' or 'covariance'), without missing values.
+        """
         params = self._native_params()
-        X = self._validate(X, reset=True, allow_nan=True)
-        state = _native.fit(X, params)
+        if row_weights is None:
+            X = self._validate(X, reset=True, allow_nan=True)
+            state = _native.fit(X, params)
+        else:
+            X = self._validate(X, reset=True)
+            weights = np.asarray(row_weights, dtype=np.float64).ravel()
+            state = _native.fit_weighted(np.ascontiguousarray(X, dtype=np.float64), weights.tolist(), params)
         self._set_state(state, X.dtype.type, X.shape[1])
         return self
+
+    def describe(self, X, *, supplementary_rows=None, quantitative=None, qualitative=None,
+                 row_names=None, row_weights=None, feature_names=None, axes=5) -> dict:
+        """FactoMineR's ``PCA()`` and ``dimdesc()`` tables of this model on its active rows X,
+        as ``principal describe --json`` gives them: a dict with the keys ``eig``, ``var``,
+        ``ind``, ``ind_sup``, ``quanti_sup``, ``quali_sup`` (None when not given) and
+        ``dimdesc``; each table a dict of ``names`` and numpy arrays (rows in the order of
+        ``names``, one column per axis), ``eta2`` as ``{"names", "values"}``.
+
+        ``supplementary_rows``: rows projected, not fitted (the model's features);
+        ``quantitative``: a dict name → one value per row of X; ``qualitative``: a dict name →
+        one label per row (categories are named ``name=label``); ``row_names``: names of the
+        rows of X (then of ``supplementary_rows`` as ``(active, supplementary)``), else numbers
+        from 1; ``row_weights``: the weights the model was fitted with; ``feature_names``: the
+        variables' names (default: ``feature_names_in_``, else x1, x2, …); ``axes``: how many.
+        """
+        check_is_fitted(self)
+        X = np.ascontiguousarray(self._validate(X, reset=False), dtype=np.float64)
+        sup = None
+        if supplementary_rows is not None:
+            sup = np.ascontiguousarray(self._validate(supplementary_rows, reset=False), dtype=np.float64)
+        quantitative = dict(quantitative or {})
+        qualitative = dict(qualitative or {})
+        quanti = None
+        if quantitative:
+            quanti = np.column_stack(
+                [np.asarray(v, dtype=np.float64).ravel() for v in quantitative.values()]
+            )
+        quali = [[str(v) for v in values] for values in qualitative.values()]
+        weights = None if row_weights is None else np.asarray(row_weights, dtype=np.float64).ravel().tolist()
+        raw = _native.describe(self._state, X, weights, sup, quanti, quali, int(axes))
+        if feature_names is None:
+            feature_names = getattr(self, "feature_names_in_", None)
+        if feature_names is None:
+            feature_names = [f"x{j + 1}" for j in range(X.shape[1])]
+        feature_names = [str(n) for n in feature_names]
+        if row_names is None:
+            active_names = [str(i + 1) for i in range(X.shape[0])]
+            sup_names = [] if sup is None else [str(i + 1) for i in range(sup.shape[0])]
+        elif sup is not None:
+            active_names, sup_names = ([str(n) for n in part] for part in row_names)
+        else:
+            active_names, sup_names = [str(n) for n in row_names], []
+        quanti_names = list(quantitative)
+        quali_names = list(qualitative)
+        out = {
+            "eig": {"names": [f"comp {m + 1}" for m in range(len(raw["eig"]["eigenvalue"]))], **raw["eig"]},
+            "var": {"names": feature_names, **raw["var"]},
+            "ind": {"names": active_names, **raw["ind"]},
+            "ind_sup": None if raw["ind_sup"] is None else {"names": sup_names, **raw["ind_sup"]},
+            "quanti_sup": None if raw["quanti_sup"] is None else {"names": quanti_names, **raw["quanti_sup"]},
+            "quali_sup": None,
+        }
+        categories = []
+        if raw["quali_sup"] is not None:
+            q = dict(raw["quali_sup"])
+            categories = [f"{quali_names[c]}={level}" for c, level in q.pop("categories")]
+            eta2 = q.pop("eta2")
+            out["quali_sup"] = {"names": categories, **q, "eta2": {"names": quali_names, "values": eta2}}
+        dimdesc = []
+        for axis in raw["dimdesc"]:
+            entry = {}
+            if axis["quanti"]:
+                entry["quanti"] = {
+                    "names": [feature_names[i] if kind == "active" else quanti_names[i] for kind, i, _, _ in axis["quanti"]],
+                    "correlation": np.array([c for _, _, c, _ in axis["quanti"]]),
+                    "p_value": np.array([p for _, _, _, p in axis["quanti"]]),
+                }
+            if axis["quali"]:
+                entry["quali"] = {
+                    "names": [quali_names[c] for c, _, _ in axis["quali"]],
+                    "r2": np.array([r for _, r, _ in axis["quali"]]),
+                    "p_value": np.array([p for _, _, p in axis["quali"]]),
+                }
+            if axis["category"]:
+                entry["category"] = {
+                    "names": [categories[c] for c, _, _ in axis["category"]],
+                    "estimate": np.array([e for _, e, _ in axis["category"]]),
+                    "p_value": np.array([p for _, _, p in axis["category"]]),
+                }
+            dimdesc.append(entry)
+        out["dimdesc"] = dimdesc
+        return out
 
     def fit_transform(self, X, y=None):
         """Fit the model with X and return its codes (n_samples × n_components)."""

@@ -159,14 +159,16 @@ mod tests {
         assert!((p - 0.095_367_431_640_624_97).abs() < 1e-12, "{p}");
     }
 
-    /// The estimates of R's `contr.sum` sum to zero; η² is between / total.
+    /// The estimates of R's `contr.sum` are the group means less their unweighted mean (not
+    /// the grand mean, when the groups differ in size); η² is between / total.
     #[test]
-    fn anova_of_two_groups() {
-        let y = [1.0, 2.0, 3.0, 7.0, 8.0, 9.0];
-        let groups = [0, 0, 0, 1, 1, 1];
-        let a = anova(&y, &groups, 2, &[1.0; 6]);
-        assert!((a.estimates[0] + 3.0).abs() < 1e-12 && (a.estimates[1] - 3.0).abs() < 1e-12);
-        // Between 6·9 = 54, within 4: η² = 54/58.
-        assert!((a.r2 - 54.0 / 58.0).abs() < 1e-12);
+    fn anova_of_two_unequal_groups() {
+        let y = [1.0, 2.0, 3.0, 7.0, 8.0];
+        let groups = [0, 0, 0, 1, 1];
+        let a = anova(&y, &groups, 2, &[1.0; 5]);
+        // Means 2 and 7.5, centre 4.75.
+        assert!((a.estimates[0] + 2.75).abs() < 1e-12 && (a.estimates[1] - 2.75).abs() < 1e-12);
+        // Grand mean 4.2: between 3·2.2² + 2·3.3² = 36.3, within 2 + 0.5.
+        assert!((a.r2 - 36.3 / 38.8).abs() < 1e-12);
     }
 }
