@@ -556,7 +556,16 @@ fn row_weights_are_recorded_and_refused_where_unsupported() {
         err.contains("--row-weights cannot be used with --solver randomized"),
         "{err}"
     );
-    let cv = ["fit", &path, "-o", "r.safetensors", "--row-weights", "w", "--components", "cv"];
+    let cv = [
+        "fit",
+        &path,
+        "-o",
+        "r.safetensors",
+        "--row-weights",
+        "w",
+        "--components",
+        "cv",
+    ];
     let err = env.fails(2, &cv);
     assert!(
         err.contains("--row-weights cannot be used with --components cv"),

@@ -947,13 +947,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_files, m)?)?;
     m.add_function(wrap_pyfunction!(choose, m)?)?;
     m.add_function(wrap_pyfunction!(report, m)?)?;
-<<<<<<< HEAD
     m.add_function(wrap_pyfunction!(align, m)?)?;
     crate::latent::register(m)?;
-=======
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(fit_weighted, m)?)?;
->>>>>>> h-describe
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -517,7 +517,7 @@ impl H5adSource {
         let allow_nan = self.missing == Missing::AsNan;
         if let Some(at) = block
             .iter()
-            .position(|v| !v.is_finite() && !(allow_nan && v.is_nan()))
+            .position(|v| !v.is_finite() && (!allow_nan || !v.is_nan()))
         {
             let kept = at % self.n_kept;
             let column = self
