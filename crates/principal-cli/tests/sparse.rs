@@ -316,3 +316,22 @@ fn a_truncated_gzip_and_a_10x_directory_whose_genes_do_not_match_are_clear_error
     assert!(stderr.contains("features.tsv: 2 genes, but"), "{stderr}");
     assert!(stderr.contains("has 12 rows"), "{stderr}");
 }
+
+/// The sparse readers take every column: `--columns` and `--exclude` with a MatrixMarket or
+/// 10x input are refused as usage errors that write nothing, not ignored in silence.
+#[test]
+fn column_selection_with_a_sparse_input_is_refused_not_ignored() {
+    let env = Env::new();
+    for input in [fixture("counts.mtx"), fixture("tenx")] {
+        for selection in [["--exclude", "0"], ["--columns", "0,1"]] {
+            let mut args = vec!["fit", &input, "-k", "2", "-o", "m.pca"];
+            args.extend_from_slice(&selection);
+            let stderr = env.fails(2, &args);
+            assert!(
+                stderr.contains("--columns and --exclude are not supported with sparse inputs"),
+                "{selection:?}: {stderr}"
+            );
+            assert!(!env.path("m.pca").exists(), "{selection:?}");
+        }
+    }
+}

@@ -620,6 +620,17 @@ fn run_distributed(config: &FitConfig, collective: &dyn Collective) -> Result<()
 /// `fit` of a sparse input (a MatrixMarket file or a 10x directory), never densified: its
 /// rows are held as CSR arrays or streamed from the text (see `principal_io::SparseFile`).
 fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
+    // The sparse readers take every column: a selection must not be ignored in silence.
+    if config.read.columns.is_some() || !config.read.exclude.is_empty() {
+        return Err(anyhow::Error::from(usage_error::<FitArgs>(
+            "fit",
+            format!(
+                "--columns and --exclude are not supported with sparse inputs yet ({}): select \
+                 the genes with --mask-var in an .h5ad file, or write the selected columns",
+                input.display()
+            ),
+        )));
+    }
     let started = Instant::now();
     let fit_error = || format!("cannot fit {}", input.display());
     let mut file = principal_io::SparseFile::open(input, config.memory_limit)?;
