@@ -346,23 +346,7 @@ pub fn load_model(path: &Path) -> Result<SavedModel> {
                 "metadata \"zero_variance_features\" is not a JSON list of indices: {e}"
             ))
         })?;
-    let feature_names: Option<Vec<String>> = match meta.get("feature_names") {
-        None => None,
-        Some(text) => {
-            let names: Vec<String> = serde_json::from_str(text).map_err(|e| {
-                not_model(format!(
-                    "metadata \"feature_names\" is not a JSON list of strings: {e}"
-                ))
-            })?;
-            if names.len() != d {
-                return Err(not_model(format!(
-                    "{} feature names for {d} features",
-                    names.len()
-                )));
-            }
-            Some(names)
-        }
-    };
+    let feature_names = feature_names_of(&meta, d).map_err(not_model)?;
     let iteration_report = match meta.get("iteration_passes") {
         None => None,
         Some(passes) => Some(IterationReport {
@@ -604,6 +588,23 @@ fn check_model_values(model: &PcaModel) -> std::result::Result<(), principal::Pc
         }
     }
     Ok(())
+}
+
+/// The metadata's `feature_names` (a JSON list of `d` strings), if it has them; the error is
+/// the detail of a "not a model" error. Model files of every kind store them so.
+pub(crate) fn feature_names_of(
+    meta: &HashMap<String, String>,
+    d: usize,
+) -> std::result::Result<Option<Vec<String>>, String> {
+    let Some(text) = meta.get("feature_names") else {
+        return Ok(None);
+    };
+    let names: Vec<String> = serde_json::from_str(text)
+        .map_err(|e| format!("metadata \"feature_names\" is not a JSON list of strings: {e}"))?;
+    if names.len() != d {
+        return Err(format!("{} feature names for {d} features", names.len()));
+    }
+    Ok(Some(names))
 }
 
 #[cfg(test)]

@@ -212,23 +212,8 @@ pub fn load_any_model(path: &Path) -> Result<SavedAnyModel> {
         tensors: &tensors,
     };
     let d: usize = reading.value("n_features")?;
-    let feature_names: Option<Vec<String>> = match meta.get("feature_names") {
-        None => None,
-        Some(text) => {
-            let names: Vec<String> = serde_json::from_str(text).map_err(|e| {
-                not_model(format!(
-                    "metadata \"feature_names\" is not a JSON list of strings: {e}"
-                ))
-            })?;
-            if names.len() != d {
-                return Err(not_model(format!(
-                    "{} feature names for {d} features",
-                    names.len()
-                )));
-            }
-            Some(names)
-        }
-    };
+    let feature_names =
+        crate::model_file::feature_names_of(&meta, d).map_err(|e| reading.not_model(e))?;
     let model = match kind {
         ModelKind::FactorAnalysis => AnyModel::FactorAnalysis(factor_analysis::load(&reading, d)?),
         ModelKind::Kernel => AnyModel::Kernel(kernel::load(&reading, d)?),
