@@ -3,7 +3,8 @@
 # directory, without root: the venv is target/python-venv (reused when present; another with
 # PRINCIPAL_PY_VENV=DIR), the extension is built by maturin in the release profile into the
 # workspace's target/, so that after `cargo build --release` only the bindings are compiled.
-# Arguments are passed to pytest (e.g. `-k sklearn -x`).
+# Arguments are passed to pytest (e.g. `-k sklearn -x`). PRINCIPAL_PY_EXTRAS=1 also installs
+# requirements-extra.txt (AnnData, scanpy) and makes the tests that need them mandatory.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -16,9 +17,15 @@ fi
 # maturin's build hook runs the `maturin` program it finds on PATH: the venv's.
 export PATH="$venv/bin:$PATH"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-test.txt"
+# The heavy extras (AnnData, scanpy): only when asked for, as .ci/run does; the tests that need
+# them then fail, rather than skip, if they cannot be imported (tests/conftest.py).
+if [ "${PRINCIPAL_PY_EXTRAS:-0}" = 1 ]; then
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-extra.txt"
+fi
 # --no-build-isolation: the maturin just installed builds it (pip would otherwise fetch one
 # into a fresh build environment on every run); the wheel is rebuilt from the sources each time.
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
     --force-reinstall --no-deps "$here"
 cd "$here/tests"
-exec "$venv/bin/python" -m pytest -q "$@"
+# -rs: every skipped test is listed with its reason.
+exec "$venv/bin/python" -m pytest -q -rs "$@"

@@ -1,5 +1,6 @@
 """Data sets shared by the tests: tall, wide, offset by 1e6, float32, Iris."""
 
+import importlib
 import os
 import pathlib
 
@@ -7,6 +8,17 @@ import numpy as np
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def import_extra(name):
+    """An optional test requirement (requirements-extra.txt, e.g. scanpy): without it the calling
+    test module is skipped, with the reason listed by pytest -rs; with PRINCIPAL_PY_EXTRAS=1 (set
+    by .ci/run, which installs the extras) an import failure fails the run instead."""
+    if os.environ.get("PRINCIPAL_PY_EXTRAS") == "1":
+        return importlib.import_module(name)
+    return pytest.importorskip(
+        name, reason=f"{name} is not installed: an extra of requirements-extra.txt, "
+        "installed and required when PRINCIPAL_PY_EXTRAS=1 (.ci/run)")
 
 
 def low_rank(n, d, rank, seed, noise=0.05):

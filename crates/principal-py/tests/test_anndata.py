@@ -5,14 +5,15 @@ sign)."""
 import shutil
 import subprocess
 
-import anndata as ad
 import numpy as np
 import pytest
-import scanpy as sc
 import scipy.sparse as sp
 
 import principal
-from conftest import REPO, cli
+from conftest import REPO, cli, import_extra
+
+ad = import_extra("anndata")
+sc = import_extra("scanpy")
 
 H5AD = REPO / "fixtures" / "h5ad"
 
