@@ -6,5 +6,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-cargo test --release --workspace
+# Libraries, binaries and integration tests, then the doc tests: `cargo test` alone would also
+# build the examples (tools such as the fuzz-seed writer and timing programs, about a sixth of
+# the test build), which .ci/run builds instead.
+cargo test --release --workspace --lib --bins --tests
+cargo test --release --workspace --doc
 crates/principal-py/run-tests.sh
