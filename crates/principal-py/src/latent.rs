@@ -9,10 +9,10 @@ use numpy::{
 };
 use principal::faer::Mat;
 use principal::{
-    BayesianPca, BayesianPcaOptions, BayesianPcaParts, ChunkRef, Cluster, Contrast,
-    FactorAnalysis, FactorAnalysisParams, FactorAnalysisParts, FastIca, FastIcaParams,
-    FastIcaParts, Kernel, KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts,
-    LatentModel, MissingValues, MixtureOptions, MixtureParts, MixturePpca, Real, Rotation,
+    BayesianPca, BayesianPcaOptions, BayesianPcaParts, ChunkRef, Cluster, Contrast, FactorAnalysis,
+    FactorAnalysisParams, FactorAnalysisParts, FastIca, FastIcaParams, FastIcaParts, Kernel,
+    KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts, LatentModel, MissingValues,
+    MixtureOptions, MixtureParts, MixturePpca, Real, Rotation,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -275,7 +275,10 @@ fn fa_state<'py>(py: Python<'py>, model: &FactorAnalysis) -> PyResult<Bound<'py,
     let p = model.to_parts();
     let s = PyDict::new(py);
     s.set_item("components", mat_to_numpy(py, &p.components))?;
-    s.set_item("noise_variance", PyArray1::from_slice(py, &p.noise_variance))?;
+    s.set_item(
+        "noise_variance",
+        PyArray1::from_slice(py, &p.noise_variance),
+    )?;
     s.set_item("mean", PyArray1::from_slice(py, &p.mean))?;
     s.set_item("n_samples", p.n_samples)?;
     s.set_item("rotation", p.rotation.name())?;
@@ -343,7 +346,10 @@ fn fa_score_samples<'py>(
     x: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let model = fa_from(state)?;
-    Ok(PyArray1::from_vec(py, on_f64(py, x, |m| model.score_samples(m))?))
+    Ok(PyArray1::from_vec(
+        py,
+        on_f64(py, x, |m| model.score_samples(m))?,
+    ))
 }
 
 /// The model covariance `WᵀW + diag ψ`.
@@ -446,7 +452,10 @@ fn kpca_inverse_transform<'py>(
     z: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let model = kpca_from(state)?;
-    Ok(mat_to_numpy(py, &on_f64(py, z, |m| model.inverse_transform(m))?))
+    Ok(mat_to_numpy(
+        py,
+        &on_f64(py, z, |m| model.inverse_transform(m))?,
+    ))
 }
 
 fn ica_state<'py>(py: Python<'py>, model: &FastIca) -> PyResult<Bound<'py, PyDict>> {
@@ -524,7 +533,10 @@ fn ica_inverse_transform<'py>(
     s: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let model = ica_from(state)?;
-    Ok(mat_to_numpy(py, &on_f64(py, s, |m| model.inverse_transform(m))?))
+    Ok(mat_to_numpy(
+        py,
+        &on_f64(py, s, |m| model.inverse_transform(m))?,
+    ))
 }
 
 /// Adds the functions to the module `principal._native`.
