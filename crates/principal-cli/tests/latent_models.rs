@@ -272,3 +272,234 @@ fn bad_parameters_are_usage_errors_that_write_nothing() {
     );
     assert_eq!(std::fs::read(env.path("good.bpca")).unwrap(), before);
 }
+
+/// Iris's seed 2 sends the first of three restarts to a cluster on 2 rows (k + 1 for one
+/// component) whose noise variance collapses to the floor, with the highest likelihood: that
+/// restart must not win, and with it the only restart, the fit is an error that writes nothing.
+#[test]
+fn a_mixture_restart_with_a_degenerate_cluster_does_not_win() {
+    let env = Env::new();
+    let iris = iris();
+    let fit = |restarts: &str, output: &str| {
+        vec![
+            "fit".to_string(),
+            iris.clone(),
+            "--exclude".into(),
+            "species".into(),
+            "--model".into(),
+            "mixture".into(),
+            "--clusters".into(),
+            "3".into(),
+            "--components".into(),
+            "1".into(),
+            "--seed".into(),
+            "2".into(),
+            "--restarts".into(),
+            restarts.into(),
+            "-o".into(),
+            output.into(),
+        ]
+    };
+    let args = fit("3", "m.mix");
+    env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let json = env.inspect("m.mix");
+    let weights = numbers(&json["weights"]);
+    for (c, cluster) in json["clusters"].as_array().unwrap().iter().enumerate() {
+        let rows = weights[c] * 150.0;
+        let noise = cluster["noise_variance"].as_f64().unwrap();
+        assert!(rows > 2.0 + 1e-3, "cluster {c} on {rows} rows");
+        assert!(noise > 1e-6, "cluster {c}'s noise variance {noise}");
+    }
+    let args = fit("1", "one.mix");
+    let stderr = env.fails(1, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(stderr.contains("degenerate cluster"), "{stderr}");
+    assert!(!env.path("one.mix").exists());
+}
+
+/// `fit --model bayesian-pca --missing em` fits on the observed entries (a tenth of the cells
+/// empty) and still finds the planted rank; other kinds refuse `--missing em` as a usage error
+/// that writes nothing.
+#[test]
+fn bayesian_pca_fits_missing_values_and_other_kinds_refuse_them() {
+    let env = Env::new();
+    let data = planted_rank_csv(&env);
+    let text = std::fs::read_to_string(env.path(&data)).unwrap();
+    let mut lines = text.lines();
+    let mut holed = format!("{}\n", lines.next().unwrap());
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line
+            .split(',')
+            .enumerate()
+            .map(|(j, v)| if (i * 7 + j * 3) % 10 == 0 { "" } else { v })
+            .collect();
+        holed.push_str(&cells.join(","));
+        holed.push('\n');
+    }
+    env.write("holed.csv", holed);
+    let fit = |input: &str, output: &str, missing: bool| {
+        let mut args = vec![
+            "fit",
+            input,
+            "--model",
+            "bayesian-pca",
+            "--components",
+            "8",
+            "-o",
+            output,
+        ];
+        if missing {
+            args.extend(["--missing", "em"]);
+        }
+        args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    // Without --missing em an empty cell is an error naming it.
+    let args = fit("holed.csv", "refused.bpca", false);
+    env.fails(1, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!env.path("refused.bpca").exists());
+    let args = fit("holed.csv", "holed.bpca", true);
+    env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let args = fit(&data, "full.bpca", false);
+    env.ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let (holed, full) = (env.inspect("holed.bpca"), env.inspect("full.bpca"));
+    assert_eq!(holed["n_components"], 3);
+    let (a, b) = (
+        holed["noise_variance"].as_f64().unwrap(),
+        full["noise_variance"].as_f64().unwrap(),
+    );
+    assert!(
+        (a - b).abs() < 0.15 * b,
+        "σ² {a} with missing values, {b} without"
+    );
+    for kind in ["factor-analysis", "kernel", "ica", "mixture"] {
+        let mut args = vec![
+            "fit",
+            "holed.csv",
+            "--model",
+            kind,
+            "--components",
+            "2",
+            "--missing",
+            "em",
+            "-o",
+            "out.model",
+        ];
+        if kind == "mixture" {
+            args.extend(["--clusters", "2"]);
+        }
+        let stderr = env.fails(2, &args);
+        assert!(
+            stderr.contains("--missing em") && stderr.contains(&format!("--model {kind}")),
+            "{kind}: {stderr}"
+        );
+        assert!(!env.path("out.model").exists(), "{kind} wrote a model");
+    }
+}
+
+/// `report`, `impute`, `align` (either model) and `describe` read PCA models only: given a
+/// model of any other kind they are usage errors naming the kind, writing nothing.
+#[test]
+fn pca_only_commands_refuse_every_other_kind() {
+    let env = Env::new();
+    let iris = iris();
+    env.ok(&[
+        "fit",
+        &iris,
+        "--exclude",
+        "species",
+        "--components",
+        "2",
+        "-o",
+        "pca.model",
+    ]);
+    for kind in [
+        "factor-analysis",
+        "bayesian-pca",
+        "kernel",
+        "ica",
+        "mixture",
+    ] {
+        let model = format!("{kind}.model");
+        let mut args = vec![
+            "fit",
+            &iris,
+            "--exclude",
+            "species",
+            "--model",
+            kind,
+            "--components",
+            "2",
+            "-o",
+            &model,
+        ];
+        if kind == "mixture" {
+            args.extend(["--clusters", "2"]);
+            args[7] = "1";
+        }
+        env.ok(&args);
+        let commands: Vec<(&str, Vec<&str>)> = vec![
+            ("report", vec!["report", &model, "-o", "out"]),
+            (
+                "report",
+                vec![
+                    "report",
+                    &model,
+                    "--data",
+                    &iris,
+                    "--exclude",
+                    "species",
+                    "-o",
+                    "out",
+                ],
+            ),
+            (
+                "impute",
+                vec![
+                    "impute",
+                    &model,
+                    &iris,
+                    "--exclude",
+                    "species",
+                    "-o",
+                    "out.csv",
+                ],
+            ),
+            (
+                "align",
+                vec![
+                    "align",
+                    &model,
+                    "--reference",
+                    "pca.model",
+                    "-o",
+                    "out.model",
+                ],
+            ),
+            (
+                "align",
+                vec![
+                    "align",
+                    "pca.model",
+                    "--reference",
+                    &model,
+                    "-o",
+                    "out.model",
+                ],
+            ),
+            (
+                "describe",
+                vec!["describe", &model, "--data", &iris, "--output", "out"],
+            ),
+        ];
+        for (command, args) in commands {
+            let stderr = env.fails(2, &args);
+            assert!(
+                stderr.contains(&format!("--model {kind}"))
+                    && stderr.contains(&format!("does not define {command}")),
+                "{args:?}: {stderr}"
+            );
+            for out in ["out", "out.csv", "out.model"] {
+                assert!(!env.path(out).exists(), "{args:?} wrote {out}");
+            }
+        }
+    }
+}

@@ -63,6 +63,8 @@ impl AlignConfig {
 }
 
 pub fn run(config: &AlignConfig) -> Result<()> {
+    crate::models::require_pca::<AlignArgs>(&config.model, "align")?;
+    crate::models::require_pca::<AlignArgs>(&config.reference, "align")?;
     let model = load_model(&config.model)?;
     let reference = load_model(&config.reference)?;
     let cannot = || {

@@ -296,6 +296,7 @@ fn gather(config: &DescribeConfig) -> Result<Described> {
 }
 
 pub fn run(config: &DescribeConfig) -> Result<()> {
+    crate::models::require_pca::<DescribeArgs>(&config.args.model, "describe")?;
     let described = gather(config)?;
     if let Some(dir) = &config.args.output {
         write_csv_files(dir, &described)?;

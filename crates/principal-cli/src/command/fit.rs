@@ -211,7 +211,21 @@ impl FitConfig {
             _ => None,
         };
         let usage = |message: String| usage_error::<FitArgs>("fit", message);
-        let kind = KindFit::new(&args.kind, shared, usage)?;
+        let mut kind = KindFit::new(&args.kind, shared, usage)?;
+        // Bayesian PCA fits missing values as PPCA does; no other kind beyond PCA has them.
+        let missing_for_kind = args.kind.kind == principal::ModelKind::BayesianPca;
+        if let Some(KindFit::BayesianPca(options)) = &mut kind {
+            options.missing = args.missing.unwrap_or_default();
+        } else if kind.is_some() && args.missing.is_some() {
+            return Err(usage_error::<FitArgs>(
+                "fit",
+                format!(
+                    "--missing em applies only to PCA and --model bayesian-pca, not to --model {}",
+                    args.kind.kind
+                ),
+            )
+            .into());
+        }
         if kind.is_some() {
             let it = &args.iterative;
             crate::models::refuse_pca_flags::<FitArgs>(
@@ -222,7 +236,7 @@ impl FitConfig {
                     ("--standardize", args.standardize),
                     ("--whiten", args.whiten),
                     ("--solver", args.solver != Solver::Auto),
-                    ("--missing", args.missing.is_some()),
+                    ("--missing", args.missing.is_some() && !missing_for_kind),
                     ("--explain", args.explain),
                     ("--precision", args.precision != Precision::Full),
                     ("--power-iterations", it.power_iterations.is_some()),

@@ -303,6 +303,24 @@ pub fn load_other<A: Args>(
     Ok(Some(saved))
 }
 
+/// A usage error of `command`, naming the kind, when the model in `path` is not PCA: for the
+/// commands that read PCA models only (`align`, `describe`), before anything is written.
+pub fn require_pca<A: Args>(path: &Path, command: &'static str) -> Result<()> {
+    let kind = principal_io::model_kind(path)?;
+    if kind == ModelKind::Pca {
+        return Ok(());
+    }
+    Err(unsupported::<A>(
+        command,
+        kind,
+        &format!(
+            " ({} is a {kind} model; {command} works on PCA models only)",
+            show(path)
+        ),
+    )
+    .into())
+}
+
 /// A usage error of `command` when any of `flags` (name, given) is given for a model of
 /// `kind`: they are PCA's.
 pub fn refuse_pca_flags<A: Args>(

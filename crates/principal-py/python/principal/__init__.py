@@ -18,11 +18,14 @@ and scanpy's ``sc.pp.pca`` over an AnnData object (:func:`pca`).
 
 from ._native import __version__
 from ._anndata import pca
-from ._latent import BayesianPCA, MixturePPCA
+from ._latent import BayesianPCA, FactorAnalysis, FastICA, KernelPCA, MixturePPCA
 from ._pca import PCA, Posterior, align, choose, fit_files, report
 
 __all__ = [
     "BayesianPCA",
+    "FactorAnalysis",
+    "FastICA",
+    "KernelPCA",
     "MixturePPCA",
     "PCA",
     "Posterior",

@@ -418,6 +418,21 @@ impl FactorAnalysis {
         c
     }
 
+    /// The model precision `(WᵀW + diag ψ)⁻¹`, D×D, by the matrix inversion lemma:
+    /// `ψ⁻¹ − ψ⁻¹Wᵀ (I + W ψ⁻¹ Wᵀ)⁻¹ W ψ⁻¹` (a K×K system instead of a D×D one).
+    pub fn precision(&self) -> Result<Mat<f64>> {
+        let (m, w_psi) = self.latent_precision();
+        let llt = m.llt(faer::Side::Lower).map_err(|e| {
+            PcaError::DegenerateModel(format!("I + W ψ⁻¹ Wᵀ is not positive definite: {e:?}"))
+        })?;
+        let solved = llt.solve(w_psi.clone());
+        let mut p = -(w_psi.transpose() * &solved);
+        for (j, psi) in self.noise_variance.iter().enumerate() {
+            p[(j, j)] += 1.0 / psi;
+        }
+        Ok(p)
+    }
+
     /// `I + W ψ⁻¹ Wᵀ`, K×K, and `W ψ⁻¹`.
     fn latent_precision(&self) -> (Mat<f64>, Mat<f64>) {
         let w_psi = Mat::from_fn(self.components.nrows(), self.components.ncols(), |m, j| {
@@ -582,6 +597,19 @@ mod tests {
                 rotated.score_samples(x.as_ref()).unwrap(),
             );
             assert!(sa.iter().zip(&sb).all(|(p, q)| (p - q).abs() < 1e-9));
+        }
+    }
+
+    #[test]
+    fn precision_is_the_inverse_of_the_covariance() {
+        let x = planted(300, 3);
+        let model = FactorAnalysisParams::new(2).fit(x.as_ref()).unwrap();
+        let product = model.covariance() * model.precision().unwrap();
+        for i in 0..product.nrows() {
+            for j in 0..product.ncols() {
+                let expected = if i == j { 1.0 } else { 0.0 };
+                assert!((product[(i, j)] - expected).abs() < 1e-10, "{i} {j}");
+            }
         }
     }
 

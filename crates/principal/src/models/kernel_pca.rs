@@ -18,7 +18,9 @@ use faer::linalg::solvers::Solve;
 use faer::{Mat, MatRef};
 
 use crate::error::{PcaError, Result};
-use crate::models::{LatentModel, ModelKind, Operation, check_finite, check_rows};
+use crate::models::{
+    LatentModel, ModelKind, Operation, centred, check_finite, check_rows, column_means,
+};
 use crate::solver::top_eigen;
 
 /// The kernel function.
@@ -99,6 +101,17 @@ pub struct Kernel {
 impl Kernel {
     /// The kernel matrix `k(aᵢ, bⱼ)`, |a|×|b|.
     pub fn matrix(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+        if self.function == KernelFunction::Rbf {
+            // ‖a − b‖² as ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancels catastrophically far from the origin
+            // (data at 1e6 loses 12 digits); distances do not move with the origin, so both
+            // sides are first centred on b's mean.
+            let centre = column_means(b);
+            return self.matrix_of(centred(a, &centre).as_ref(), centred(b, &centre).as_ref());
+        }
+        self.matrix_of(a, b)
+    }
+
+    fn matrix_of(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
         let mut k = a * b.transpose();
         match self.function {
             KernelFunction::Linear => {}
@@ -555,6 +568,41 @@ mod tests {
                         "{kernel}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn rbf_kernel_pca_does_not_move_with_an_offset_of_1e6() {
+        // Distances are translation-invariant: X and X + 1e6 are the same rbf problem.
+        let x = data();
+        let far = Mat::from_fn(x.nrows(), x.ncols(), |i, j| x[(i, j)] + 1e6);
+        let params = KernelPcaParams {
+            gamma: Some(0.5),
+            ..KernelPcaParams::new(3)
+        };
+        let (near, distant) = (
+            params.fit(x.as_ref()).unwrap(),
+            params.fit(far.as_ref()).unwrap(),
+        );
+        for c in 0..3 {
+            let (a, b) = (near.eigenvalues()[c], distant.eigenvalues()[c]);
+            assert!((a - b).abs() < 1e-8 * a, "eigenvalue {c}: {a} and {b}");
+        }
+        let new = Mat::from_fn(5, 3, |i, j| (i + 2 * j) as f64 * 0.4);
+        let new_far = Mat::from_fn(5, 3, |i, j| new[(i, j)] + 1e6);
+        let (za, zb) = (
+            near.transform(new.as_ref()).unwrap(),
+            distant.transform(new_far.as_ref()).unwrap(),
+        );
+        for c in 0..3 {
+            for i in 0..5 {
+                assert!(
+                    (za[(i, c)] - zb[(i, c)]).abs() < 1e-7,
+                    "code ({i}, {c}): {} and {}",
+                    za[(i, c)],
+                    zb[(i, c)]
+                );
             }
         }
     }

@@ -277,12 +277,21 @@ impl MixturePpca {
         let floor = NOISE_FLOOR * mean_variance;
         let mut best: Option<Run> = None;
         let mut restart_log_likelihoods = Vec::with_capacity(options.restarts);
+        let mut degenerate = Vec::new();
         for r in 0..options.restarts {
             let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
             rng.set_stream(r as u64);
             let labels = kmeans(xc.as_ref(), options.clusters, &mut rng);
             let run = em(xc.as_ref(), &labels, options, floor)?;
             let last = *run.history.last().expect("EM records every step");
+            // A cluster on k + 1 rows or fewer fits them exactly: its σ² collapses to the
+            // floor and its density grows without bound, so that such a restart would win on
+            // likelihood alone. It is refused (recorded as −∞).
+            if let Some(reason) = degenerate_cluster(&run, n, options.components, floor) {
+                restart_log_likelihoods.push(f64::NEG_INFINITY);
+                degenerate.push(format!("restart {}: {reason}", r + 1));
+                continue;
+            }
             restart_log_likelihoods.push(last);
             let better = best
                 .as_ref()
@@ -291,7 +300,13 @@ impl MixturePpca {
                 best = Some(run);
             }
         }
-        let run = best.expect("at least one restart");
+        let Some(run) = best else {
+            return Err(PcaError::DegenerateModel(format!(
+                "every restart of the mixture ended with a degenerate cluster ({}); try fewer \
+                 clusters or components, more restarts or another seed",
+                degenerate.join("; ")
+            )));
+        };
         let log_likelihood = *run.history.last().expect("recorded");
         // By decreasing weight; back in the data's units; signs fixed.
         let mut order: Vec<usize> = (0..options.clusters).collect();
@@ -412,7 +427,8 @@ impl MixturePpca {
         &self.log_likelihood_history
     }
 
-    /// Every restart's final mean log-likelihood per row, in order of the restarts.
+    /// Every restart's final mean log-likelihood per row, in order of the restarts; −∞ for a
+    /// restart refused because a cluster degenerated (k + 1 rows or fewer, σ² at the floor).
     pub fn restart_log_likelihoods(&self) -> &[f64] {
         &self.restart_log_likelihoods
     }
@@ -720,6 +736,31 @@ fn m_step(
     Ok((weights, clusters))
 }
 
+/// Why `run` is degenerate, if it is: a cluster whose responsibilities add up to at most
+/// k + 1 rows (k + 1 points lie in a k-dimensional affine subspace: nothing is left for σ²),
+/// or whose σ² is at the floor.
+fn degenerate_cluster(run: &Run, n: usize, k: usize, floor: f64) -> Option<String> {
+    run.clusters
+        .iter()
+        .zip(&run.weights)
+        .find_map(|(cluster, weight)| {
+            let rows = weight * n as f64;
+            if rows <= (k + 1) as f64 * (1.0 + 1e-6) {
+                Some(format!(
+                    "a cluster of {rows:.3} rows, at most k + 1 = {}",
+                    k + 1
+                ))
+            } else if cluster.noise_variance <= 2.0 * floor {
+                Some(format!(
+                    "a cluster of noise variance {:e}, at the floor",
+                    cluster.noise_variance
+                ))
+            } else {
+                None
+            }
+        })
+}
+
 /// EM from the hard assignment `labels`, on centred `x`.
 fn em(x: MatRef<'_, f64>, labels: &[usize], options: &MixtureOptions, floor: f64) -> Result<Run> {
     let n = x.nrows();
@@ -846,6 +887,45 @@ mod tests {
         assert!(mixture.converged());
     }
 
+    /// Iris's four measurements.
+    fn iris() -> Mat<f64> {
+        let rows: Vec<Vec<f64>> = include_str!("../../../../data/iris.csv")
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').take(4).map(|v| v.parse().unwrap()).collect())
+            .collect();
+        Mat::from_fn(rows.len(), 4, |i, j| rows[i][j])
+    }
+
+    #[test]
+    fn a_restart_with_a_cluster_on_k_plus_one_rows_does_not_win() {
+        // Seed 2's first restart ends with a cluster on 2 rows (σ² at the floor) and the
+        // highest likelihood of the three.
+        let x = iris();
+        let mut options = MixtureOptions::new(3, 1);
+        options.seed = 2;
+        options.restarts = 3;
+        let mixture = MixturePpca::fit(x.as_ref(), &options).unwrap();
+        let floor = 2.0 * NOISE_FLOOR;
+        for (cluster, weight) in mixture.clusters().iter().zip(mixture.weights()) {
+            assert!(
+                weight * 150.0 > 2.0 + 1e-3,
+                "a cluster of {} rows",
+                weight * 150.0
+            );
+            assert!(
+                cluster.noise_variance > floor,
+                "σ² {}",
+                cluster.noise_variance
+            );
+        }
+        assert_eq!(mixture.restart_log_likelihoods()[0], f64::NEG_INFINITY);
+        // Every restart degenerate: an error that says so.
+        options.restarts = 1;
+        let err = MixturePpca::fit(x.as_ref(), &options).unwrap_err();
+        assert!(err.to_string().contains("degenerate cluster"), "{err}");
+    }
+
     #[test]
     fn the_log_likelihood_never_decreases_over_em_steps() {
         // Overlapping clusters, so that EM takes many steps.
@@ -962,7 +1042,13 @@ mod tests {
             let mut options = MixtureOptions::new(clusters, 1);
             options.seed = seed;
             options.restarts = 2;
-            let mixture = MixturePpca::fit(x.as_ref(), &options).unwrap();
+            let mixture = match MixturePpca::fit(x.as_ref(), &options) {
+                Ok(mixture) => mixture,
+                // A few rows in several clusters can leave every restart with a cluster on
+                // k + 1 rows, refused; one cluster of n ≥ 3 rows cannot.
+                Err(PcaError::DegenerateModel(_)) if clusters > 1 => return Ok(()),
+                Err(e) => panic!("{e}"),
+            };
             let history = mixture.log_likelihood_history();
             for pair in history.windows(2) {
                 prop_assert!(pair[1] >= pair[0] - 1e-9 * pair[0].abs().max(1.0), "{:?}", history);
