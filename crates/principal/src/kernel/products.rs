@@ -46,33 +46,20 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
         );
     }
     let width = (64 / std::mem::size_of::<E>()).max(1);
-    // Columns of Y in pieces of PIECE_COLUMNS, each through every band: a D×256 piece of f64
-    // (200 KiB for D = 100) stays in L2 while the bands go over it, where a whole block of
-    // 1,024 columns came from L3 once per band (1.2× faster on one core, bench/results.md).
-    // Exact sums are unchanged; f64 sums change in their last bits (piece sums added in turn).
-    let pieces = y.ncols().div_ceil(PIECE_COLUMNS).max(1);
-    for p in 0..pieces {
-        let first = p * PIECE_COLUMNS;
-        let piece = y.subcols(first, PIECE_COLUMNS.min(y.ncols() - first));
-        let accum = if p == 0 { accum } else { Accum::Add };
-        let mut end = d;
-        while end > 0 {
-            let start = end.saturating_sub(width);
-            faer::linalg::matmul::matmul(
-                dst.rb_mut().submatrix_mut(start, 0, end - start, end),
-                accum,
-                piece.subrows(start, end - start),
-                piece.subrows(0, end).transpose(),
-                E::one_impl(),
-                Par::Seq,
-            );
-            end = start;
-        }
+    let mut end = d;
+    while end > 0 {
+        let start = end.saturating_sub(width);
+        faer::linalg::matmul::matmul(
+            dst.rb_mut().submatrix_mut(start, 0, end - start, end),
+            accum,
+            y.subrows(start, end - start),
+            y.subrows(0, end).transpose(),
+            E::one_impl(),
+            Par::Seq,
+        );
+        end = start;
     }
 }
-
-/// Columns of Y per product in [`lower_product`]'s bands.
-const PIECE_COLUMNS: usize = 256;
 
 /// `dst += src` on the lower triangle, f32 into f64, by columns; on all threads if `par` says so.
 pub(crate) fn add_lower(dst: MatMut<'_, f64>, src: MatRef<'_, f32>, par: Par) {
@@ -175,7 +162,6 @@ mod tests {
             (17, 40),
             (37, 300),
             (100, 64),
-            (20, 600),
         ] {
             let mut int = |range: i32| E::from_f64(f64::from(rng.random_range(-range..=range)));
             let y = Mat::<E>::from_fn(d, n, |_, _| int(20));
@@ -241,7 +227,7 @@ mod tests {
             let mut dst = Mat::<f64>::zeros(d, d);
             let reps = (4_000_000_000 / (2 * d * d * n)).max(3);
             let flops = (2 * d * d * n * reps) as f64;
-            let mut time = |f: &mut dyn FnMut()| {
+            let time = |f: &mut dyn FnMut()| {
                 f();
                 let start = cpu();
                 for _ in 0..reps {
