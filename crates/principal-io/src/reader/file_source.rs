@@ -571,8 +571,12 @@ mod tests {
                     .solver(solver)
                     .build()
                     .unwrap();
-                let mut ahead =
-                    FileSource::open(&[path.clone()], &ReadOptions::default(), chunk_rows).unwrap();
+                let mut ahead = FileSource::open(
+                    std::slice::from_ref(&path),
+                    &ReadOptions::default(),
+                    chunk_rows,
+                )
+                .unwrap();
                 let overlapped = params.fit_source(&mut ahead).unwrap();
                 let mut serial = SerialSource {
                     paths: vec![path.clone()],
