@@ -491,3 +491,61 @@ fn a_bad_value_in_a_late_chunk_leaves_the_old_output_and_no_temporary() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// `PRINCIPAL_TRACE` prints where a fit's time went: for a streamed fit (covariance streams
+/// from the files) the passes and chunks, the reading thread's and the products' times, the
+/// waits, the eigensolver's and the writing's; for a fit from memory, reading and fitting.
+/// Without it, no trace line.
+#[test]
+fn principal_trace_prints_the_time_of_every_stage() {
+    let env = Env::new();
+    let fit = |trace: bool, solver: &str| {
+        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"));
+        command
+            .current_dir(env.dir.path())
+            .env_remove("PRINCIPAL_TRACE");
+        if trace {
+            command.env("PRINCIPAL_TRACE", "1");
+        }
+        let out = command
+            .args([
+                "fit",
+                &mnist(),
+                "--exclude",
+                "784",
+                "-k",
+                "5",
+                "-o",
+                "m.pca",
+            ])
+            .args(["--solver", solver])
+            .output()
+            .expect("run principal");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let streamed = fit(true, "covariance");
+    let line = streamed
+        .lines()
+        .find(|l| l.starts_with("trace: "))
+        .unwrap_or_else(|| panic!("no trace line: {streamed}"));
+    for stage in [
+        "1 pass(es) of ",
+        "reading thread (read, inflate, decode) ",
+        "products ",
+        "waiting for data ",
+        "after the passes (eigensolver, model) ",
+        "writing the model ",
+    ] {
+        assert!(line.contains(stage), "{stage:?} missing: {line}");
+    }
+    let in_memory = fit(true, "svd");
+    assert!(
+        in_memory
+            .lines()
+            .any(|l| l.starts_with("trace: read into memory ") && l.contains(", fit ")),
+        "{in_memory}"
+    );
+    assert!(!fit(false, "covariance").contains("trace:"));
+}

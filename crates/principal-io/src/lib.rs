@@ -70,7 +70,7 @@ pub use read::options::{
     ColumnSelector, HeaderMode, Missing, ParseColumnSelectorError, ReadOptions,
 };
 pub use reader::chunk_reader::{ChunkReader, Table, read_table};
-pub use reader::file_source::FileSource;
+pub use reader::file_source::{FileSource, PassTimes};
 pub use reader::part::Part;
 pub use statistics_file::{
     STATISTICS_FORMAT_VERSION, Statistics, load_statistics, merge_statistics, save_statistics,

@@ -480,6 +480,8 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
     )?;
     let fit_error = || format!("cannot fit {}", describe(&config.inputs));
 
+    // Where a streamed fit's time went, for PRINCIPAL_TRACE: the passes, and the whole fit.
+    let mut trace = None;
     let (model, names, timing) = if plan.streaming {
         let mut files = FileSource::from_reader(reader, budget::chunk_rows(d, config.memory_limit));
         let names = files.column_names().map(<[String]>::to_vec);
@@ -490,12 +492,16 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
             bytes_per_value,
             Box::new(move |n| params.planned_passes(n, d)),
         );
+        let fitting = Instant::now();
         let model = config
             .params
             .fit_source(&mut source)
             .with_context(fit_error)?;
         source.finish();
         let passes = source.passes();
+        let fit_time = fitting.elapsed();
+        drop(source);
+        trace = Some((files.pass_times(), fit_time));
         (
             model,
             names,
@@ -524,7 +530,11 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
         )
     };
 
+    let writing = Instant::now();
     save_model(&config.output, &model, names.as_deref())?;
+    if std::env::var_os("PRINCIPAL_TRACE").is_some() {
+        text::stderr(&stage_times(&timing, trace, writing.elapsed()));
+    }
 
     if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
         text::stderr(&zero_variance_warning(&model, names.as_deref()));
@@ -881,6 +891,39 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
     }
     let _ = writeln!(s, "model written to {}", show(&config.output));
     s
+}
+
+/// `PRINCIPAL_TRACE`'s line: where the time of a fit went, by stage. Streamed: the reading
+/// thread's time (reading, inflating, decoding), the solver's time on the chunks (products),
+/// its waits for data, and the fit's time after the passes (eigensolver, model); then writing.
+fn stage_times(
+    timing: &Timing,
+    streamed: Option<(principal_io::PassTimes, std::time::Duration)>,
+    write: std::time::Duration,
+) -> String {
+    let s = |d: std::time::Duration| format!("{:.3} s", d.as_secs_f64());
+    let stages = match (timing, streamed) {
+        (_, Some((pass, fit))) => format!(
+            "{} pass(es) of {} chunk(s) in {}: reading thread (read, inflate, decode) {}{}, \
+             products {}, waiting for data {}; after the passes (eigensolver, model) {}",
+            pass.passes,
+            pass.chunks,
+            s(pass.total),
+            s(pass.reading),
+            pass.reading_cpu
+                .map_or(String::new(), |cpu| format!(" ({} CPU)", s(cpu))),
+            s(pass.visiting),
+            s(pass.waiting),
+            s(fit.saturating_sub(pass.total)),
+        ),
+        (Timing::InMemory { read, fit }, None) => {
+            format!("read into memory {}, fit {}", s(*read), s(*fit))
+        }
+        (Timing::Streamed { total, .. } | Timing::Distributed { total, .. }, None) => {
+            format!("read and fit {}", s(*total))
+        }
+    };
+    format!("trace: {stages}; writing the model {}\n", s(write))
 }
 
 /// The lines of a fit with missing values: how many, and how EM went.

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use faer::MatRef;
 
@@ -23,6 +24,32 @@ use crate::reader::shard::DataSet;
 pub struct FileSource {
     data: DataSet,
     chunk_rows: usize,
+    times: PassTimes,
+}
+
+/// Where the passes of a [`FileSource`] spent their time, summed over the passes made so far
+/// (see [`FileSource::pass_times`]): what `PRINCIPAL_TRACE` prints after a fit.
+///
+/// The reading thread and the solver run at the same time, so `reading` and `visiting` may
+/// add up to more than `total`; `waiting` is the part of `total` the solver had no chunk.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassTimes {
+    /// Passes made.
+    pub passes: usize,
+    /// Chunks handed out.
+    pub chunks: usize,
+    /// Wall time from the start of each pass to its end.
+    pub total: Duration,
+    /// Time the reading thread spent reading, inflating and decoding chunks.
+    pub reading: Duration,
+    /// The reading thread's CPU time over the passes, where the system tells it (Linux): on a
+    /// loaded machine, what the reading cost, whatever the waits for a core.
+    pub reading_cpu: Option<Duration>,
+    /// Time the solver spent on the chunks it was handed (for the covariance solver, the
+    /// products and the moments' other passes over the rows).
+    pub visiting: Duration,
+    /// Time the solver waited for the reading thread's next chunk.
+    pub waiting: Duration,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -68,7 +95,13 @@ impl FileSource {
         FileSource {
             data: reader.into_data_set(),
             chunk_rows: chunk_rows.max(1),
+            times: PassTimes::default(),
         }
+    }
+
+    /// Where the passes made so far spent their time (the passes that ended without an error).
+    pub fn pass_times(&self) -> PassTimes {
+        self.times
     }
 
     /// Names of the kept columns, when the first shard has a header.
@@ -81,6 +114,14 @@ impl FileSource {
     fn restart(&self) -> ChunkReader {
         ChunkReader::restart(self.data.clone())
     }
+}
+
+/// CPU time of the calling thread so far, where the system tells it: Linux's
+/// `/proc/thread-self/schedstat` (nanoseconds on a CPU); `None` elsewhere.
+fn thread_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let nanos = stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    Some(Duration::from_nanos(nanos))
 }
 
 /// A chunk decoded by the reading thread: its rows, row-major, and how many.
@@ -98,12 +139,20 @@ impl principal::ChunkSource for FileSource {
         let d = self.data.n_features;
         let chunk_rows = self.chunk_rows;
         let mut reader = self.restart();
+        let started = Instant::now();
+        let mut times = PassTimes {
+            passes: 1,
+            ..PassTimes::default()
+        };
         std::thread::scope(|scope| {
             // A rendezvous channel: the reader decodes one chunk ahead and waits until the
             // solver takes it, so two buffers are in use (one visited, one being filled).
             let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(0);
             let (empty_tx, empty_rx) = mpsc::channel::<RowBuf>();
-            scope.spawn(move || {
+            let reading = scope.spawn(move || {
+                let mut busy = Duration::ZERO;
+                let cpu = thread_cpu_time();
+                let spent = move |busy| (busy, cpu.zip(thread_cpu_time()).map(|(a, b)| b - a));
                 loop {
                     let mut buf = match empty_rx.try_recv() {
                         Ok(mut buf) => {
@@ -112,22 +161,27 @@ impl principal::ChunkSource for FileSource {
                         }
                         Err(_) => reader.new_buf(chunk_rows, 1 << 24),
                     };
+                    let at = Instant::now();
                     let decoded = match reader.read_rows(chunk_rows, &mut buf) {
-                        Ok(0) => return,
+                        Ok(0) => return spent(busy),
                         Ok(n) => Ok((buf, n)),
                         Err(e) => Err(e),
                     };
+                    busy += at.elapsed();
                     let failed = decoded.is_err();
                     // A send fails when the pass has stopped (the visitor returned an error): stop.
                     if full_tx.send(decoded).is_err() || failed {
-                        return;
+                        return spent(busy);
                     }
                 }
             });
             // On return (or a panic in `visit`) `full_rx` is dropped first, which ends the
             // reading thread at its next chunk; the scope then joins it.
+            let mut asked = Instant::now();
             for decoded in full_rx {
+                times.waiting += asked.elapsed();
                 let (buf, n) = decoded.map_err(|e| principal::PcaError::Source(Box::new(e)))?;
+                let at = Instant::now();
                 match &buf {
                     RowBuf::F32(v) => visit(principal::ChunkRef::F32(
                         MatRef::from_row_major_slice(&v[..n * d], n, d),
@@ -136,11 +190,33 @@ impl principal::ChunkSource for FileSource {
                         MatRef::from_row_major_slice(&v[..n * d], n, d),
                     ))?,
                 }
+                times.visiting += at.elapsed();
+                times.chunks += 1;
                 // Recycled: the reader takes it for the chunk after next.
                 let _ = empty_tx.send(buf);
+                asked = Instant::now();
             }
-            Ok(())
-        })
+            // The channel ended: the reading thread has returned (a panic there goes on here,
+            // as the scope would have raised it).
+            (times.reading, times.reading_cpu) = reading
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            Ok::<(), principal::PcaError>(())
+        })?;
+        times.total = started.elapsed();
+        let sum = &mut self.times;
+        sum.passes += times.passes;
+        sum.chunks += times.chunks;
+        sum.total += times.total;
+        sum.reading += times.reading;
+        sum.reading_cpu = match (sum.passes, sum.reading_cpu, times.reading_cpu) {
+            (1, _, cpu) => cpu,
+            (_, Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+        sum.visiting += times.visiting;
+        sum.waiting += times.waiting;
+        Ok(())
     }
 }
 
@@ -396,5 +472,138 @@ mod tests {
         let (all, _) = pass_rows(&mut source, 10);
         assert_eq!(all.len(), 1000);
         assert_eq!(all[999][4], 4999.0);
+    }
+
+    /// The same files read serially (each chunk read, then visited, on this thread) in the
+    /// chunks [`FileSource`] hands out: what the read-ahead must not change.
+    struct SerialSource {
+        paths: Vec<std::path::PathBuf>,
+        chunk_rows: usize,
+    }
+
+    impl principal::ChunkSource for SerialSource {
+        fn n_features(&self) -> usize {
+            ChunkReader::open(&self.paths, &ReadOptions::default())
+                .unwrap()
+                .n_features()
+        }
+
+        fn pass(
+            &mut self,
+            visit: &mut dyn FnMut(principal::ChunkRef<'_>) -> principal::Result<()>,
+        ) -> principal::Result<()> {
+            let mut reader = ChunkReader::open(&self.paths, &ReadOptions::default()).unwrap();
+            let d = reader.n_features();
+            loop {
+                let mut buf = reader.new_buf(self.chunk_rows, 1 << 24);
+                let n = reader.read_rows(self.chunk_rows, &mut buf).unwrap();
+                if n == 0 {
+                    return Ok(());
+                }
+                match &buf {
+                    RowBuf::F32(v) => visit(principal::ChunkRef::F32(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    ))?,
+                    RowBuf::F64(v) => visit(principal::ChunkRef::F64(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    ))?,
+                }
+            }
+        }
+    }
+
+    /// Reading one chunk ahead on a second thread gives the model of the serial reading, bit
+    /// for bit: f64 rows with an offset of 1e6 (the float path), f32 rows, and byte-valued
+    /// images with blank borders (the ordered path and the byte products), each in chunks that
+    /// leave a ragged last one; the covariance solver (one pass) and randomized (several).
+    #[test]
+    fn reading_ahead_gives_the_serial_models_bits() {
+        use rand::{Rng, SeedableRng};
+        let dir = TempDir::new().unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(26);
+        let (n, d) = (5000, 30);
+        let floats: Vec<f64> = (0..n * d)
+            .map(|k| 1e6 + (k % d) as f64 + rng.random::<f64>())
+            .collect();
+        let f64_bytes: Vec<u8> = floats.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let f32_bytes: Vec<u8> = floats
+            .iter()
+            .flat_map(|x| ((x - 1e6) as f32).to_le_bytes())
+            .collect();
+        let (m, side) = (3000, 20);
+        let pixels: Vec<u8> = (0..m * side * side)
+            .map(|k| {
+                let (i, j) = ((k / side) % side, k % side);
+                let inside = (3..17).contains(&i) && (3..17).contains(&j);
+                if inside { rng.random::<u8>() } else { 0 }
+            })
+            .collect();
+        let cases = [
+            (
+                write_file(
+                    dir.path(),
+                    "f64.npy",
+                    &npy("<f8", false, &[n, d], &f64_bytes),
+                ),
+                700,
+            ),
+            (
+                write_file(
+                    dir.path(),
+                    "f32.npy",
+                    &npy("<f4", false, &[n, d], &f32_bytes),
+                ),
+                1024,
+            ),
+            (
+                write_file(
+                    dir.path(),
+                    "images-idx3-ubyte.gz",
+                    &gz(&idx(0x08, &[m as u32, side as u32, side as u32], &pixels)),
+                ),
+                1100,
+            ),
+        ];
+        for (path, chunk_rows) in cases {
+            for solver in [principal::Solver::Covariance, principal::Solver::Randomized] {
+                let params = principal::PcaBuilder::new()
+                    .components(principal::ComponentCount::Fixed(5))
+                    .solver(solver)
+                    .build()
+                    .unwrap();
+                let mut ahead = FileSource::open(
+                    std::slice::from_ref(&path),
+                    &ReadOptions::default(),
+                    chunk_rows,
+                )
+                .unwrap();
+                let overlapped = params.fit_source(&mut ahead).unwrap();
+                let mut serial = SerialSource {
+                    paths: vec![path.clone()],
+                    chunk_rows,
+                };
+                let alone = params.fit_source(&mut serial).unwrap();
+                let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                let what = format!("{} by {solver:?}", path.display());
+                assert_eq!(bits(overlapped.mean()), bits(alone.mean()), "{what}");
+                assert_eq!(
+                    bits(overlapped.explained_variance()),
+                    bits(alone.explained_variance()),
+                    "{what}"
+                );
+                let c = |m: &principal::PcaModel| {
+                    let c = m.components();
+                    (0..c.nrows())
+                        .flat_map(|i| (0..c.ncols()).map(move |j| c[(i, j)].to_bits()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(c(&overlapped), c(&alone), "{what}");
+                let times = ahead.pass_times();
+                assert!(
+                    times.passes >= 1 && times.chunks >= times.passes,
+                    "{times:?}"
+                );
+            }
+        }
     }
 }

@@ -193,4 +193,77 @@ mod tests {
         check_lower_product::<f32>();
         check_lower_product::<f64>();
     }
+
+    /// GFLOP/s of the f64 products of one block on one thread, by the thread's CPU time
+    /// (Linux's /proc/thread-self/schedstat), which a loaded machine disturbs less than wall
+    /// time: `lower_product` (bands for D ≤ 320) against faer's plain product `Y·Yᵀ` and its
+    /// triangular product, for case 2's D = 100 with blocks of 256–8,192 rows and
+    /// Fashion-MNIST's D = 784. Flops counted as 2·D²·n for all three, so that the rates
+    /// compare the times of the same job (the triangle does about half of them). A
+    /// measurement, not a check: `cargo test --release --workspace --lib -- --ignored
+    /// --nocapture time_f64_block_products` (bench/results.md).
+    #[test]
+    #[ignore = "a timing loop, for bench/results.md"]
+    fn time_f64_block_products() {
+        let cpu = || -> f64 {
+            let stat = std::fs::read_to_string("/proc/thread-self/schedstat")
+                .expect("Linux's per-thread CPU time");
+            stat.split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+                * 1e-9
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        for (d, n) in [
+            (100, 256),
+            (100, 1024),
+            (100, 2048),
+            (100, 8192),
+            (784, 1024),
+        ] {
+            let y = Mat::<f64>::from_fn(d, n, |_, _| rng.random::<f64>() - 0.5);
+            let mut dst = Mat::<f64>::zeros(d, d);
+            let reps = (4_000_000_000 / (2 * d * d * n)).max(3);
+            let flops = (2 * d * d * n * reps) as f64;
+            let time = |f: &mut dyn FnMut()| {
+                f();
+                let start = cpu();
+                for _ in 0..reps {
+                    f();
+                }
+                flops / (cpu() - start) / 1e9
+            };
+            let ours = time(&mut || lower_product(dst.as_mut(), Accum::Add, y.as_ref(), Par::Seq));
+            let plain = time(&mut || {
+                faer::linalg::matmul::matmul(
+                    dst.as_mut(),
+                    Accum::Add,
+                    y.as_ref(),
+                    y.transpose(),
+                    1.0,
+                    Par::Seq,
+                )
+            });
+            let triangular = time(&mut || {
+                matmul(
+                    dst.as_mut(),
+                    BlockStructure::TriangularLower,
+                    Accum::Add,
+                    y.as_ref(),
+                    BlockStructure::Rectangular,
+                    y.transpose(),
+                    BlockStructure::Rectangular,
+                    1.0,
+                    Par::Seq,
+                )
+            });
+            eprintln!(
+                "D {d:4} n {n:5}, one thread: lower_product {ours:5.1}, faer Y·Yᵀ {plain:5.1}, \
+                 faer triangular {triangular:5.1} GFLOP/s (2·D²·n flops per product, CPU time)"
+            );
+            std::hint::black_box(&dst);
+        }
+    }
 }
