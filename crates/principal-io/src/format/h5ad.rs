@@ -21,11 +21,11 @@ use principal::PcaError;
 use principal::sparse::{Csr, CsrChunk};
 
 use crate::error::{IoError, Result};
-use crate::format::mtx::push_row;
 use crate::read::bounded::contain;
 use crate::read::columns::resolve_columns;
 use crate::read::options::{Missing, ReadOptions};
 use crate::read::rows::{Dst, RowBuf};
+use crate::read::sparse_rows::push_row;
 
 /// The most entries of a CSC column read ahead at once while looking for a block's end.
 const CSC_WINDOW_MAX: u64 = 1 << 16;

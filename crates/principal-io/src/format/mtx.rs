@@ -28,6 +28,7 @@ use crate::error::{IoError, Result};
 use crate::format::h5ad::H5adSource;
 use crate::read::open::{Format, open};
 use crate::read::options::ReadOptions;
+use crate::read::sparse_rows::push_row;
 
 /// Stored bytes per entry of a CSR matrix in memory: a u32 index and an f64 value.
 const ENTRY_BYTES: u64 = 12;
@@ -262,23 +263,6 @@ fn parse_entry(lines: &Lines, text: &str, m: usize, n: usize) -> Result<(usize, 
         Ok(_) => Err(lines.error(format!("{v:?} is not a finite number"))),
         Err(_) => Err(lines.error(format!("{v:?} is not a number"))),
     }
-}
-
-/// Adds a row to `csr` from its entries (columns, values), sorted by column, repeated columns
-/// summed.
-pub(crate) fn push_row(csr: &mut Csr<f64, u32>, entries: &mut [(usize, f64)]) {
-    entries.sort_by_key(|e| e.0);
-    let mut k = 0;
-    while k < entries.len() {
-        let (c, mut v) = entries[k];
-        k += 1;
-        while k < entries.len() && entries[k].0 == c {
-            v += entries[k].1;
-            k += 1;
-        }
-        csr.push_entry(c, v);
-    }
-    csr.end_row();
 }
 
 impl SparseFile {
