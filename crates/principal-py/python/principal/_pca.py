@@ -263,6 +263,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.allow_nan = self.missing == "em"
+        # scipy.sparse X is fitted by the sparse core (never densified).
+        tags.input_tags.sparse = True
         return tags
 
     # --------------------------------------------------------------------------------- arrays
