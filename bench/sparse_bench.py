@@ -53,7 +53,7 @@ def peak_mb():
 
 
 def run_child(code, args):
-    """Runs `code` in a fresh Python process; returns its JSON line and peak memory (MB)."""
+    """Runs `code` in a fresh Python process; returns its JSON line (with its peak memory)."""
     started = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code] + args, check=True,
                          capture_output=True, text=True)
@@ -112,6 +112,9 @@ def main():
     ap.add_argument("--types", type=int, default=12)
     ap.add_argument("--components", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--input", choices=["auto", "h5ad", "mtx"], default="auto",
+                    help="the file principal reads: AnnData .h5ad (CSR) when anndata imports "
+                         "(auto), or MatrixMarket text")
     ap.add_argument("--principal-args", default="",
                     help="extra flags for principal fit, e.g. '--tolerance 1e-6'")
     args = ap.parse_args()
@@ -124,15 +127,28 @@ def main():
               f"CSR arrays {csr_mb:.0f} MB")
         npz = os.path.join(tmp, "x.npz")
         sp.save_npz(npz, x, compressed=False)
-        mtx = os.path.join(tmp, "x.mtx")
-        scipy.io.mmwrite(mtx, x, precision=17)
+        kind = args.input
+        if kind == "auto":
+            try:
+                import anndata  # noqa: F401
+                kind = "h5ad"
+            except ImportError:
+                kind = "mtx"
+        if kind == "h5ad":
+            import anndata
+            data_file = os.path.join(tmp, "x.h5ad")
+            anndata.AnnData(x).write_h5ad(data_file)
+        else:
+            data_file = os.path.join(tmp, "x.mtx")
+            scipy.io.mmwrite(data_file, x, precision=17)
+        print(f"principal reads {os.path.basename(data_file)}")
         del x
         rows = []
         # principal: its own process, its own peak memory (ru_maxrss of the child).
         model = os.path.join(tmp, "x.pca")
         before = peak_mb()
         t = time.perf_counter()
-        fitted = subprocess.run([args.principal, "fit", mtx, "-k", str(k), "-o", model]
+        fitted = subprocess.run([args.principal, "fit", data_file, "-k", str(k), "-o", model]
                                 + args.principal_args.split(),
                                 check=True, capture_output=True, text=True)
         solver = [l for l in fitted.stderr.splitlines() if l.startswith("solver:")]

@@ -219,7 +219,45 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
             None,
             false,
         ),
+        // Read as CSR blocks by the sparse core, CSC by per-gene cursors.
+        (
+            "AnnData h5ad (CSC)",
+            "c.h5ad",
+            std::fs::read(h5ad_fixture("x_csc_f64.h5ad")).unwrap(),
+            None,
+            false,
+        ),
+        // Sparse text (fixtures/sparse): a MatrixMarket file, gzipped, and a 10x directory's
+        // matrix (its genes and barcodes left whole).
+        (
+            "MatrixMarket",
+            "d.mtx",
+            sparse_fixture("counts.mtx"),
+            None,
+            false,
+        ),
+        (
+            "MatrixMarket.gz",
+            "d.mtx.gz",
+            gz(&sparse_fixture("counts.mtx")),
+            Some(sparse_fixture("counts.mtx")),
+            false,
+        ),
+        (
+            "10x matrix.mtx.gz",
+            "tenx/matrix.mtx.gz",
+            sparse_fixture("tenx/matrix.mtx.gz"),
+            Some(gunzip(&sparse_fixture("tenx/matrix.mtx.gz"))),
+            false,
+        ),
     ];
+    std::fs::create_dir_all(dir.join("tenx")).unwrap();
+    for name in ["features.tsv.gz", "barcodes.tsv.gz"] {
+        env.write(
+            &format!("tenx/{name}"),
+            sparse_fixture(&format!("tenx/{name}")),
+        );
+    }
     // Input for the model file's features, named a, b, c, d.
     env.write("good.csv", "a,b,c,d\n1,2,3,4\n0.5,-1,2,7\n3,3,0,1\n");
     let previous = b"previous output\n".to_vec();
@@ -233,6 +271,8 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
     for (name, file, good, inner, lengths) in formats {
         let model = file.ends_with(".safetensors");
         let command = |input: &str, out: &str| -> Vec<String> {
+            // A 10x matrix is read through its directory.
+            let input = input.strip_suffix("/matrix.mtx.gz").unwrap_or(input);
             let v: Vec<&str> = if model {
                 vec!["transform", input, "good.csv", "-o", out]
             } else {
@@ -851,6 +891,23 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
 }
 
 /// A file of fixtures/h5ad (written by fixtures/generate_h5ad.py with the anndata package).
+/// The bytes of `fixtures/sparse/NAME`.
+fn sparse_fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/sparse")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// `bytes` decompressed (gzip).
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(bytes), &mut out).unwrap();
+    out
+}
+
 fn h5ad_fixture(name: &str) -> String {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/h5ad")

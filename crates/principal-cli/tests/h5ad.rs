@@ -20,16 +20,25 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
-/// The model of `args` (fit … -o m.pca) and of the CSV `csv`, through `inspect --json`,
-/// without the fields that name the input.
+/// The model of `fit INPUT… -k 4 -o MODEL` by the covariance route (which dense and sparse
+/// inputs both take), through `inspect --json`, without the fields that name the input.
 fn fit_json(env: &Env, input: &[&str], model: &str) -> serde_json::Value {
+    fit_json_by(env, input, model, &["--solver", "covariance"])
+}
+
+/// The model of `fit INPUT… -k 4 -o MODEL SOLVER…`, as [`fit_json`].
+fn fit_json_by(env: &Env, input: &[&str], model: &str, solver: &[&str]) -> serde_json::Value {
     let mut args = vec!["fit"];
     args.extend_from_slice(input);
     args.extend_from_slice(&["-k", "4", "-o", model]);
+    args.extend_from_slice(solver);
     env.ok(&args);
     let mut json = env.inspect(model);
     if let Some(object) = json.as_object_mut() {
-        object.retain(|key, _| !["input", "inputs", "source", "created"].contains(&key.as_str()));
+        // The sparse fit records no iteration report (an absent or null one).
+        object.retain(|key, _| {
+            !["input", "inputs", "source", "created", "iteration_report"].contains(&key.as_str())
+        });
     }
     json
 }
@@ -51,6 +60,14 @@ fn every_encoding_and_element_type_gives_the_csv_model() {
     for name in &files {
         let h5ad = fit_json(&env, &[&fixture(name)], "h.pca");
         assert_same_model(&h5ad, &csv, 1e-10);
+    }
+    // The sparse encodings go to the sparse core, whose randomized route (mean subtracted
+    // inside the products) gives the dense one's model too.
+    let randomized = ["--solver", "randomized", "--tolerance", "1e-13"];
+    let csv_randomized = fit_json_by(&env, &[&fixture("counts.csv")], "r.pca", &randomized);
+    for name in ["x_csr_f64.h5ad", "x_csc_f32.h5ad", "x_csr_gzip.h5ad"] {
+        let h5ad = fit_json_by(&env, &[&fixture(name)], "h.pca", &randomized);
+        assert_same_model(&h5ad, &csv_randomized, 1e-10);
     }
     // The layer holds the counts; X holds half of them.
     let layer = fit_json(
@@ -290,4 +307,48 @@ fn a_failed_into_leaves_the_file_as_it_was() {
         ],
     );
     assert!(e.contains("--into"), "{e}");
+}
+
+#[test]
+fn sparse_matrices_are_read_as_csr_blocks_and_dense_ones_as_rows() {
+    let env = Env::new();
+    for (name, route) in [
+        (
+            "x_csr_f64.h5ad",
+            Some("AnnData csr_matrix: every pass reads CSR blocks"),
+        ),
+        (
+            "x_csc_i32.h5ad",
+            Some("AnnData csc_matrix: every pass reads CSR blocks"),
+        ),
+        ("x_dense_f64.h5ad", None),
+    ] {
+        let stderr = env.ok(&["fit", &fixture(name), "-k", "2", "-o", "m.pca", "--explain"]);
+        match route {
+            Some(route) => {
+                assert!(stderr.contains(route), "{name}: {stderr}");
+                assert!(
+                    stderr.contains("why: sparse, 133 non-zeros"),
+                    "{name}: {stderr}"
+                );
+            }
+            None => {
+                assert!(!stderr.contains("AnnData"), "{name}: {stderr}");
+                assert!(!stderr.contains("why: sparse"), "{name}: {stderr}");
+            }
+        }
+    }
+    // The mask applies to the sparse blocks: the masked genes' model, by the sparse route.
+    let stderr = env.ok(&[
+        "fit",
+        &fixture("mask.h5ad"),
+        "--mask-var",
+        "highly_variable",
+        "-k",
+        "2",
+        "-o",
+        "m.pca",
+        "--explain",
+    ]);
+    assert!(stderr.contains("CSR blocks"), "{stderr}");
 }

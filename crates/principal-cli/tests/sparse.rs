@@ -335,3 +335,61 @@ fn column_selection_with_a_sparse_input_is_refused_not_ignored() {
         }
     }
 }
+
+#[test]
+fn a_matrix_market_file_streamed_from_its_text_gives_the_model_held_in_memory() {
+    // 3,000 × 50, about 40% non-zero, written sorted by row: its ≈ 60,000 entries take
+    // ≈ 0.7 MB as CSR, over half of --memory-limit 1M, so every pass reads the text again.
+    let env = Env::new();
+    let (n, d) = (3000, 50);
+    let mut rng = common::Lcg(29);
+    let mut dense = vec![vec![0.0; d]; n];
+    let mut entries = Vec::new();
+    for (i, row) in dense.iter_mut().enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            if rng.next() < 0.4 {
+                *x = (1.0 + 9.0 * rng.next()).floor() * (1.0 + (j % 5) as f64);
+                entries.push(format!("{} {} {}", i + 1, j + 1, *x));
+            }
+        }
+    }
+    let mut text = format!(
+        "%%MatrixMarket matrix coordinate real general\n{n} {d} {}\n",
+        entries.len()
+    );
+    text.push_str(&entries.join("\n"));
+    env.write("big.mtx", text);
+    let header: Vec<String> = (0..d).map(|j| format!("f{j}")).collect();
+    env.write("big.csv", common::to_csv(Some(&header), &dense));
+    for solver in ["covariance", "randomized"] {
+        let args = ["--solver", solver, "-k", "4", "--tolerance", "1e-13"];
+        let mut streamed = vec!["fit", "big.mtx", "-o", "s.pca", "--memory-limit", "1M"];
+        streamed.extend_from_slice(&["--explain"]);
+        streamed.extend_from_slice(&args);
+        let stderr = env.ok(&streamed);
+        assert!(
+            stderr.contains("every pass reads the text a block of rows at a time"),
+            "{stderr}"
+        );
+        let held = fit(
+            &env,
+            &env.path("big.mtx").display().to_string(),
+            "m.pca",
+            &args,
+        );
+        let csv = fit(
+            &env,
+            &env.path("big.csv").display().to_string(),
+            "c.pca",
+            &args,
+        );
+        let streamed = env.inspect("s.pca");
+        assert_models_agree(
+            &streamed,
+            &csv,
+            1e-10,
+            &format!("{solver}: streamed vs csv"),
+        );
+        assert_models_agree(&held, &csv, 1e-10, &format!("{solver}: in memory vs csv"));
+    }
+}

@@ -54,7 +54,9 @@ pub use faer::Mat;
 
 pub use error::{Column, IoError, Result};
 pub use format::idx::read_labels;
-pub use format::mtx::{Orientation, SparseFile, is_sparse_input};
+pub use format::mtx::{
+    Orientation, SparseFile, h5ad_block_entries, is_sparse_input, is_sparse_input_with,
+};
 pub use h5ad_into::{ScanpyPca, write_scanpy_pca};
 pub use labels::{read_label_column, read_label_files};
 pub use model_file::{

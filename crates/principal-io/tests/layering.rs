@@ -6,8 +6,9 @@
 //! 4  model_file      the safetensors model file, written through `write`
 //!    labels          the labels of a data set's rows (label files, a column of the data)
 //! 3  reader  write   the data set of shards (dispatches to the formats) | atomic writes
-//! 2  format          one reader per format; inside it only npy → binary, idx → binary, and
-//!                    the files of columnar/ among themselves
+//! 2  format          one reader per format; inside it only npy → binary, idx → binary,
+//!                    mtx → h5ad (the sparse inputs), and the files of columnar/ among
+//!                    themselves
 //! 1  read            the leaves every format uses (opening, options, columns, row buffers)
 //! 0  error           IoError
 //! ```
@@ -46,6 +47,8 @@ const INSIDE: &[(&str, &str)] = &[
     ("format::npy", "format::binary"),
     ("format::idx", "format::binary"),
     ("format::columnar", "format::columnar"),
+    // SparseFile opens an .h5ad file's CSR or CSC matrix as it opens MatrixMarket text.
+    ("format::mtx", "format::h5ad"),
     ("reader", "reader"),
     ("model_kinds", "model_kinds"),
 ];
@@ -153,7 +156,7 @@ fn imports_between_formats_and_modules_outside_the_table_are_refused() {
             "src/extra.rs: module extra has no layer: add it to LAYERS",
             "src/format/csv.rs: `super::npy::parse` — format::csv may not import format::npy: \
              inside format only format::npy → format::binary, format::idx → format::binary, \
-             format::columnar → format::columnar",
+             format::columnar → format::columnar, format::mtx → format::h5ad",
         ]
     );
 }

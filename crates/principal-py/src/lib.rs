@@ -21,3 +21,5 @@
 mod latent;
 #[cfg(feature = "python")]
 mod native;
+#[cfg(feature = "python")]
+mod sparse;

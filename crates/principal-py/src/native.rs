@@ -138,7 +138,7 @@ fn parse_name<T: std::str::FromStr<Err = String>>(text: &str) -> PyResult<T> {
 }
 
 /// The fit's parameters from the dict the Python class builds (every key present).
-fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
+pub(crate) fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
     let components = {
         let c = item(p, "components")?;
         if c.is_none() {
@@ -208,7 +208,7 @@ fn float_vector(dict: &Bound<'_, PyDict>, key: &str) -> PyResult<Vec<f64>> {
 }
 
 /// The model of a state dict (float64 arrays), checked by [`PcaModel::from_parts`].
-fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
+pub(crate) fn model_from(state: &Bound<'_, PyDict>) -> PyResult<PcaModel> {
     let components: PyReadonlyArray2<'_, f64> = item(state, "components")?.extract()?;
     let components = components.as_array();
     let components = Mat::from_fn(components.nrows(), components.ncols(), |i, j| {
@@ -292,7 +292,7 @@ fn choice_dict<'py>(py: Python<'py>, c: &ComponentChoice) -> PyResult<Bound<'py,
 }
 
 /// The state dict of a model: every part, float64 arrays.
-fn state_of<'py>(py: Python<'py>, model: &PcaModel) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn state_of<'py>(py: Python<'py>, model: &PcaModel) -> PyResult<Bound<'py, PyDict>> {
     let parts = model.to_parts();
     let s = PyDict::new(py);
     s.set_item("mean", vec_to_numpy(py, &parts.mean))?;
@@ -949,6 +949,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report, m)?)?;
     m.add_function(wrap_pyfunction!(align, m)?)?;
     crate::latent::register(m)?;
+    crate::sparse::register(m)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(fit_weighted, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -465,6 +465,14 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
         }
         return run_sparse(config, input);
     }
+    // An .h5ad file whose matrix is CSR or CSC goes to the sparse core too (under MPI its
+    // processes read their rows dense, as before).
+    if let [input] = &config.inputs[..]
+        && collective.size() == 1
+        && principal_io::is_sparse_input_with(input, &config.read)
+    {
+        return run_sparse(config, input);
+    }
     if collective.size() > 1 {
         return run_distributed(config, collective);
     }
@@ -641,11 +649,15 @@ fn run_distributed(config: &FitConfig, collective: &dyn Collective) -> Result<()
     Ok(())
 }
 
-/// `fit` of a sparse input (a MatrixMarket file or a 10x directory), never densified: its
-/// rows are held as CSR arrays or streamed from the text (see `principal_io::SparseFile`).
+/// `fit` of a sparse input (a MatrixMarket file, a 10x directory or an `.h5ad` file with a
+/// CSR or CSC matrix), never densified: its rows are held as CSR arrays or streamed from the
+/// file (see `principal_io::SparseFile`).
 fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
-    // The sparse readers take every column: a selection must not be ignored in silence.
-    if config.read.columns.is_some() || !config.read.exclude.is_empty() {
+    // The MatrixMarket readers take every column: a selection must not be ignored in silence
+    // (an .h5ad file's reader selects).
+    if principal_io::is_sparse_input(input)
+        && (config.read.columns.is_some() || !config.read.exclude.is_empty())
+    {
         return Err(anyhow::Error::from(usage_error::<FitArgs>(
             "fit",
             format!(
@@ -657,7 +669,7 @@ fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
     }
     let started = Instant::now();
     let fit_error = || format!("cannot fit {}", input.display());
-    let mut file = principal_io::SparseFile::open(input, config.memory_limit)?;
+    let mut file = principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?;
     let names = file.feature_names().map(<[String]>::to_vec);
     let mut counted = PassCounter {
         source: &mut file,
@@ -680,13 +692,7 @@ fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
     if config.explain {
         let reading = ReadingPlan {
             streaming: file.is_streamed(),
-            why: if file.is_streamed() {
-                "sparse rows sorted by row, larger than half the memory limit: every pass \
-                 reads the text a block of rows at a time"
-                    .into()
-            } else {
-                "sparse rows held as CSR arrays (the matrix's own size, never densified)".into()
-            },
+            why: file.reading(),
         };
         text::stderr(&explanation(&solver_plan, &reading, config.memory_limit));
     }

@@ -17,12 +17,15 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use hdf5_pure::{AttrValue, DType, Dataset, File};
+use principal::PcaError;
+use principal::sparse::{Csr, CsrChunk};
 
 use crate::error::{IoError, Result};
 use crate::read::bounded::contain;
 use crate::read::columns::resolve_columns;
 use crate::read::options::{Missing, ReadOptions};
 use crate::read::rows::{Dst, RowBuf};
+use crate::read::sparse_rows::push_row;
 
 /// The most entries of a CSC column read ahead at once while looking for a block's end.
 const CSC_WINDOW_MAX: u64 = 1 << 16;
@@ -60,6 +63,8 @@ pub(crate) struct H5adSource {
     names: Vec<String>,
     f32: bool,
     missing: Missing,
+    /// The first row to read (a process's part starts later).
+    first: usize,
     next: usize,
     end: usize,
     /// The `hdf5-pure` file, kept open while the datasets are read.
@@ -402,6 +407,7 @@ impl H5adSource {
             names,
             f32: exact_in_f32(&dtype),
             missing: options.missing,
+            first: 0,
             next: 0,
             end: n_rows,
             _file: file,
@@ -444,6 +450,7 @@ impl H5adSource {
             ));
         }
         self.next = rows.start.min(self.n_rows);
+        self.first = self.next;
         self.end = rows.end.min(self.n_rows).max(self.next);
         Ok(())
     }
@@ -455,7 +462,8 @@ impl H5adSource {
             return Ok(0);
         }
         let r0 = self.next;
-        let mut block = vec![0.0f64; k * self.n_kept];
+        let n_kept = self.n_kept;
+        let mut block = vec![0.0f64; k * n_kept];
         match &mut self.stored {
             Stored::Dense(dataset) => read_dense(
                 &self.path,
@@ -495,8 +503,7 @@ impl H5adSource {
                 (data, indices, colptr, cursor),
                 (r0, k, self.n_rows),
                 &self.position,
-                self.n_kept,
-                &mut block,
+                &mut |i, p, v| block[i * n_kept + p] += v,
             )?,
         }
         self.check_values(r0, &block)?;
@@ -510,6 +517,190 @@ impl H5adSource {
         }
         self.next += k;
         Ok(k)
+    }
+
+    /// Whether the matrix is stored sparse (CSR or CSC): then [`Self::sparse_pass`] reads it.
+    pub(crate) fn is_sparse(&self) -> bool {
+        !matches!(self.stored, Stored::Dense(_))
+    }
+
+    /// How the matrix is stored, for `--explain`: `csr_matrix`, `csc_matrix` or `dense`.
+    pub(crate) fn encoding(&self) -> &'static str {
+        match self.stored {
+            Stored::Dense(_) => "dense",
+            Stored::Csr { .. } => "csr_matrix",
+            Stored::Csc { .. } => "csc_matrix",
+        }
+    }
+
+    /// The entries stored in the rows to read (all columns, before the mask): the sparse cost
+    /// model's count. A dense matrix's every value.
+    pub(crate) fn stored_entries(&self) -> u64 {
+        match &self.stored {
+            Stored::Dense(_) => ((self.end - self.first) * self.n_cols) as u64,
+            Stored::Csr { nnz, .. } => *nnz,
+            Stored::Csc { colptr, .. } => colptr[self.n_cols],
+        }
+    }
+
+    /// The rows to read (the whole file, or a process's part).
+    pub(crate) fn rows_to_read(&self) -> usize {
+        self.end - self.first
+    }
+
+    /// One pass over the rows to read as CSR blocks (the kept columns only, renumbered;
+    /// repeated entries summed), never densified: `visit` gets blocks of at most `budget`
+    /// stored entries (a row with more is a block of its own). CSR reads each block's slice
+    /// of `indptr`, then its `indices` and `data`; CSC takes each kept column's entries in the
+    /// block's rows by the column's cursor (see the module's documentation), the block's rows
+    /// sized by the matrix's mean entries per row. Returns the error `visit` returned, if any.
+    /// Memory: one block's entries, about 28 bytes each while it is built, and for CSR the
+    /// `indptr` of the rows to read (8 bytes a row).
+    pub(crate) fn sparse_pass(
+        &mut self,
+        budget: usize,
+        visit: &mut dyn FnMut(CsrChunk<'_>) -> principal::Result<()>,
+    ) -> Result<Option<PcaError>> {
+        let budget = budget.max(1) as u64;
+        let (first, end, n_rows, n_cols) = (self.first, self.end, self.n_rows, self.n_cols);
+        let mut block = Csr::<f64, u32>::new(self.n_kept);
+        let mut row: Vec<(usize, f64)> = Vec::new();
+        match &mut self.stored {
+            Stored::Dense(_) => unreachable!("sparse_pass of a dense matrix"),
+            Stored::Csr {
+                data,
+                indices,
+                indptr,
+                nnz,
+            } => {
+                if first == end {
+                    return Ok(None);
+                }
+                let raw = window(
+                    &self.path,
+                    &self.matrix_path,
+                    "indptr",
+                    first as u64..(end + 1) as u64,
+                    |a, n| indptr.read_i64_rows(a, n),
+                )?;
+                let ptr =
+                    checked_pointers(&self.path, &self.matrix_path, &raw, first, *nnz, "row")?;
+                let mut r = 0;
+                while r < end - first {
+                    // As many rows as fit in the budget, at least one.
+                    let mut k = 1;
+                    while r + k < end - first && ptr[r + k + 1] - ptr[r] <= budget {
+                        k += 1;
+                    }
+                    let span = ptr[r]..ptr[r + k];
+                    block.clear();
+                    let (cols, values) = if span.is_empty() {
+                        (Vec::new(), Vec::new())
+                    } else {
+                        (
+                            window(
+                                &self.path,
+                                &self.matrix_path,
+                                "indices",
+                                span.clone(),
+                                |a, n| indices.read_i64_rows(a, n),
+                            )?,
+                            window(
+                                &self.path,
+                                &self.matrix_path,
+                                "data",
+                                span.clone(),
+                                |a, n| data.read_f64_rows(a, n),
+                            )?,
+                        )
+                    };
+                    for i in 0..k {
+                        row.clear();
+                        let at = first + r + i;
+                        for e in (ptr[r + i] - span.start)..(ptr[r + i + 1] - span.start) {
+                            let e = e as usize;
+                            let j = cols[e];
+                            if j < 0 || j as u64 >= n_cols as u64 {
+                                return Err(format_error(
+                                    &self.path,
+                                    format!(
+                                        "{}/indices[{}] = {j} (row {at}) is out of range: the \
+                                         matrix has {n_cols} columns",
+                                        self.matrix_path,
+                                        span.start + e as u64,
+                                    ),
+                                ));
+                            }
+                            if let Some(p) = self.position[j as usize] {
+                                row.push((p, values[e]));
+                            }
+                        }
+                        finite_row(&self.path, at, &row, &self.position)?;
+                        push_row(&mut block, &mut row);
+                    }
+                    if let Err(e) = visit(block.as_chunk()) {
+                        return Ok(Some(e));
+                    }
+                    r += k;
+                }
+            }
+            Stored::Csc {
+                data,
+                indices,
+                colptr,
+                cursor,
+            } => {
+                cursor.copy_from_slice(&colptr[..n_cols]);
+                let nnz = colptr[n_cols].max(1);
+                let rows_per_block =
+                    ((budget as u128 * n_rows as u128 / nnz as u128) as usize).max(1);
+                // (row in the block, kept position, value), gathered column by column, then
+                // laid out by row with a counting sort.
+                let mut entries: Vec<(u32, u32, f64)> = Vec::new();
+                let mut counts: Vec<usize> = Vec::new();
+                let mut by_row: Vec<(usize, f64)> = Vec::new();
+                let mut r0 = first;
+                while r0 < end {
+                    let k = rows_per_block.min(end - r0);
+                    entries.clear();
+                    read_csc(
+                        &self.path,
+                        &self.matrix_path,
+                        (data, indices, colptr, cursor),
+                        (r0, k, n_rows),
+                        &self.position,
+                        &mut |i, p, v| entries.push((i as u32, p as u32, v)),
+                    )?;
+                    counts.clear();
+                    counts.resize(k + 1, 0);
+                    for &(i, _, _) in &entries {
+                        counts[i as usize + 1] += 1;
+                    }
+                    for i in 0..k {
+                        counts[i + 1] += counts[i];
+                    }
+                    by_row.clear();
+                    by_row.resize(entries.len(), (0, 0.0));
+                    let mut next = counts.clone();
+                    for &(i, p, v) in &entries {
+                        by_row[next[i as usize]] = (p as usize, v);
+                        next[i as usize] += 1;
+                    }
+                    block.clear();
+                    for i in 0..k {
+                        row.clear();
+                        row.extend_from_slice(&by_row[counts[i]..counts[i + 1]]);
+                        finite_row(&self.path, r0 + i, &row, &self.position)?;
+                        push_row(&mut block, &mut row);
+                    }
+                    if let Err(e) = visit(block.as_chunk()) {
+                        return Ok(Some(e));
+                    }
+                    r0 += k;
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// NaN is an error unless missing values are read; infinities always are.
@@ -534,6 +725,26 @@ impl H5adSource {
         }
         Ok(())
     }
+}
+
+/// A sparse row's values checked finite (a sparse fit has no missing values); the error names
+/// the row, the stored column and the value.
+fn finite_row(
+    path: &Path,
+    row: usize,
+    entries: &[(usize, f64)],
+    position: &[Option<usize>],
+) -> Result<()> {
+    if let Some(&(p, value)) = entries.iter().find(|e| !e.1.is_finite()) {
+        let column = position.iter().position(|&q| q == Some(p)).unwrap_or(0);
+        return Err(IoError::NonFiniteElement {
+            path: path.to_owned(),
+            row,
+            column,
+            value,
+        });
+    }
+    Ok(())
 }
 
 /// Opens a `csr_matrix` or `csc_matrix` group: its arrays, and its shape checked against them.
@@ -802,14 +1013,15 @@ fn read_csr(
     Ok(())
 }
 
+/// Takes from every kept column of a CSC matrix its entries in rows `r0 .. r0 + k`, advancing
+/// the column's cursor: `put(row − r0, kept position, value)` for each.
 fn read_csc(
     path: &Path,
     name: &str,
     (data, indices, colptr, cursor): (&Dataset, &Dataset, &[u64], &mut [u64]),
     (r0, k, n_rows): (usize, usize, usize),
     position: &[Option<usize>],
-    n_kept: usize,
-    block: &mut [f64],
+    put: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<()> {
     let r1 = (r0 + k) as i64;
     for (j, &p) in position.iter().enumerate() {
@@ -865,7 +1077,7 @@ fn read_csc(
             data.read_f64_rows(a, n)
         })?;
         for (&r, &v) in rows.iter().zip(&values) {
-            block[(r as usize - r0) * n_kept + p] += v;
+            put(r as usize - r0, p, v);
         }
         cursor[j] = start + taken;
     }
@@ -975,5 +1187,104 @@ mod tests {
             H5adSource::open(&fixture("x_csc_f64.h5ad"), &ReadOptions::default()).unwrap();
         assert!(!csc.splittable());
         assert!(csc.restrict(10..17).is_err());
+    }
+    /// The rows of every sparse pass of `source` in blocks of at most `budget` entries, as
+    /// dense rows (for comparison only), checking each block's bound.
+    fn sparse_rows(source: &mut H5adSource, budget: usize) -> (Vec<f64>, usize) {
+        let d = source.n_features();
+        // CSR blocks hold at most `budget` entries (or one row); CSC blocks at most the rows
+        // that hold `budget` entries at the matrix's mean per row.
+        let csc_rows = (budget * source.rows_to_read() / source.stored_entries() as usize).max(1);
+        let csc = source.encoding() == "csc_matrix";
+        let mut rows = Vec::new();
+        let mut blocks = 0;
+        for _ in 0..2 {
+            rows.clear();
+            blocks = 0;
+            let failed = source
+                .sparse_pass(budget, &mut |block| {
+                    let CsrChunk::F64U32(x) = block else {
+                        panic!("f64 values, u32 indices")
+                    };
+                    assert!(
+                        if csc {
+                            x.nrows() <= csc_rows
+                        } else {
+                            x.nnz() <= budget || x.nrows() == 1
+                        },
+                        "{} entries in {} rows",
+                        x.nnz(),
+                        x.nrows()
+                    );
+                    for i in 0..x.nrows() {
+                        let mut dense = vec![0.0; d];
+                        let (columns, values) = x.row(i);
+                        for (&j, &v) in columns.iter().zip(values) {
+                            dense[j as usize] += v;
+                        }
+                        rows.extend(dense);
+                    }
+                    blocks += 1;
+                    Ok(())
+                })
+                .unwrap();
+            assert!(failed.is_none());
+        }
+        (rows, blocks)
+    }
+
+    #[test]
+    fn sparse_passes_give_the_counts_in_blocks_within_the_budget() {
+        let expected = counts();
+        for name in [
+            "x_csr_f64.h5ad",
+            "x_csc_f64.h5ad",
+            "x_csr_gzip.h5ad",
+            "x_csc_i32.h5ad",
+        ] {
+            let mut source = H5adSource::open(&fixture(name), &ReadOptions::default()).unwrap();
+            assert!(source.is_sparse());
+            assert_eq!(source.stored_entries(), 133, "{name}");
+            for budget in [1, 10, 50, 1000] {
+                let (values, blocks) = sparse_rows(&mut source, budget);
+                assert_eq!(values, expected, "{name} in blocks of {budget} entries");
+                // 133 entries in blocks of at most `budget` (a CSC block is sized by the mean
+                // entries per row, so it may hold a few more rows' worth less).
+                assert!(
+                    blocks >= 133usize.div_ceil(budget).min(40),
+                    "{name}: {blocks}"
+                );
+            }
+        }
+        let dense = H5adSource::open(&fixture("x_dense_f64.h5ad"), &ReadOptions::default());
+        assert!(!dense.unwrap().is_sparse());
+    }
+
+    #[test]
+    fn sparse_passes_keep_the_masked_genes_and_a_part_of_the_rows() {
+        let expected = counts();
+        let options = ReadOptions {
+            mask_var: Some("highly_variable".into()),
+            exclude: vec![crate::ColumnSelector::Name("gene4".into())],
+            ..ReadOptions::default()
+        };
+        let mut source = H5adSource::open(&fixture("mask.h5ad"), &options).unwrap();
+        let kept = [1, 2, 7, 8, 11, 14];
+        let want: Vec<f64> = (0..40)
+            .flat_map(|i| kept.iter().map(move |&j| (i, j)))
+            .map(|(i, j)| expected[i * 15 + j])
+            .collect();
+        for budget in [1, 7, 1000] {
+            assert_eq!(
+                sparse_rows(&mut source, budget).0,
+                want,
+                "blocks of {budget}"
+            );
+        }
+        let mut part =
+            H5adSource::open(&fixture("x_csr_f64.h5ad"), &ReadOptions::default()).unwrap();
+        part.restrict(10..17).unwrap();
+        assert_eq!(part.rows_to_read(), 7);
+        assert_eq!(sparse_rows(&mut part, 5).0, expected[10 * 15..17 * 15]);
     }
 }

@@ -25,6 +25,10 @@ use principal::PcaError;
 use principal::sparse::{Csr, CsrChunk, SparseSource};
 
 use crate::error::{IoError, Result};
+use crate::format::h5ad::H5adSource;
+use crate::read::open::{Format, open};
+use crate::read::options::ReadOptions;
+use crate::read::sparse_rows::push_row;
 
 /// Stored bytes per entry of a CSR matrix in memory: a u32 index and an f64 value.
 const ENTRY_BYTES: u64 = 12;
@@ -45,6 +49,12 @@ pub enum Orientation {
 enum Storage {
     Memory(Csr<f64, u32>),
     Stream,
+    /// An AnnData file's CSR or CSC matrix, read a block of rows at a time, blocks of at most
+    /// `budget` entries.
+    H5ad {
+        source: Box<H5adSource>,
+        budget: usize,
+    },
 }
 
 /// A MatrixMarket file or 10x directory opened for reading by rows.
@@ -59,6 +69,30 @@ pub struct SparseFile {
     storage: Storage,
     feature_names: Option<Vec<String>>,
     sample_names: Option<Vec<String>>,
+}
+
+/// Whether `path` is a sparse input as `options` read it: what [`is_sparse_input`] says, or an
+/// AnnData `.h5ad` file whose matrix (`X` or `--layer`'s) is stored CSR or CSC. A file that
+/// cannot be opened is not (the dense reader then says why).
+pub fn is_sparse_input_with(path: &Path, options: &ReadOptions) -> bool {
+    if is_sparse_input(path) {
+        return true;
+    }
+    let Ok(opened) = open(path) else {
+        return false;
+    };
+    if opened.format != Format::Hdf5 {
+        return false;
+    }
+    drop(opened);
+    H5adSource::open(path, options).is_ok_and(|h| h.is_sparse())
+}
+
+/// Entries of a block an `.h5ad` pass hands out, under `memory_limit`: a quarter of it at
+/// about 28 bytes an entry while a block is read (the i64 indices and f64 values read, the
+/// CSR block built), between 2¹⁰ and [`BLOCK_ENTRIES`].
+pub fn h5ad_block_entries(memory_limit: u64) -> usize {
+    (memory_limit / 4 / 28).clamp(1 << 10, BLOCK_ENTRIES as u64) as usize
 }
 
 /// Whether `path` names a sparse input: a `.mtx` / `.mtx.gz` file, or a directory holding
@@ -231,23 +265,6 @@ fn parse_entry(lines: &Lines, text: &str, m: usize, n: usize) -> Result<(usize, 
     }
 }
 
-/// Adds a row to `csr` from its entries (columns, values), sorted by column, repeated columns
-/// summed.
-fn push_row(csr: &mut Csr<f64, u32>, entries: &mut [(usize, f64)]) {
-    entries.sort_by_key(|e| e.0);
-    let mut k = 0;
-    while k < entries.len() {
-        let (c, mut v) = entries[k];
-        k += 1;
-        while k < entries.len() && entries[k].0 == c {
-            v += entries[k].1;
-            k += 1;
-        }
-        csr.push_entry(c, v);
-    }
-    csr.end_row();
-}
-
 impl SparseFile {
     /// Opens a `.mtx` / `.mtx.gz` file (rows are samples) or a 10x directory (cells are
     /// samples), checking every entry; the CSR arrays are held in memory when they take at most
@@ -257,6 +274,60 @@ impl SparseFile {
             return Self::open_10x(path, memory_limit);
         }
         Self::open_file(path, Orientation::RowsAreSamples, memory_limit)
+    }
+
+    /// Opens `path` as [`SparseFile::open`] does, or an AnnData `.h5ad` file whose matrix is
+    /// stored CSR or CSC, read as `options` say (`--layer`, `--mask-var`, `--columns`,
+    /// `--exclude`; an error for a dense matrix), by blocks of rows of at most
+    /// [`h5ad_block_entries`] entries: never densified, never held whole.
+    pub fn open_with(path: &Path, options: &ReadOptions, memory_limit: u64) -> Result<Self> {
+        if is_sparse_input(path) {
+            return Self::open(path, memory_limit);
+        }
+        let source = H5adSource::open(path, options)?;
+        if !source.is_sparse() {
+            return Err(format_error(
+                path,
+                "its matrix is stored dense, not as a csr_matrix or csc_matrix".into(),
+            ));
+        }
+        Ok(SparseFile {
+            path: path.to_owned(),
+            orientation: Orientation::RowsAreSamples,
+            n_samples: source.rows_to_read(),
+            n_features: source.n_features(),
+            declared: source.stored_entries() as usize,
+            feature_names: source.column_names().map(<[String]>::to_vec),
+            sample_names: None,
+            storage: Storage::H5ad {
+                source: Box::new(source),
+                budget: h5ad_block_entries(memory_limit),
+            },
+        })
+    }
+
+    /// How the passes read the rows, for `--explain`.
+    pub fn reading(&self) -> String {
+        match &self.storage {
+            Storage::Memory(_) => {
+                "sparse rows held as CSR arrays (the matrix's own size, never densified)".into()
+            }
+            Storage::Stream => "sparse rows sorted by row, larger than half the memory limit: \
+                                every pass reads the text a block of rows at a time"
+                .into(),
+            Storage::H5ad { source, budget } => format!(
+                "AnnData {}: every pass reads CSR blocks of at most {budget} entries (≈ {} MB, \
+                 a quarter of the memory limit) from the file, never densified, never whole{}",
+                source.encoding(),
+                (*budget as u64 * 28).div_ceil(1_000_000),
+                if source.encoding() == "csc_matrix" {
+                    "; by columns, each block takes every gene's entries in its rows by a \
+                     cursor per gene"
+                } else {
+                    ""
+                }
+            ),
+        }
     }
 
     fn open_file(path: &Path, orientation: Orientation, memory_limit: u64) -> Result<Self> {
@@ -462,7 +533,7 @@ impl SparseFile {
 
     /// Whether the passes stream the text (the file is sorted by row and too large to hold).
     pub fn is_streamed(&self) -> bool {
-        matches!(self.storage, Storage::Stream)
+        matches!(self.storage, Storage::Stream | Storage::H5ad { .. })
     }
 
     /// One pass streaming the text, which is sorted by sample: blocks of about
@@ -547,7 +618,12 @@ impl SparseSource for SparseFile {
         &mut self,
         visit: &mut dyn FnMut(CsrChunk<'_>) -> principal::Result<()>,
     ) -> principal::Result<()> {
-        match &self.storage {
+        match &mut self.storage {
+            Storage::H5ad { source, budget } => match source.sparse_pass(*budget, visit) {
+                Ok(None) => Ok(()),
+                Ok(Some(visit_error)) => Err(visit_error),
+                Err(e) => Err(PcaError::Source(Box::new(e))),
+            },
             Storage::Memory(csr) => {
                 let x = csr.as_chunk();
                 let rows = (BLOCK_ENTRIES * x.nrows() / x.nnz().max(1)).clamp(1, x.nrows().max(1));

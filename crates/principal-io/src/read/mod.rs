@@ -11,3 +11,4 @@ pub(crate) mod matrix;
 pub(crate) mod open;
 pub(crate) mod options;
 pub(crate) mod rows;
+pub(crate) mod sparse_rows;

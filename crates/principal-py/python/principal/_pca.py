@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Optional
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
@@ -262,6 +263,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.allow_nan = self.missing == "em"
+        # scipy.sparse X is fitted by the sparse core (never densified).
+        tags.input_tags.sparse = True
         return tags
 
     # --------------------------------------------------------------------------------- arrays
@@ -283,6 +286,30 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         if not (X.flags.c_contiguous or X.flags.f_contiguous):
             X = np.ascontiguousarray(X)
         return X
+
+    def _validate_sparse(self, X, *, reset: bool):
+        """A scipy.sparse X checked as scikit-learn checks it (finite; float32 kept, other
+        dtypes as float64: the values array only is converted), as the arrays of its CSR form
+        (n_cols, indptr as int64, indices as uint32, data): never densified. CSC (and any other
+        format) is turned into CSR by scipy, a copy of the sparse arrays."""
+        X = validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse=["csr", "csc"],
+            dtype=[np.float64, np.float32],
+            ensure_min_samples=2 if reset else 1,
+        )
+        X = X.tocsr()
+        if X.shape[1] >= 2**32:
+            raise ValueError(f"{X.shape[1]} features: more than 2**32 - 1 are not read")
+        indices = X.indices
+        # int32 indices are read in place as uint32 (they are non-negative in a valid matrix).
+        indices = indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
+        return (
+            X.dtype.type,
+            (X.shape[1], X.indptr.astype(np.int64, copy=False), indices, X.data),
+        )
 
     def _set_state(self, state: dict, dtype, n_features: int) -> None:
         """Sets the fitted attributes from a native state (in `dtype`, as scikit-learn)."""
@@ -324,6 +351,14 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         exact fit (solver 'auto', 'svd', 'gram' or 'covariance'), without missing values.
         """
         params = self._native_params()
+        if sp.issparse(X):
+            # The sparse core: centred implicitly inside every product, never densified.
+            if row_weights is not None:
+                raise ValueError("row_weights are not supported with a sparse X")
+            dtype, csr = self._validate_sparse(X, reset=True)
+            state = _native.fit_sparse(*csr, params)
+            self._set_state(state, dtype, csr[0])
+            return self
         if row_weights is None:
             X = self._validate(X, reset=True, allow_nan=True)
             state = _native.fit(X, params)
@@ -419,6 +454,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None):
         """Fit the model with X and return its codes (n_samples × n_components)."""
+        if sp.issparse(X):
+            return self.fit(X).transform(X)
         params = self._native_params()
         X = self._validate(X, reset=True, allow_nan=True)
         state = _native.fit(X, params)
@@ -440,6 +477,11 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         row's latent point under probabilistic PCA instead, as a :class:`Posterior` (mean,
         covariance). With missing='em', rows with NaN are completed by their conditional means."""
         check_is_fitted(self)
+        if sp.issparse(X):
+            if posterior:
+                raise ValueError("posterior=True is not supported with a sparse X")
+            dtype, csr = self._validate_sparse(X, reset=False)
+            return _native.transform_sparse(self._state, *csr).astype(dtype, copy=False)
         X = self._validate(X, reset=False, allow_nan=True)
         if posterior:
             mean, covariance = _native.posterior(self._state, X)
