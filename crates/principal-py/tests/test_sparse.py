@@ -2,13 +2,13 @@
 densified) against scikit-learn's PCA of the densified matrix (1e-8) and its sparse arpack
 PCA, for CSR and CSC, float and integer values; principal.pca(adata) with a sparse X."""
 
-import anndata as ad
 import numpy as np
 import pytest
 import scipy.sparse as sp
 import sklearn.decomposition
 
 import principal
+from conftest import import_extra
 
 
 def counts(n=300, d=40, seed=0):
@@ -86,6 +86,7 @@ def test_dense_only_options_are_refused_for_sparse_input():
 
 
 def test_pca_of_an_anndata_with_sparse_x_equals_that_of_dense_x(no_densifying):
+    ad = import_extra("anndata")
     x = counts(n=200, d=30, seed=2).astype(np.float32)
     hv = np.zeros(30, dtype=bool)
     hv[::3] = True

@@ -386,13 +386,37 @@ impl SolverPlan {
                      randomized ≈ {r:.2e} multiply-adds"
                 ),
             ),
-            (None, None) => (
-                Solver::Covariance,
-                format!(
-                    "{sparsity}: nothing fits in the memory limit; covariance needs the least \
-                     for an exact answer"
-                ),
-            ),
+            // Nothing fits: the route that needs the least memory, so that a limit far below
+            // the D×D covariance matrix (20,000 genes: 9.6 GB) is not answered with it.
+            (None, None) => {
+                let memory = |s: Solver| {
+                    candidates
+                        .iter()
+                        .find(|c| c.solver == s)
+                        .map_or(f64::INFINITY, |c| c.memory_bytes)
+                };
+                let (covariance, randomized) =
+                    (memory(Solver::Covariance), memory(Solver::Randomized));
+                if n_components.is_some() && randomized < covariance {
+                    (
+                        Solver::Randomized,
+                        format!(
+                            "{sparsity}: nothing fits in the memory limit; randomized needs the \
+                             least (≈ {:.0} MB, the covariance route ≈ {:.0} MB)",
+                            randomized / 1e6,
+                            covariance / 1e6
+                        ),
+                    )
+                } else {
+                    (
+                        Solver::Covariance,
+                        format!(
+                            "{sparsity}: nothing fits in the memory limit; covariance needs the \
+                             least for an exact answer"
+                        ),
+                    )
+                }
+            }
         };
         SolverPlan {
             solver,
@@ -439,5 +463,40 @@ mod tests {
             (chosen.solver, chosen.reason.as_str()),
             (Solver::Power, "power chosen by the caller")
         );
+    }
+
+    /// 20,000 genes within 64 MB: neither route fits, and the D×D covariance (9.6 GB) must not
+    /// be the answer when randomized needs 115 MB; without a count only covariance can answer.
+    #[test]
+    fn sparse_data_over_every_budget_takes_the_route_that_needs_the_least_memory() {
+        let plan = SolverPlan::sparse(
+            Solver::Auto,
+            20_000,
+            20_000,
+            10_000_000,
+            Some(50),
+            Some(64 << 20),
+        );
+        let over = |s: Solver| {
+            plan.candidates.iter().any(|c| {
+                c.solver == s && matches!(c.unsuitable, Some(Unsuitable::OverMemoryLimit { .. }))
+            })
+        };
+        assert!(over(Solver::Covariance) && over(Solver::Randomized));
+        assert_eq!(plan.solver, Solver::Randomized, "{}", plan.reason);
+        assert!(
+            plan.reason.contains("randomized needs the least"),
+            "{}",
+            plan.reason
+        );
+        let plan = SolverPlan::sparse(
+            Solver::Auto,
+            20_000,
+            20_000,
+            10_000_000,
+            None,
+            Some(64 << 20),
+        );
+        assert_eq!(plan.solver, Solver::Covariance, "{}", plan.reason);
     }
 }
