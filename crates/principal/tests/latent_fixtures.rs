@@ -117,14 +117,21 @@ fn bayesian_pca_missing(name: &str) {
     assert!(holes > 0, "{name}: no missing entries");
     let z = model.transform(x.as_ref()).unwrap();
     let want = matrix(&case["transform"], "transform");
-    assert_eq!((z.nrows(), z.ncols()), (want.nrows(), want.ncols()), "{name}: transform shape");
+    assert_eq!(
+        (z.nrows(), z.ncols()),
+        (want.nrows(), want.ncols()),
+        "{name}: transform shape"
+    );
     let scale = (0..want.nrows())
         .flat_map(|i| (0..want.ncols()).map(move |c| (i, c)))
         .fold(0.0f64, |m, (i, c)| m.max(want[(i, c)].abs()));
     for i in 0..want.nrows() {
         for c in 0..want.ncols() {
             let diff = (z[(i, c)] - want[(i, c)]).abs();
-            assert!(diff < 1e-6 * scale, "{name}: transform row {i}, component {c}: off by {diff}");
+            assert!(
+                diff < 1e-6 * scale,
+                "{name}: transform row {i}, component {c}: off by {diff}"
+            );
         }
     }
     // μ + W z̄_n, at every entry; where x is missing it is the imputed value.
