@@ -7,15 +7,18 @@
 //! regression from the training codes back to the training rows, `(K_z + α I) β = X`, with the
 //! same kernel on the codes; `inverse(z) = k(z, Z_train) β`.
 //!
-//! The kernel matrix is built with faer's parallel products (the Gram path's X Xᵀ) and its
+//! The training kernel matrix is built as the Gram solver builds X Xᵀ (the lower triangle by
+//! faer's parallel triangular product, then mirrored; the function applied in parallel) and its
 //! eigenpairs by the solvers' shared symmetric eigensolver. It needs about four N×N matrices
 //! at once; a fit whose matrices would pass the memory limit is refused before any is built.
 
 use std::fmt;
 use std::str::FromStr;
 
+use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::solvers::Solve;
-use faer::{Mat, MatRef};
+use faer::{Accum, Mat, MatRef, Par};
+use rayon::prelude::*;
 
 use crate::error::{PcaError, Result};
 use crate::models::{
@@ -111,40 +114,78 @@ impl Kernel {
         self.matrix_of(a, b)
     }
 
-    fn matrix_of(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-        let mut k = a * b.transpose();
-        match self.function {
-            KernelFunction::Linear => {}
-            KernelFunction::Poly => {
-                for v in k.col_iter_mut().flat_map(|c| c.iter_mut()) {
-                    *v = (self.gamma * *v + self.coef0).powf(self.degree);
-                }
-            }
-            KernelFunction::Sigmoid => {
-                for v in k.col_iter_mut().flat_map(|c| c.iter_mut()) {
-                    *v = (self.gamma * *v + self.coef0).tanh();
-                }
-            }
-            KernelFunction::Rbf => {
-                let (na, nb) = (squared_norms(a), squared_norms(b));
-                for j in 0..k.ncols() {
-                    for i in 0..k.nrows() {
-                        // ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against rounding.
-                        let distance = (na[i] + nb[j] - 2.0 * k[(i, j)]).max(0.0);
-                        k[(i, j)] = (-self.gamma * distance).exp();
-                    }
-                }
-            }
-            KernelFunction::Cosine => {
-                let (na, nb) = (squared_norms(a), squared_norms(b));
-                for j in 0..k.ncols() {
-                    for i in 0..k.nrows() {
-                        let norm = (na[i] * nb[j]).sqrt();
-                        k[(i, j)] = if norm > 0.0 { k[(i, j)] / norm } else { 0.0 };
-                    }
-                }
+    /// The kernel matrix of one set of rows with itself, N×N (the training kernel): built as
+    /// the Gram solver builds `X Xᵀ`, only the lower triangle multiplied (half the products,
+    /// faer's parallel triangular product) and then mirrored; the kernel function is applied
+    /// to the columns in parallel.
+    pub fn symmetric(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        // As in `matrix`: rbf distances from rows centred on their mean.
+        let centred_rows;
+        let x = if self.function == KernelFunction::Rbf {
+            centred_rows = centred(x, &column_means(x));
+            centred_rows.as_ref()
+        } else {
+            x
+        };
+        let n = x.nrows();
+        let mut k = Mat::zeros(n, n);
+        triangular::matmul(
+            k.as_mut(),
+            BlockStructure::TriangularLower,
+            Accum::Replace,
+            x,
+            BlockStructure::Rectangular,
+            x.transpose(),
+            BlockStructure::Rectangular,
+            1.0,
+            Par::rayon(0),
+        );
+        for j in 1..n {
+            for i in 0..j {
+                k[(i, j)] = k[(j, i)];
             }
         }
+        let norms = self.norms(x);
+        self.apply(k, &norms, &norms)
+    }
+
+    fn matrix_of(&self, a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+        let (na, nb) = (self.norms(a), self.norms(b));
+        self.apply(a * b.transpose(), &na, &nb)
+    }
+
+    /// The rows' squared norms where the kernel function needs them (rbf, cosine).
+    fn norms(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        match self.function {
+            KernelFunction::Rbf | KernelFunction::Cosine => squared_norms(x),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The kernel function applied to the inner products `k[i, j] = ⟨aᵢ, bⱼ⟩`, given the
+    /// rows' squared norms `na`, `nb` (rbf, cosine), columns in parallel.
+    fn apply(&self, mut k: Mat<f64>, na: &[f64], nb: &[f64]) -> Mat<f64> {
+        let (gamma, coef0, degree) = (self.gamma, self.coef0, self.degree);
+        let function = self.function;
+        if function == KernelFunction::Linear {
+            return k;
+        }
+        let columns: Vec<_> = k.col_iter_mut().collect();
+        columns.into_par_iter().enumerate().for_each(|(j, column)| {
+            for (i, v) in column.iter_mut().enumerate() {
+                *v = match function {
+                    KernelFunction::Linear => *v,
+                    KernelFunction::Poly => (gamma * *v + coef0).powf(degree),
+                    KernelFunction::Sigmoid => (gamma * *v + coef0).tanh(),
+                    // ‖a − b‖² = ‖a‖² + ‖b‖² − 2⟨a, b⟩, clipped at 0 against rounding.
+                    KernelFunction::Rbf => (-gamma * (na[i] + nb[j] - 2.0 * *v).max(0.0)).exp(),
+                    KernelFunction::Cosine => {
+                        let norm = (na[i] * nb[j]).sqrt();
+                        if norm > 0.0 { *v / norm } else { 0.0 }
+                    }
+                };
+            }
+        });
         k
     }
 }
@@ -271,7 +312,7 @@ impl KernelPcaParams {
             degree: self.degree,
             coef0: self.coef0,
         };
-        let mut k = kernel.matrix(x, x);
+        let mut k = kernel.symmetric(x);
         let column_means: Vec<f64> = (0..n)
             .map(|j| (0..n).map(|i| k[(i, j)]).sum::<f64>() / n as f64)
             .collect();
@@ -319,7 +360,7 @@ fn pre_image_map(
     x: MatRef<'_, f64>,
     alpha: f64,
 ) -> Result<Mat<f64>> {
-    let mut kz = kernel.matrix(codes, codes);
+    let mut kz = kernel.symmetric(codes);
     for i in 0..kz.nrows() {
         kz[(i, i)] += alpha;
     }
@@ -512,6 +553,52 @@ mod tests {
         Mat::from_fn(40, 3, |i, j| {
             ((i * 7 + j * 13) % 11) as f64 * 0.3 + (i as f64 * 0.1).sin() * j as f64
         })
+    }
+
+    /// The training kernel built from the lower triangle, mirrored, is the full kernel
+    /// matrix, for every function (rbf and cosine far from the origin too).
+    #[test]
+    fn the_symmetric_kernel_matrix_is_the_full_one() {
+        for offset in [0.0, 1e6] {
+            let x = Mat::from_fn(37, 3, |i, j| data()[(i, j)] + offset);
+            for function in [
+                KernelFunction::Linear,
+                KernelFunction::Poly,
+                KernelFunction::Sigmoid,
+                KernelFunction::Rbf,
+                KernelFunction::Cosine,
+            ] {
+                let gamma = if offset > 0.0 && function != KernelFunction::Rbf {
+                    1e-13
+                } else {
+                    0.3
+                };
+                let kernel = Kernel {
+                    function,
+                    gamma,
+                    degree: 2.0,
+                    coef0: 1.0,
+                };
+                let (full, symmetric) = (
+                    kernel.matrix(x.as_ref(), x.as_ref()),
+                    kernel.symmetric(x.as_ref()),
+                );
+                let scale = full
+                    .col_iter()
+                    .flat_map(|c| c.iter().map(|v| v.abs()))
+                    .fold(0.0, f64::max);
+                for j in 0..37 {
+                    for i in 0..37 {
+                        assert!(
+                            (full[(i, j)] - symmetric[(i, j)]).abs() <= 1e-12 * scale,
+                            "{function:?}, offset {offset}, ({i}, {j}): {} against {}",
+                            symmetric[(i, j)],
+                            full[(i, j)]
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
