@@ -1,4 +1,4 @@
-//! Criterion benchmarks of the solvers' kernels: `cargo bench -p principal`.
+//! Criterion benchmarks of the solvers' kernels: `cargo bench` in bench/criterion (a workspace of its own).
 //! Tool-against-tool figures (principal vs scikit-learn) come from `bench/run.sh`.
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
