@@ -32,7 +32,11 @@ pub(crate) fn float_moments<T: Real>(
     // bands then find the block there (D = 100: 655 rows, ~1.4× faster products than 1,024
     // rows on an AVX2 EPYC, bench/results.md), and the centring copy finds the rows the
     // column sums just read.
-    let bytes = if d <= NARROW_MAX_FEATURES { 1usize << 19 } else { 1 << 23 };
+    let bytes = if d <= NARROW_MAX_FEATURES {
+        1usize << 19
+    } else {
+        1 << 23
+    };
     let block = (bytes / (8 * d.max(1))).clamp(256, 1024).min(n);
     ensure_block(&mut ws.block64, d, block);
     let (centred, scatter, par) = (&mut ws.block64, &mut ws.scatter, ws.par);

@@ -542,7 +542,12 @@ pub(crate) mod tests {
         let cpu = || -> f64 {
             // utime + stime of every thread, in ticks of 10 ms.
             let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux's /proc");
-            let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+            let fields: Vec<&str> = stat
+                .rsplit(')')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect();
             (fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()) * 0.01
         };
         let mut rng = ChaCha8Rng::seed_from_u64(3);
