@@ -324,6 +324,18 @@ pub(crate) fn top_eigen(
     divisor: f64,
     solver: &'static str,
 ) -> Result<(Vec<f64>, Mat<f64>)> {
+    top_eigen_on(a, k, n_values, divisor, solver, faer::Par::rayon(0))
+}
+
+/// [`top_eigen`] on the threads `par` gives.
+fn top_eigen_on(
+    a: MatRef<'_, f64>,
+    k: usize,
+    n_values: usize,
+    divisor: f64,
+    solver: &'static str,
+    par: faer::Par,
+) -> Result<(Vec<f64>, Mat<f64>)> {
     use faer::dyn_stack::{MemBuffer, MemStack};
     use faer::linalg::evd;
 
@@ -336,7 +348,6 @@ pub(crate) fn top_eigen(
     if n == 0 {
         return Ok((Vec::new(), Mat::zeros(0, 0)));
     }
-    let par = faer::Par::rayon(0);
     let mut buffer = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
         n,
         evd::ComputeEigenvectors::Yes,
@@ -390,7 +401,7 @@ pub(crate) fn top_eigen(
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{Centring, Problem, Spectrum, top_eigen};
+    use super::{Centring, Problem, Spectrum, top_eigen, top_eigen_on};
     use crate::options::Scaling;
     use crate::preprocess::Preprocessing;
     use crate::real::ChunkRef;
@@ -520,6 +531,53 @@ pub(crate) mod tests {
             Centring::choose(&[1e6; 40], Some(&[1e4; 40]), 1.0),
             Centring::Implicit
         );
+    }
+
+    /// Wall and CPU time of [`top_eigen`] (50 of 784, case 1's) against faer's whole
+    /// decomposition, on all threads and on one: `cargo test --release --workspace --lib --
+    /// --ignored --nocapture time_top_eigen` (bench/results.md).
+    #[test]
+    #[ignore = "a timing loop, for bench/results.md"]
+    fn time_top_eigen() {
+        let cpu = || -> f64 {
+            // utime + stime of every thread, in ticks of 10 ms.
+            let stat = std::fs::read_to_string("/proc/self/stat").expect("Linux's /proc");
+            let fields: Vec<&str> = stat
+                .rsplit(')')
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect();
+            (fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()) * 0.01
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for n in [100, 784, 2000] {
+            let x = Mat::<f64>::from_fn(n + 50, n, |_, _| rng.random_range(-1.0..1.0));
+            let a = x.transpose() * &x;
+            let time = |what: &str, f: &mut dyn FnMut()| {
+                f();
+                let (wall, start) = (std::time::Instant::now(), cpu());
+                let reps = 3;
+                for _ in 0..reps {
+                    f();
+                }
+                let cpu_s = (cpu() - start) / reps as f64;
+                let wall_s = wall.elapsed().as_secs_f64() / reps as f64;
+                println!("{n}×{n} {what}: {wall_s:.4} s wall, {cpu_s:.4} s CPU (all threads)");
+            };
+            time("top_eigen(50)", &mut || {
+                top_eigen(a.as_ref(), 50.min(n), n, 1.0, "t").unwrap();
+            });
+            time("top_eigen(50) on one thread", &mut || {
+                top_eigen_on(a.as_ref(), 50.min(n), n, 1.0, "t", faer::Par::Seq).unwrap();
+            });
+            time("faer self_adjoint_eigen", &mut || {
+                a.self_adjoint_eigen(faer::Side::Lower).unwrap();
+            });
+            time("faer self_adjoint_eigenvalues", &mut || {
+                a.self_adjoint_eigenvalues(faer::Side::Lower).unwrap();
+            });
+        }
     }
 
     /// Only the wanted vectors are back-transformed: they, and every eigenvalue, must be
