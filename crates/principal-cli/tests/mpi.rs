@@ -1010,3 +1010,34 @@ fn sparse_inputs_over_three_ranks_fit_the_model_of_one_process() {
         }
     }
 }
+
+/// `transform` of sparse inputs under `mpirun -n 3`: each rank projects its range of the rows
+/// (sparse blocks, never densified) into its own part, and the parts concatenate to one
+/// process's codes.
+#[test]
+fn transform_of_sparse_inputs_writes_parts_that_concatenate_to_the_whole() {
+    let env = Env::new();
+    for input in [
+        sparse_fixture("sparse/counts.mtx"),
+        sparse_fixture("sparse/tenx"),
+        sparse_fixture("h5ad/x_csr_f64.h5ad"),
+        sparse_fixture("h5ad/x_csc_f64.h5ad"),
+    ] {
+        if input.ends_with(".h5ad") {
+            // The h5ad fixtures hold other counts (40 × 15): their own model.
+            env.ok(&["fit", &input, "-k", "3", "-o", "m.pca"]);
+        } else {
+            env.ok(&[
+                "fit",
+                &sparse_fixture("sparse/counts.mtx"),
+                "-k",
+                "3",
+                "-o",
+                "m.pca",
+            ]);
+        }
+        env.ok(&["transform", "m.pca", &input, "-o", "whole.csv"]);
+        mpi_ok(&env, 3, &["transform", "m.pca", &input, "-o", "codes.csv"]);
+        assert_parts_join_to(&env, "whole.csv");
+    }
+}
