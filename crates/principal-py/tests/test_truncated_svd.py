@@ -116,3 +116,10 @@ def test_pca_with_zero_center_false_is_scanpys_truncated_svd():
     close(adata.uns["pca"]["variance_ratio"], theirs.explained_variance_ratio_, 1e-8, "ratio")
     close(adata.varm["PCs"], theirs.components_.T, 1e-8, "PCs")
     close(adata.obsm["X_pca"], theirs.transform(x), 1e-6, "X_pca (float32)")
+
+
+def test_scikit_learns_estimator_checks_pass():
+    from sklearn.utils.estimator_checks import check_estimator
+    results = check_estimator(principal.TruncatedSVD(), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])) for r in results if r["status"] == "failed"]
+    assert not failed, failed
