@@ -757,3 +757,101 @@ impl SparseSource for SparseFile {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(name)
+    }
+
+    /// Every row a pass hands out, dense (small fixtures only), in order.
+    fn rows_of(file: &mut SparseFile) -> Vec<Vec<f64>> {
+        let d = file.n_features();
+        let mut rows = Vec::new();
+        file.pass(&mut |block| {
+            let CsrChunk::F64U32(x) = block else {
+                panic!("the readers hand out f64 values with u32 indices")
+            };
+            for i in 0..x.nrows() {
+                let mut row = vec![0.0; d];
+                let (idx, val) = x.row(i);
+                for (j, v) in idx.iter().zip(val) {
+                    row[*j as usize] += v;
+                }
+                rows.push(row);
+            }
+            Ok(())
+        })
+        .unwrap();
+        rows
+    }
+
+    /// The parts of 1 to 4 processes hand out their equal ranges of the rows, which together
+    /// are the whole file's rows in order: a shuffled MatrixMarket file held in memory, one
+    /// sorted by row and streamed, a 10x directory (its barcodes sliced alike), and .h5ad CSR
+    /// (indptr from the part on) and CSC (read from the first row, the part's rows kept).
+    #[test]
+    fn the_parts_rows_join_to_the_whole_file_in_every_format() {
+        let dir = std::env::temp_dir().join(format!("principal-mtx-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sorted = dir.join("sorted.mtx");
+        let (n, d) = (3000, 60);
+        let mut text = String::new();
+        let mut entries = 0;
+        for i in 0..n {
+            for j in 0..d {
+                if (i * 7 + j * 13) % 5 < 2 {
+                    text.push_str(&format!("{} {} {}\n", i + 1, j + 1, (i + j) % 9 + 1));
+                    entries += 1;
+                }
+            }
+        }
+        std::fs::write(
+            &sorted,
+            format!("%%MatrixMarket matrix coordinate integer general\n{n} {d} {entries}\n{text}"),
+        )
+        .unwrap();
+        // 72,000 entries ≈ 0.86 MB as CSR: streamed under 1 MB whole, and as parts of 2 (0.43
+        // MB each, not over half) held.
+        let inputs = [
+            (fixture("sparse/counts.mtx"), 1u64 << 30),
+            (fixture("sparse/tenx"), 1 << 30),
+            (fixture("h5ad/x_csr_f64.h5ad"), 1 << 30),
+            (fixture("h5ad/x_csc_f64.h5ad"), 1 << 30),
+            (sorted.clone(), 1 << 20),
+        ];
+        let options = ReadOptions::default();
+        for (path, limit) in &inputs {
+            let mut whole = SparseFile::open_with(path, &options, *limit).unwrap();
+            let expected = rows_of(&mut whole);
+            let total = whole.n_samples();
+            assert_eq!(expected.len(), total);
+            for size in 1..=4 {
+                let mut joined = Vec::new();
+                let mut names = Vec::new();
+                for rank in 0..size {
+                    let mut part =
+                        SparseFile::open_part(path, &options, *limit, rank, size).unwrap();
+                    let rows = part.rows();
+                    assert_eq!(rows, rank * total / size..(rank + 1) * total / size);
+                    let got = rows_of(&mut part);
+                    assert_eq!(got.len(), rows.len(), "{path:?} {rank}/{size}");
+                    joined.extend(got);
+                    if let Some(cells) = part.sample_names() {
+                        names.extend(cells.to_vec());
+                    }
+                }
+                assert_eq!(joined, expected, "{path:?} over {size}");
+                if let Some(cells) = whole.sample_names() {
+                    assert_eq!(names, cells, "{path:?} barcodes");
+                }
+            }
+        }
+        assert!(SparseFile::open(&sorted, 1 << 20).unwrap().is_streamed());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
