@@ -975,7 +975,13 @@ fn sparse_inputs_over_three_ranks_fit_the_model_of_one_process() {
         &env,
         3,
         &[
-            "fit", "big.mtx", "-o", "s.pca", "--memory-limit", "1M", "--explain",
+            "fit",
+            "big.mtx",
+            "-o",
+            "s.pca",
+            "--memory-limit",
+            "1M",
+            "--explain",
         ],
     );
     let said = stderr(&out);
@@ -996,7 +1002,15 @@ fn sparse_inputs_over_three_ranks_fit_the_model_of_one_process() {
         &["--solver", "covariance", "-k", "3"],
         &["--solver", "covariance", "-k", "3", "--standardize"],
         &["--solver", "randomized", "-k", "3", "--tolerance", "1e-13"],
-        &["--solver", "randomized", "-k", "3", "--no-centre", "--tolerance", "1e-13"],
+        &[
+            "--solver",
+            "randomized",
+            "-k",
+            "3",
+            "--no-centre",
+            "--tolerance",
+            "1e-13",
+        ],
     ];
     for input in &inputs {
         for options in cases {

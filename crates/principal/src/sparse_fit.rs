@@ -219,7 +219,8 @@ impl PcaParams {
             Solver::Covariance => {
                 let mut acc = MomentAccumulator::new(d);
                 let pass = source.pass(&mut |block| acc.push_sparse(block));
-                let moments = MomentAccumulator::reduce(pass.map(|()| acc), collective)?.finish()?;
+                let moments =
+                    MomentAccumulator::reduce(pass.map(|()| acc), collective)?.finish()?;
                 match self.centre() {
                     Centre::Mean => self.fit_resolved_moments(&moments, solver, None),
                     Centre::None => self.uncentred_from_moments(&moments),

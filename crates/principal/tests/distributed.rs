@@ -498,7 +498,9 @@ fn sparse_fits_over_every_split_equal_one_process() {
         SparseInMemory::new(bad.as_chunk().subrows(0, 5), 2),
         SparseInMemory::new(bad.as_chunk().subrows(5, 5), 2),
     ];
-    let outcomes = on_ranks_sparse(parts, |part, rank| params.fit_sparse_distributed(part, rank));
+    let outcomes = on_ranks_sparse(parts, |part, rank| {
+        params.fit_sparse_distributed(part, rank)
+    });
     let message = outcomes[0].as_ref().unwrap_err().to_string();
     assert!(message.contains("rank 1"), "{message}");
     assert!(outcomes[1].is_err());

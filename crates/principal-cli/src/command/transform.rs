@@ -346,7 +346,7 @@ fn finish(
     let (size, rank) = (collective.size(), collective.rank());
     if let Some(target) = &config.into {
         if written.is_err() {
-            let _ = std::fs::remove_file(&output);
+            let _ = std::fs::remove_file(output);
         }
         let rows = written?;
         write_into(config, target, saved)?;
@@ -485,13 +485,8 @@ fn write_sparse_codes(
     let cannot = || format!("cannot transform {}", input.display());
     let (size, rank) = (collective.size(), collective.rank());
     let mut file = if size > 1 {
-        let opened = principal_io::SparseFile::open_part(
-            input,
-            options,
-            config.memory_limit,
-            rank,
-            size,
-        );
+        let opened =
+            principal_io::SparseFile::open_part(input, options, config.memory_limit, rank, size);
         let outcome = opened
             .as_ref()
             .map(drop)

@@ -466,7 +466,12 @@ impl SparseFile {
                     ),
                 ));
             }
-            Storage::Memory(Self::read_in_memory(path, orientation, &counts, rows.clone())?)
+            Storage::Memory(Self::read_in_memory(
+                path,
+                orientation,
+                &counts,
+                rows.clone(),
+            )?)
         };
         Ok(SparseFile {
             path: path.to_owned(),
