@@ -932,3 +932,126 @@ fn srun_starts_the_ranks_itself() {
         &["bad.pca"],
     );
 }
+
+/// A fixture of the sparse tests (fixtures/sparse, fixtures/h5ad), by its absolute path.
+fn sparse_fixture(path: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// Sparse inputs under `mpirun -n 3`: each rank reads its own range of the rows — a
+/// MatrixMarket file whose entries are shuffled (each rank scans it and holds its rows), one
+/// sorted by row and larger than the memory limit allows to hold (each rank streams its
+/// rows), a 10x directory (cells are the file's columns), and .h5ad CSR (read from its part of
+/// indptr) and CSC (read from the first row, the part's rows kept) — and the ranks fit them
+/// together: the model of one process, on the covariance route and the randomized solver,
+/// centred, standardized and uncentred.
+#[test]
+fn sparse_inputs_over_three_ranks_fit_the_model_of_one_process() {
+    let env = Env::new();
+    // 9,000 × 50, about 40% non-zero, sorted by row: ≈ 2.2 MB as CSR, a third of it per rank,
+    // over half of --memory-limit 1M, so every rank streams its rows from the text.
+    let (n, d) = (9000, 50);
+    let mut rng = Lcg(31);
+    let mut entries = Vec::new();
+    for i in 0..n {
+        for j in 0..d {
+            if rng.next() < 0.4 {
+                let x = (1.0 + 9.0 * rng.next()).floor() * (1.0 + (j % 5) as f64);
+                entries.push(format!("{} {} {x}", i + 1, j + 1));
+            }
+        }
+    }
+    let mut text = format!(
+        "%%MatrixMarket matrix coordinate real general\n{n} {d} {}\n",
+        entries.len()
+    );
+    text.push_str(&entries.join("\n"));
+    env.write("big.mtx", text);
+    let out = mpirun(
+        &env,
+        3,
+        &[
+            "fit",
+            "big.mtx",
+            "-o",
+            "s.pca",
+            "--memory-limit",
+            "1M",
+            "--explain",
+        ],
+    );
+    let said = stderr(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("each of 3 MPI processes reads its range of the rows")
+            && said.contains("every pass reads the text a block of rows at a time"),
+        "{said}"
+    );
+    let inputs = [
+        sparse_fixture("sparse/counts.mtx"),
+        sparse_fixture("sparse/tenx"),
+        sparse_fixture("h5ad/x_csr_f64.h5ad"),
+        sparse_fixture("h5ad/x_csc_f64.h5ad"),
+        "big.mtx".to_string(),
+    ];
+    let cases: [&[&str]; 4] = [
+        &["--solver", "covariance", "-k", "3"],
+        &["--solver", "covariance", "-k", "3", "--standardize"],
+        &["--solver", "randomized", "-k", "3", "--tolerance", "1e-13"],
+        &[
+            "--solver",
+            "randomized",
+            "-k",
+            "3",
+            "--no-centre",
+            "--tolerance",
+            "1e-13",
+        ],
+    ];
+    for input in &inputs {
+        for options in cases {
+            let mut args: Vec<&str> = vec!["fit", input];
+            args.extend(options);
+            if input == "big.mtx" {
+                args.extend(["--memory-limit", "1M"]);
+            }
+            let (many, one) = fit_both_ways(&env, &args, |job| mpirun(&env, 3, job));
+            assert_same_model(&many, &one, 1e-10);
+        }
+    }
+}
+
+/// `transform` of sparse inputs under `mpirun -n 3`: each rank projects its range of the rows
+/// (sparse blocks, never densified) into its own part, and the parts concatenate to one
+/// process's codes.
+#[test]
+fn transform_of_sparse_inputs_writes_parts_that_concatenate_to_the_whole() {
+    let env = Env::new();
+    for input in [
+        sparse_fixture("sparse/counts.mtx"),
+        sparse_fixture("sparse/tenx"),
+        sparse_fixture("h5ad/x_csr_f64.h5ad"),
+        sparse_fixture("h5ad/x_csc_f64.h5ad"),
+    ] {
+        if input.ends_with(".h5ad") {
+            // The h5ad fixtures hold other counts (40 × 15): their own model.
+            env.ok(&["fit", &input, "-k", "3", "-o", "m.pca"]);
+        } else {
+            env.ok(&[
+                "fit",
+                &sparse_fixture("sparse/counts.mtx"),
+                "-k",
+                "3",
+                "-o",
+                "m.pca",
+            ]);
+        }
+        env.ok(&["transform", "m.pca", &input, "-o", "whole.csv"]);
+        mpi_ok(&env, 3, &["transform", "m.pca", &input, "-o", "codes.csv"]);
+        assert_parts_join_to(&env, "whole.csv");
+    }
+}

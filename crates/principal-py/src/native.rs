@@ -10,7 +10,7 @@ use numpy::{
 };
 use principal::faer::{Mat, MatRef};
 use principal::{
-    Basis, ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport,
+    Basis, Centre, ChooseOptions, ChunkRef, ComponentChoice, ComponentCount, IterationReport,
     IterativeOptions, MissingValueReport, MissingValues, ModelParts, PassPoint, PcaBuilder,
     PcaModel, PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Units,
     Whitening,
@@ -182,8 +182,20 @@ pub(crate) fn params_from(p: &Bound<'_, PyDict>) -> PyResult<PcaParams> {
         )?,
         power_method: parse_name::<PowerMethod>(&item(p, "power_method")?.extract::<String>()?)?,
     };
+    // "none": the truncated SVD of the raw data (TruncatedSVD); absent or "mean": centred.
+    let centre_name: Option<String> = optional!(p, "centre");
+    let centre = match centre_name.as_deref() {
+        None | Some("mean") => Centre::Mean,
+        Some("none") => Centre::None,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "centre={other:?} must be 'mean' or 'none'"
+            )));
+        }
+    };
     PcaBuilder::new()
         .components(components)
+        .centre(centre)
         .scaling(scaling)
         .ddof(item(p, "ddof")?.extract()?)
         .solver(parse_name::<Solver>(

@@ -5,7 +5,7 @@
 
 use faer::Mat;
 
-use crate::collective::SingleProcess;
+use crate::collective::{Collective, SingleProcess, Stage, agree, agree_end};
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
 use crate::moments::MomentAccumulator;
@@ -128,6 +128,149 @@ impl PcaParams {
                 }
             },
         }
+    }
+}
+
+impl PcaParams {
+    /// Fits a model to the sparse rows of every process's `source` together, as one process
+    /// holding all of them would (to rounding): every rank calls this with its own rows (a
+    /// range of the file's, in rank order) and gets the same model, never densified.
+    ///
+    /// The ranks combine what they accumulated as [`Self::fit_distributed`] does: the column
+    /// moments (and the count of entries, for the plan) in one reduction, then the covariance
+    /// route's moments in one more, or one D×L block per pass of the iterative solvers (the
+    /// sparse products reduced across ranks). Without centring, the raw moments follow from the
+    /// combined centred ones. Gram, svd, missing values and cross-validation are refused as in
+    /// [`Self::fit_sparse_source`]. A failure on any rank stops every rank with its message.
+    /// With one process this is [`Self::fit_sparse_source`].
+    pub fn fit_sparse_distributed(
+        &self,
+        source: &mut dyn SparseSource,
+        collective: &dyn Collective,
+    ) -> Result<PcaModel> {
+        if collective.size() == 1 {
+            return self.fit_sparse_source(source);
+        }
+        // Refused before any row is read: every rank sees the same parameters.
+        if self.missing() == MissingValues::Em {
+            return Err(PcaError::SolverUnsuitable {
+                solver: "em",
+                reason: "sparse data has no missing values: its absent entries are zeros".into(),
+            });
+        }
+        if let ComponentCount::CrossValidated { .. } = self.components() {
+            return Err(PcaError::CannotChoose {
+                criterion: "cv",
+                reason: "cross-validation refits held-out rows, and across processes each holds \
+                         only its part of them; run it in one process, or choose with mle or \
+                         gavish-donoho, which read the combined spectrum"
+                    .into(),
+            });
+        }
+        if let Solver::Gram | Solver::Svd = self.solver() {
+            return Err(PcaError::SolverUnsuitable {
+                solver: self.solver().name(),
+                reason: "it needs the data dense; sparse data is fitted by covariance, \
+                         randomized, power or em"
+                    .into(),
+            });
+        }
+        let mut watched = WatchedSparse { source, collective };
+        let widths = agree(collective, Stage::Features, Ok(watched.n_features()))?;
+        if let Some(r) = widths.iter().position(|&w| w != widths[0]) {
+            return Err(PcaError::OtherRank {
+                rank: r,
+                message: format!(
+                    "its data has {} features where rank 0's has {}",
+                    widths[r], widths[0]
+                ),
+            });
+        }
+        let model = self.fit_sparse_across(&mut watched, widths[0], collective);
+        agree_end(collective, model)
+    }
+
+    fn fit_sparse_across(
+        &self,
+        source: &mut dyn SparseSource,
+        d: usize,
+        collective: &dyn Collective,
+    ) -> Result<PcaModel> {
+        let mut columns = ColumnAccumulator::new(d);
+        let mut nnz = 0;
+        let pass = source.pass(&mut |block| {
+            nnz += block.nnz();
+            columns.push_sparse(block)
+        });
+        let columns = ColumnAccumulator::reduce(pass.map(|()| columns), collective)?;
+        // A count: exact in f64 below 2⁵³.
+        let mut entries = [nnz as f64];
+        collective.sum(&mut entries);
+        let (n, nnz) = (columns.n, entries[0] as usize);
+        self.check_shape(n, d)?;
+        let solver = self.plan_sparse(n, d, nnz).solver;
+        match solver {
+            Solver::Gram | Solver::Svd | Solver::Auto => Err(PcaError::SolverUnsuitable {
+                solver: solver.name(),
+                reason: "it needs the data dense; sparse data is fitted by covariance, \
+                         randomized, power or em"
+                    .into(),
+            }),
+            Solver::Covariance => {
+                let mut acc = MomentAccumulator::new(d);
+                let pass = source.pass(&mut |block| acc.push_sparse(block));
+                let moments =
+                    MomentAccumulator::reduce(pass.map(|()| acc), collective)?.finish()?;
+                match self.centre() {
+                    Centre::Mean => self.fit_resolved_moments(&moments, solver, None),
+                    Centre::None => self.uncentred_from_moments(&moments),
+                }
+            }
+            Solver::Randomized | Solver::Power | Solver::Em => match self.centre() {
+                Centre::Mean => {
+                    let prep = Preprocessing::from_sums(
+                        columns.mean,
+                        &columns.sum_sq,
+                        n,
+                        self.scaling(),
+                        self.ddof(),
+                    );
+                    self.fit_iterative(Rows::Sparse(source), prep, n, solver, collective)
+                }
+                Centre::None => {
+                    let raw = self.raw_preprocessing(&columns);
+                    let model =
+                        self.fit_iterative(Rows::Sparse(source), raw, n, solver, collective)?;
+                    self.uncentred_model(model, &columns)
+                }
+            },
+        }
+    }
+}
+
+/// A rank's sparse rows, checked between blocks for another rank's failure: the pass stops
+/// with [`PcaError::Stopped`] within a block of it (as `collective::Watched` does dense chunks).
+struct WatchedSparse<'a> {
+    source: &'a mut dyn SparseSource,
+    collective: &'a dyn Collective,
+}
+
+impl SparseSource for WatchedSparse<'_> {
+    fn n_features(&self) -> usize {
+        self.source.n_features()
+    }
+
+    fn pass(&mut self, visit: &mut dyn FnMut(CsrChunk<'_>) -> Result<()>) -> Result<()> {
+        let collective = self.collective;
+        if collective.failure_announced() {
+            return Err(PcaError::Stopped);
+        }
+        self.source.pass(&mut |block| {
+            if collective.failure_announced() {
+                return Err(PcaError::Stopped);
+            }
+            visit(block)
+        })
     }
 }
 

@@ -400,3 +400,108 @@ fn one_process_is_fit_source() {
     let b = p.fit_source(&mut InMemory::new(x.as_ref(), 50)).unwrap();
     assert_eq!(a, b);
 }
+
+/// Runs a sparse fit on every rank of a job of `parts.len()` threads, rank r with `parts[r]`.
+fn on_ranks_sparse<S: principal::sparse::SparseSource + Send>(
+    parts: Vec<S>,
+    fit: impl Fn(&mut S, &Threads) -> principal::Result<PcaModel> + Sync,
+) -> Vec<principal::Result<PcaModel>> {
+    let job = Threads::job(parts.len());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .zip(job)
+            .map(|(mut part, rank)| {
+                let fit = &fit;
+                scope.spawn(move || fit(&mut part, &rank))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// Sparse rows split over ranks (uneven, an empty rank, one row on a rank): the covariance
+/// route and the randomized solver, centred, standardized and uncentred, give every rank the
+/// same model, equal to one process's sparse fit; a failing rank stops them all.
+#[test]
+fn sparse_fits_over_every_split_equal_one_process() {
+    use principal::Centre;
+    use principal::sparse::{Csr, SparseInMemory};
+    let dense = common::signal_plus_noise(400, 12, 3, 0.05, 8);
+    // About a third of the entries kept: a sparse matrix with structure.
+    let mut csr = Csr::<f64, u32>::new(12);
+    for i in 0..dense.nrows() {
+        let row: Vec<(usize, f64)> = (0..12)
+            .filter(|j| (i * 7 + j * 5) % 3 == 0)
+            .map(|j| (j, dense[(i, j)]))
+            .collect();
+        csr.push_row(&row).unwrap();
+    }
+    for solver in [Solver::Covariance, Solver::Randomized] {
+        for (scaling, centre) in [
+            (Scaling::Centre, Centre::Mean),
+            (Scaling::Standardize, Centre::Mean),
+            (Scaling::Centre, Centre::None),
+        ] {
+            let params = PcaBuilder::new()
+                .solver(solver)
+                .components(ComponentCount::Fixed(3))
+                .scaling(scaling)
+                .centre(centre)
+                .iterative(IterativeOptions {
+                    seed: 5,
+                    tolerance: Some(1e-13),
+                    ..Default::default()
+                })
+                .build()
+                .unwrap();
+            let reference = params.fit_sparse(csr.as_chunk()).unwrap();
+            for sizes in splits(csr.nrows()) {
+                let what = format!("{solver} {scaling:?} {centre:?} {sizes:?}");
+                let mut start = 0;
+                let parts: Vec<_> = sizes
+                    .iter()
+                    .map(|&n| {
+                        let part = SparseInMemory::new(csr.as_chunk().subrows(start, n), 29);
+                        start += n;
+                        part
+                    })
+                    .collect();
+                let models: Vec<PcaModel> = on_ranks_sparse(parts, |part, rank| {
+                    params.fit_sparse_distributed(part, rank)
+                })
+                .into_iter()
+                .map(|m| m.unwrap())
+                .collect();
+                for m in &models[1..] {
+                    assert_eq!(m, &models[0], "{what}: ranks differ");
+                }
+                assert_same_model(&models[0], &reference, 1e-10, &what);
+                for (a, b) in models[0]
+                    .explained_variance_ratio()
+                    .iter()
+                    .zip(reference.explained_variance_ratio())
+                {
+                    assert!((a - b).abs() < 1e-10, "{what}: ratio {a} vs {b}");
+                }
+            }
+        }
+    }
+    // A non-finite value on rank 1 stops both ranks, rank 0 with rank 1's message.
+    let mut bad = Csr::<f64, u32>::new(12);
+    for i in 0..10 {
+        bad.push_row(&[(i % 12, if i == 7 { f64::NAN } else { 1.0 })])
+            .unwrap();
+    }
+    let params = PcaBuilder::new().build().unwrap();
+    let parts = vec![
+        SparseInMemory::new(bad.as_chunk().subrows(0, 5), 2),
+        SparseInMemory::new(bad.as_chunk().subrows(5, 5), 2),
+    ];
+    let outcomes = on_ranks_sparse(parts, |part, rank| {
+        params.fit_sparse_distributed(part, rank)
+    });
+    let message = outcomes[0].as_ref().unwrap_err().to_string();
+    assert!(message.contains("rank 1"), "{message}");
+    assert!(outcomes[1].is_err());
+}

@@ -454,24 +454,12 @@ pub fn run(config: &FitConfig, collective: &dyn Collective) -> Result<()> {
         }
         return run_weighted(config, column);
     }
+    // A sparse input (MatrixMarket, 10x, an .h5ad file whose matrix is CSR or CSC) goes to
+    // the sparse core; under MPI each process reads its own range of the rows.
     if let [input] = &config.inputs[..]
-        && principal_io::is_sparse_input(input)
-    {
-        if collective.size() > 1 {
-            anyhow::bail!(
-                "sparse inputs (MatrixMarket, 10x) are fitted in one process for now; run \
-                     without mpirun"
-            );
-        }
-        return run_sparse(config, input);
-    }
-    // An .h5ad file whose matrix is CSR or CSC goes to the sparse core too (under MPI its
-    // processes read their rows dense, as before).
-    if let [input] = &config.inputs[..]
-        && collective.size() == 1
         && principal_io::is_sparse_input_with(input, &config.read)
     {
-        return run_sparse(config, input);
+        return run_sparse(config, input, collective);
     }
     if collective.size() > 1 {
         return run_distributed(config, collective);
@@ -652,7 +640,13 @@ fn run_distributed(config: &FitConfig, collective: &dyn Collective) -> Result<()
 /// `fit` of a sparse input (a MatrixMarket file, a 10x directory or an `.h5ad` file with a
 /// CSR or CSC matrix), never densified: its rows are held as CSR arrays or streamed from the
 /// file (see `principal_io::SparseFile`).
-fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
+/// Under MPI, each process opens its own range of the rows (`SparseFile::open_part`) and the
+/// ranks fit them together (`fit_sparse_distributed`); rank 0 writes the model.
+fn run_sparse(
+    config: &FitConfig,
+    input: &std::path::Path,
+    collective: &dyn Collective,
+) -> Result<()> {
     // The MatrixMarket readers take every column: a selection must not be ignored in silence
     // (an .h5ad file's reader selects).
     if principal_io::is_sparse_input(input)
@@ -669,7 +663,25 @@ fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
     }
     let started = Instant::now();
     let fit_error = || format!("cannot fit {}", input.display());
-    let mut file = principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?;
+    let processes = collective.size();
+    let mut file = if processes > 1 {
+        let opened = principal_io::SparseFile::open_part(
+            input,
+            &config.read,
+            config.memory_limit,
+            collective.rank(),
+            processes,
+        );
+        // Every rank learns of another's failure to open its part, rather than waiting for it.
+        let outcome = opened
+            .as_ref()
+            .map(drop)
+            .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
+        principal::agree_outcome(collective, outcome).with_context(fit_error)?;
+        opened?
+    } else {
+        principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?
+    };
     let names = file.feature_names().map(<[String]>::to_vec);
     let mut counted = PassCounter {
         source: &mut file,
@@ -677,9 +689,12 @@ fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
     };
     let model = config
         .params
-        .fit_sparse_source(&mut counted)
+        .fit_sparse_distributed(&mut counted, collective)
         .with_context(fit_error)?;
     let passes = counted.passes;
+    if collective.rank() != 0 {
+        return Ok(());
+    }
     save_model(&config.output, &model, names.as_deref())?;
     if model.scaling() == Scaling::Standardize && !model.zero_variance_features().is_empty() {
         text::stderr(&zero_variance_warning(&model, names.as_deref()));
@@ -692,13 +707,27 @@ fn run_sparse(config: &FitConfig, input: &std::path::Path) -> Result<()> {
     if config.explain {
         let reading = ReadingPlan {
             streaming: file.is_streamed(),
-            why: file.reading(),
+            why: if processes > 1 {
+                format!(
+                    "each of {processes} MPI processes reads its range of the rows; {}",
+                    file.reading()
+                )
+            } else {
+                file.reading()
+            },
         };
         text::stderr(&explanation(&solver_plan, &reading, config.memory_limit));
     }
-    let timing = Timing::Streamed {
-        total: started.elapsed(),
-        passes,
+    let timing = if processes > 1 {
+        Timing::Distributed {
+            total: started.elapsed(),
+            processes,
+        }
+    } else {
+        Timing::Streamed {
+            total: started.elapsed(),
+            passes,
+        }
     };
     text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
     Ok(())

@@ -265,22 +265,55 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
         .into());
     }
     let saved = load_model(&config.model)?;
-    if let [input] = &config.inputs[..]
-        && principal_io::is_sparse_input(input)
-    {
-        return run_sparse(config, &saved, input, collective, started);
-    }
-    let options = ReadOptions {
-        missing: config.missing,
-        ..read_options(config, &saved)?
-    };
     let (size, rank) = (collective.size(), collective.rank());
     let output = if size > 1 {
         part_path(&config.output, rank, size)
     } else {
         config.output.clone()
     };
-    let input = if size > 1 {
+    if let (Some(_), true) = (&config.into, size > 1) {
+        anyhow::bail!("--into writes one AnnData file: run it in one process, not over MPI");
+    }
+    // A sparse input (MatrixMarket, 10x — whose readers take every column — or an .h5ad file
+    // whose matrix is CSR or CSC, read with the model's genes selected) is projected block by
+    // block, never densified.
+    let sparse = match &config.inputs[..] {
+        [input] if principal_io::is_sparse_input(input) => {
+            if config.what != Output::Codes || config.missing != Missing::Reject {
+                anyhow::bail!(
+                    "sparse inputs are transformed to codes only (no --posterior, --missing)"
+                );
+            }
+            Some((input, ReadOptions::default()))
+        }
+        [input] if config.what == Output::Codes && config.missing == Missing::Reject => {
+            let options = read_options(config, &saved)?;
+            principal_io::is_sparse_input_with(input, &options).then_some((input, options))
+        }
+        _ => None,
+    };
+    let written = if let Some((input, options)) = sparse {
+        write_sparse_codes(config, &saved, input, &options, &output, collective)
+    } else {
+        let input = open_rows(config, &saved, collective)?;
+        write_codes(config, &saved, input, &output, collective)
+    };
+    finish(config, &saved, written, &output, collective, started)
+}
+
+/// The dense rows of the inputs (a process's part of them under MPI), read as the model's
+/// features.
+fn open_rows(
+    config: &TransformConfig,
+    saved: &SavedModel,
+    collective: &dyn Collective,
+) -> Result<RowStream> {
+    let options = ReadOptions {
+        missing: config.missing,
+        ..read_options(config, saved)?
+    };
+    let (size, rank) = (collective.size(), collective.rank());
+    Ok(if size > 1 {
         let part = Part { rank, size };
         let opened = ChunkReader::open_part(&config.inputs, &options, part);
         let outcome = opened
@@ -297,17 +330,26 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
             saved.model.n_components(),
             config.memory_limit,
         )?
-    };
-    if let (Some(_), true) = (&config.into, size > 1) {
-        anyhow::bail!("--into writes one AnnData file: run it in one process, not over MPI");
-    }
-    let written = write_codes(config, &saved, input, &output, collective);
+    })
+}
+
+/// After the codes were written (or not) to `output`: `--into`'s AnnData file, the ranks'
+/// agreement that every part was written (or none is left), and the summary.
+fn finish(
+    config: &TransformConfig,
+    saved: &SavedModel,
+    written: Result<u64>,
+    output: &Path,
+    collective: &dyn Collective,
+    started: Instant,
+) -> Result<()> {
+    let (size, rank) = (collective.size(), collective.rank());
     if let Some(target) = &config.into {
         if written.is_err() {
-            let _ = std::fs::remove_file(&output);
+            let _ = std::fs::remove_file(output);
         }
         let rows = written?;
-        write_into(config, target, &saved)?;
+        write_into(config, target, saved)?;
         text::stderr(&summary(
             rows,
             saved.model.n_components(),
@@ -323,7 +365,7 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
             rows,
             saved.model.n_components(),
             "components",
-            &show(&output),
+            &show(output),
             started,
         ));
         return Ok(());
@@ -334,7 +376,7 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
         .map_err(|e| PcaError::Source(anyhow::Error::msg(format!("{e:#}")).into()));
     if let Err(e) = principal::agree_outcome(collective, outcome) {
         if written.is_ok() {
-            let _ = std::fs::remove_file(&output);
+            let _ = std::fs::remove_file(output);
         }
         return match written {
             Err(own) => Err(own),
@@ -353,7 +395,7 @@ pub fn run(config: &TransformConfig, collective: &dyn Collective) -> Result<()> 
         }
         let k = saved.model.n_components();
         let last = part_path(&config.output, size - 1, size);
-        let place = format!("{size} parts, {} … {}", show(&output), show(&last));
+        let place = format!("{size} parts, {} … {}", show(output), show(&last));
         text::stderr(&summary(rows[0] as u64, k, "components", &place, started));
     }
     Ok(())
@@ -426,39 +468,47 @@ fn write_codes(
     Ok(rows)
 }
 
-/// `transform` of a sparse input (MatrixMarket, 10x), never densified: each block's codes
-/// `X V − 1 μᵀV`, appended to the output, which appears only when complete.
-fn run_sparse(
+/// The codes of a sparse input (MatrixMarket, 10x, an .h5ad file's CSR or CSC matrix), never
+/// densified: each block of rows read from the file (under MPI, this process's range of them,
+/// see `SparseFile::open_part`) projected as `X V − 1 μᵀV` and appended to `output`, which
+/// appears only when complete; the number of rows.
+fn write_sparse_codes(
     config: &TransformConfig,
     saved: &SavedModel,
     input: &Path,
+    options: &ReadOptions,
+    output: &Path,
     collective: &dyn Collective,
-    started: Instant,
-) -> Result<()> {
+) -> Result<u64> {
     use principal::sparse::SparseSource;
-    if collective.size() > 1 {
-        anyhow::bail!("sparse inputs are transformed in one process for now; run without mpirun");
-    }
-    if config.what != Output::Codes || config.missing != Missing::Reject {
-        anyhow::bail!("sparse inputs are transformed to codes only (no --posterior, --missing)");
-    }
     let model = &saved.model;
     let cannot = || format!("cannot transform {}", input.display());
-    let mut file = principal_io::SparseFile::open(input, config.memory_limit)?;
-    if file.n_features() != model.n_features() {
-        anyhow::bail!(
-            "{} has {} features but the model {} was fitted on {}",
-            input.display(),
-            file.n_features(),
-            show(&config.model),
-            model.n_features()
-        );
-    }
+    let (size, rank) = (collective.size(), collective.rank());
+    let mut file = if size > 1 {
+        let opened =
+            principal_io::SparseFile::open_part(input, options, config.memory_limit, rank, size);
+        let outcome = opened
+            .as_ref()
+            .map(drop)
+            .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
+        principal::agree_outcome(collective, outcome).with_context(cannot)?;
+        opened?
+    } else {
+        principal_io::SparseFile::open_with(input, options, config.memory_limit)?
+    };
+    check_features(
+        file.n_features(),
+        model.n_features(),
+        &config.inputs,
+        &config.selection,
+        &show(&config.model),
+    )?;
     let k = model.n_components();
     let names: Vec<String> = (1..=k).map(|i| format!("pc{i}")).collect();
-    let mut out = MatrixWriter::create(&config.output, k, Some(&names))?;
+    let mut out = MatrixWriter::create(output, k, Some(&names))?;
     let mut write_error = None;
-    let mut first = 0usize;
+    // Row numbers in messages count from the file's first row.
+    let mut first = file.rows().start;
     let passed = file.pass(&mut |block| {
         let codes = model.transform_sparse(block).map_err(|e| match e {
             PcaError::NonFinite { row, column, value } => PcaError::NonFinite {
@@ -481,14 +531,7 @@ fn run_sparse(
     passed.with_context(cannot)?;
     let rows = out.rows();
     out.finish()?;
-    text::stderr(&summary(
-        rows,
-        k,
-        "components",
-        &show(&config.output),
-        started,
-    ));
-    Ok(())
+    Ok(rows)
 }
 
 /// One chunk's codes or posterior means; with missing values read, each row given what it

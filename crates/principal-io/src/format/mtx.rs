@@ -18,6 +18,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use flate2::read::MultiGzDecoder;
@@ -69,6 +70,28 @@ pub struct SparseFile {
     storage: Storage,
     feature_names: Option<Vec<String>>,
     sample_names: Option<Vec<String>>,
+    /// The samples this process reads, of `0..n_samples` (all of them but for a process's part
+    /// of an MPI job, see [`SparseFile::open_part`]).
+    rows: Range<usize>,
+}
+
+/// A process's share of the samples: process `rank` of `size` (as `crate::Part` names them;
+/// that type lives in the layer above).
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    rank: usize,
+    size: usize,
+}
+
+/// Process `part.rank`'s rows of `n` samples: an equal share, in rank order.
+fn part_rows(n: usize, part: Option<Part>) -> Range<usize> {
+    match part {
+        None => 0..n,
+        Some(Part { rank, size }) => {
+            let (n, rank, size) = (n as u128, rank as u128, size.max(1) as u128);
+            (rank * n / size) as usize..((rank + 1) * n / size) as usize
+        }
+    }
 }
 
 /// Whether `path` is a sparse input as `options` read it: what [`is_sparse_input`] says, or an
@@ -270,10 +293,31 @@ impl SparseFile {
     /// samples), checking every entry; the CSR arrays are held in memory when they take at most
     /// half of `memory_limit` bytes or the file is not sorted by row.
     pub fn open(path: &Path, memory_limit: u64) -> Result<Self> {
+        Self::open_rows(path, memory_limit, None)
+    }
+
+    fn open_rows(path: &Path, memory_limit: u64, part: Option<Part>) -> Result<Self> {
         if path.is_dir() {
-            return Self::open_10x(path, memory_limit);
+            return Self::open_10x(path, memory_limit, part);
         }
-        Self::open_file(path, Orientation::RowsAreSamples, memory_limit)
+        Self::open_file(path, Orientation::RowsAreSamples, memory_limit, part)
+    }
+
+    /// Opens process `rank`'s rows of `path` (one of `size` equal shares of the
+    /// samples, in rank order) as [`SparseFile::open_with`] opens the whole: every process
+    /// checks the whole file, as one process would, and keeps only its own rows — a MatrixMarket
+    /// file (whose entries need not be sorted by row) is scanned by every process, which holds
+    /// or streams its rows alone; an `.h5ad` CSR matrix is read from its part's `indptr` on; a
+    /// CSC matrix is read by its cursors from the first row and the rows before the part are
+    /// dropped block by block. The passes hand out the part's rows only.
+    pub fn open_part(
+        path: &Path,
+        options: &ReadOptions,
+        memory_limit: u64,
+        rank: usize,
+        size: usize,
+    ) -> Result<Self> {
+        Self::open_with_rows(path, options, memory_limit, Some(Part { rank, size }))
     }
 
     /// Opens `path` as [`SparseFile::open`] does, or an AnnData `.h5ad` file whose matrix is
@@ -281,20 +325,37 @@ impl SparseFile {
     /// `--exclude`; an error for a dense matrix), by blocks of rows of at most
     /// [`h5ad_block_entries`] entries: never densified, never held whole.
     pub fn open_with(path: &Path, options: &ReadOptions, memory_limit: u64) -> Result<Self> {
+        Self::open_with_rows(path, options, memory_limit, None)
+    }
+
+    fn open_with_rows(
+        path: &Path,
+        options: &ReadOptions,
+        memory_limit: u64,
+        part: Option<Part>,
+    ) -> Result<Self> {
         if is_sparse_input(path) {
-            return Self::open(path, memory_limit);
+            return Self::open_rows(path, memory_limit, part);
         }
-        let source = H5adSource::open(path, options)?;
+        let mut source = H5adSource::open(path, options)?;
         if !source.is_sparse() {
             return Err(format_error(
                 path,
                 "its matrix is stored dense, not as a csr_matrix or csc_matrix".into(),
             ));
         }
+        let n_samples = source.rows_to_read();
+        let rows = part_rows(n_samples, part);
+        // CSR (and dense) start at any row; CSC's cursors start at the first, and the pass
+        // drops the rows before the part.
+        if source.splittable() {
+            source.restrict(rows.clone())?;
+        }
         Ok(SparseFile {
             path: path.to_owned(),
             orientation: Orientation::RowsAreSamples,
-            n_samples: source.rows_to_read(),
+            rows,
+            n_samples,
             n_features: source.n_features(),
             declared: source.stored_entries() as usize,
             feature_names: source.column_names().map(<[String]>::to_vec),
@@ -330,7 +391,12 @@ impl SparseFile {
         }
     }
 
-    fn open_file(path: &Path, orientation: Orientation, memory_limit: u64) -> Result<Self> {
+    fn open_file(
+        path: &Path,
+        orientation: Orientation,
+        memory_limit: u64,
+        part: Option<Part>,
+    ) -> Result<Self> {
         let mut lines = Lines::open(path)?;
         let (m, n, declared) = read_header(&mut lines)?;
         let (n_samples, n_features) = match orientation {
@@ -382,7 +448,10 @@ impl SparseFile {
                 "the header declares {declared} entries but the file ends after {seen}"
             )));
         }
-        let bytes = declared as u64 * ENTRY_BYTES + 8 * n_samples as u64;
+        // Only this process's rows are held or streamed.
+        let rows = part_rows(n_samples, part);
+        let own: u64 = counts[rows.clone()].iter().map(|&c| c as u64).sum();
+        let bytes = own * ENTRY_BYTES + 8 * rows.len() as u64;
         let storage = if sorted && bytes > memory_limit / 2 {
             Storage::Stream
         } else {
@@ -397,11 +466,17 @@ impl SparseFile {
                     ),
                 ));
             }
-            Storage::Memory(Self::read_in_memory(path, orientation, &counts)?)
+            Storage::Memory(Self::read_in_memory(
+                path,
+                orientation,
+                &counts,
+                rows.clone(),
+            )?)
         };
         Ok(SparseFile {
             path: path.to_owned(),
             orientation,
+            rows,
             n_samples,
             n_features,
             declared,
@@ -411,12 +486,16 @@ impl SparseFile {
         })
     }
 
-    /// The CSR arrays from a second reading, the rows laid out by `counts`.
+    /// The CSR arrays of the samples `rows` from a second reading, laid out by `counts` (of
+    /// every sample).
     fn read_in_memory(
         path: &Path,
         orientation: Orientation,
         counts: &[u32],
+        rows: Range<usize>,
     ) -> Result<Csr<f64, u32>> {
+        let first = rows.start;
+        let counts = &counts[rows.clone()];
         let mut lines = Lines::open(path)?;
         let (m, n, _) = read_header(&mut lines)?;
         let d = if orientation == Orientation::RowsAreSamples {
@@ -441,6 +520,10 @@ impl SparseFile {
             } else {
                 (j, i)
             };
+            if !rows.contains(&s) {
+                continue;
+            }
+            let s = s - first;
             if next[s] >= start[s + 1] {
                 return Err(lines.error("the file changed while it was read".into()));
             }
@@ -458,7 +541,7 @@ impl SparseFile {
         Ok(csr)
     }
 
-    fn open_10x(dir: &Path, memory_limit: u64) -> Result<Self> {
+    fn open_10x(dir: &Path, memory_limit: u64, part: Option<Part>) -> Result<Self> {
         let find = |names: &[&str]| names.iter().map(|n| dir.join(n)).find(|p| p.is_file());
         let matrix = find(&["matrix.mtx.gz", "matrix.mtx"]).ok_or_else(|| {
             format_error(
@@ -466,7 +549,8 @@ impl SparseFile {
                 "a 10x directory holds matrix.mtx.gz; there is none".into(),
             )
         })?;
-        let mut file = Self::open_file(&matrix, Orientation::ColumnsAreSamples, memory_limit)?;
+        let mut file =
+            Self::open_file(&matrix, Orientation::ColumnsAreSamples, memory_limit, part)?;
         let features = find(&[
             "features.tsv.gz",
             "features.tsv",
@@ -506,14 +590,20 @@ impl SparseFile {
                     ),
                 ));
             }
-            file.sample_names = Some(cells);
+            file.sample_names = Some(cells[file.rows.clone()].to_vec());
         }
         Ok(file)
     }
 
-    /// Samples (rows for us).
+    /// Samples (rows for us) in the whole file.
     pub fn n_samples(&self) -> usize {
         self.n_samples
+    }
+
+    /// The samples this process reads: all of them, or its part's (see
+    /// [`SparseFile::open_part`]).
+    pub fn rows(&self) -> Range<usize> {
+        self.rows.clone()
     }
 
     /// Entries the file declares.
@@ -526,7 +616,7 @@ impl SparseFile {
         self.feature_names.as_deref()
     }
 
-    /// Sample names (10x: the barcodes).
+    /// Sample names (10x: the barcodes) of the rows this process reads.
     pub fn sample_names(&self) -> Option<&[String]> {
         self.sample_names.as_deref()
     }
@@ -546,7 +636,8 @@ impl SparseFile {
         let (m, n, _) = read_header(&mut lines)?;
         let mut block = Csr::<f64, u32>::new(self.n_features);
         let mut row: Vec<(usize, f64)> = Vec::new();
-        let mut current = 0usize;
+        let rows = self.rows.clone();
+        let mut current = rows.start;
         let mut emit = |block: &mut Csr<f64, u32>| -> Option<PcaError> {
             let outcome = visit(block.as_chunk());
             block.clear();
@@ -560,6 +651,12 @@ impl SparseFile {
             } else {
                 (j, i)
             };
+            if s < rows.start {
+                continue;
+            }
+            if s >= rows.end {
+                break;
+            }
             if s < current {
                 return Err(lines
                     .error("the file changed while it was read (no longer sorted by row)".into()));
@@ -576,7 +673,7 @@ impl SparseFile {
             }
             row.push((f, v));
         }
-        while current < self.n_samples {
+        while current < rows.end {
             push_row(&mut block, &mut row);
             row.clear();
             current += 1;
@@ -619,6 +716,28 @@ impl SparseSource for SparseFile {
         visit: &mut dyn FnMut(CsrChunk<'_>) -> principal::Result<()>,
     ) -> principal::Result<()> {
         match &mut self.storage {
+            Storage::H5ad { source, budget }
+                if !source.splittable() && self.rows != (0..self.n_samples) =>
+            {
+                // CSC read from its first row: the blocks' rows outside the part dropped.
+                let rows = self.rows.clone();
+                let mut first = 0;
+                let mut keep = |block: CsrChunk<'_>| {
+                    let (start, end) = (first, first + block.nrows());
+                    first = end;
+                    let (a, b) = (start.max(rows.start), end.min(rows.end));
+                    if a < b {
+                        visit(block.subrows(a - start, b - a))
+                    } else {
+                        Ok(())
+                    }
+                };
+                match source.sparse_pass(*budget, &mut keep) {
+                    Ok(None) => Ok(()),
+                    Ok(Some(visit_error)) => Err(visit_error),
+                    Err(e) => Err(PcaError::Source(Box::new(e))),
+                }
+            }
             Storage::H5ad { source, budget } => match source.sparse_pass(*budget, visit) {
                 Ok(None) => Ok(()),
                 Ok(Some(visit_error)) => Err(visit_error),
@@ -641,5 +760,105 @@ impl SparseSource for SparseFile {
                 Err(e) => Err(PcaError::Source(Box::new(e))),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(name)
+    }
+
+    /// Every row a pass hands out, dense (small fixtures only), in order.
+    fn rows_of(file: &mut SparseFile) -> Vec<Vec<f64>> {
+        let d = file.n_features();
+        let mut rows = Vec::new();
+        file.pass(&mut |block| {
+            let CsrChunk::F64U32(x) = block else {
+                panic!("the readers hand out f64 values with u32 indices")
+            };
+            for i in 0..x.nrows() {
+                let mut row = vec![0.0; d];
+                let (idx, val) = x.row(i);
+                for (j, v) in idx.iter().zip(val) {
+                    row[*j as usize] += v;
+                }
+                rows.push(row);
+            }
+            Ok(())
+        })
+        .unwrap();
+        rows
+    }
+
+    /// The parts of 1 to 4 processes hand out their equal ranges of the rows, which together
+    /// are the whole file's rows in order: a shuffled MatrixMarket file held in memory, one
+    /// sorted by row and streamed, a 10x directory (its barcodes sliced alike), and .h5ad CSR
+    /// (indptr from the part on) and CSC (read from the first row, the part's rows kept).
+    #[test]
+    fn the_parts_rows_join_to_the_whole_file_in_every_format() {
+        let dir = std::env::temp_dir().join(format!("principal-mtx-parts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sorted = dir.join("sorted.mtx");
+        let (n, d) = (3000, 60);
+        let mut text = String::new();
+        let mut entries = 0;
+        for i in 0..n {
+            for j in 0..d {
+                if (i * 7 + j * 13) % 5 < 2 {
+                    text.push_str(&format!("{} {} {}\n", i + 1, j + 1, (i + j) % 9 + 1));
+                    entries += 1;
+                }
+            }
+        }
+        std::fs::write(
+            &sorted,
+            format!("%%MatrixMarket matrix coordinate integer general\n{n} {d} {entries}\n{text}"),
+        )
+        .unwrap();
+        // 72,000 entries ≈ 0.86 MB as CSR: under a limit of 256 kB streamed whole and in parts
+        // of up to 4 processes (≈ 0.22 MB each, over half the limit).
+        let inputs = [
+            (fixture("sparse/counts.mtx"), 1u64 << 30),
+            (fixture("sparse/tenx"), 1 << 30),
+            (fixture("h5ad/x_csr_f64.h5ad"), 1 << 30),
+            (fixture("h5ad/x_csc_f64.h5ad"), 1 << 30),
+            (sorted.clone(), 1 << 18),
+        ];
+        let options = ReadOptions::default();
+        for (path, limit) in &inputs {
+            let mut whole = SparseFile::open_with(path, &options, *limit).unwrap();
+            let expected = rows_of(&mut whole);
+            let total = whole.n_samples();
+            assert_eq!(expected.len(), total);
+            for size in 1..=4 {
+                let mut joined = Vec::new();
+                let mut names = Vec::new();
+                for rank in 0..size {
+                    let mut part =
+                        SparseFile::open_part(path, &options, *limit, rank, size).unwrap();
+                    if path == &sorted {
+                        assert!(part.is_streamed(), "{rank}/{size}");
+                    }
+                    let rows = part.rows();
+                    assert_eq!(rows, rank * total / size..(rank + 1) * total / size);
+                    let got = rows_of(&mut part);
+                    assert_eq!(got.len(), rows.len(), "{path:?} {rank}/{size}");
+                    joined.extend(got);
+                    if let Some(cells) = part.sample_names() {
+                        names.extend(cells.to_vec());
+                    }
+                }
+                assert_eq!(joined, expected, "{path:?} over {size}");
+                if let Some(cells) = whole.sample_names() {
+                    assert_eq!(names, cells, "{path:?} barcodes");
+                }
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

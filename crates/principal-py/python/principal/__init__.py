@@ -6,7 +6,8 @@ lacks: missing values (``missing='em'``), choosing the number of components
 (``n_components='mle' | 'gavish-donoho' | 'cv'``, and :func:`choose` for every criterion at
 once), fits of files too large for memory (:func:`fit_files`), the model file of the
 ``principal`` command line (``PCA.save`` / ``PCA.load``), its HTML report (:func:`report`),
-and scanpy's ``sc.pp.pca`` over an AnnData object (:func:`pca`).
+and scanpy's ``sc.pp.pca`` over an AnnData object (:func:`pca`). ``principal.TruncatedSVD`` is
+the drop-in for ``sklearn.decomposition.TruncatedSVD`` (no centring, dense or sparse X).
 
 >>> import numpy as np
 >>> from principal import PCA
@@ -20,6 +21,7 @@ from ._native import __version__
 from ._anndata import pca
 from ._latent import BayesianPCA, FactorAnalysis, FastICA, KernelPCA, MixturePPCA
 from ._pca import PCA, Posterior, align, choose, fit_files, report
+from ._truncated_svd import TruncatedSVD
 
 __all__ = [
     "BayesianPCA",
@@ -29,6 +31,7 @@ __all__ = [
     "MixturePPCA",
     "PCA",
     "Posterior",
+    "TruncatedSVD",
     "align",
     "choose",
     "fit_files",

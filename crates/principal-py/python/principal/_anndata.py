@@ -4,6 +4,7 @@ AnnData fields (``obsm['X_pca']``, ``varm['PCs']``, ``uns['pca']``)."""
 import numpy as np
 
 from ._pca import PCA
+from ._truncated_svd import TruncatedSVD
 
 _HIGHLY_VARIABLE = "highly_variable"
 _DEFAULT = object()
@@ -32,8 +33,8 @@ def _mask(adata, mask_var):
     return mask, None
 
 
-def pca(adata, n_comps=None, *, mask_var=_DEFAULT, layer=None, svd_solver="auto",
-        random_state=0, dtype="float32", copy=False):
+def pca(adata, n_comps=None, *, zero_center=True, mask_var=_DEFAULT, layer=None,
+        svd_solver="auto", random_state=0, dtype="float32", copy=False):
     """Principal component analysis of an AnnData object, as ``scanpy.pp.pca`` stores it.
 
     Fits :class:`principal.PCA` (centred, ``ddof=1`` as scikit-learn) to ``adata.X`` (or
@@ -48,7 +49,10 @@ def pca(adata, n_comps=None, *, mask_var=_DEFAULT, layer=None, svd_solver="auto"
       ``use_highly_variable``, ``mask_var``, and ``layer`` when given).
 
     ``n_comps`` defaults to 50, or one less than the smaller dimension when that is at most 50
-    (scanpy's rule). Returns the AnnData when ``copy=True``, else ``None``.
+    (scanpy's rule). ``zero_center=False`` fits :class:`principal.TruncatedSVD` instead (no
+    centring, as scanpy: ``variance`` is then the codes' variance, ddof 0; ``svd_solver``
+    'randomized' is its randomized algorithm, any other an exact fit). Returns the AnnData
+    when ``copy=True``, else ``None``.
     """
     if copy:
         adata = adata.copy()
@@ -61,7 +65,12 @@ def pca(adata, n_comps=None, *, mask_var=_DEFAULT, layer=None, svd_solver="auto"
     if n_comps is None:
         smallest = min(X.shape)
         n_comps = 50 if smallest > 50 else smallest - 1
-    model = PCA(n_components=n_comps, svd_solver=svd_solver, random_state=random_state)
+    if zero_center:
+        model = PCA(n_components=n_comps, svd_solver=svd_solver, random_state=random_state)
+    else:
+        algorithm = "randomized" if svd_solver == "randomized" else "arpack"
+        model = TruncatedSVD(n_components=n_comps, algorithm=algorithm,
+                             random_state=random_state)
     codes = model.fit_transform(X)
     adata.obsm["X_pca"] = np.asarray(codes).astype(dtype, copy=False)
     components = np.asarray(model.components_)
@@ -71,7 +80,7 @@ def pca(adata, n_comps=None, *, mask_var=_DEFAULT, layer=None, svd_solver="auto"
     else:
         loadings = components.T
     adata.varm["PCs"] = loadings
-    params = dict(zero_center=True, use_highly_variable=mask_name == _HIGHLY_VARIABLE,
+    params = dict(zero_center=bool(zero_center), use_highly_variable=mask_name == _HIGHLY_VARIABLE,
                   mask_var=mask_name)
     if layer is not None:
         params["layer"] = layer
