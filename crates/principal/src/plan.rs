@@ -5,6 +5,23 @@ use std::fmt;
 use crate::options::{IterativeOptions, Solver};
 use crate::solver::randomized;
 
+/// The error estimate (`max ‖S b − θ b‖ / θ₁`) auto's randomized fit of sparse data iterates
+/// to when no tolerance or pass count is given (see `PcaParams::sparse_defaults`).
+pub(crate) const SPARSE_TOLERANCE: f64 = 1e-5;
+
+/// The most passes auto's randomized fit of sparse data makes to reach [`SPARSE_TOLERANCE`].
+pub(crate) const SPARSE_MAX_PASSES: usize = 60;
+
+/// What auto's reason says of the randomized fit of sparse data.
+const SPARSE_ITERATION: &str = "block Krylov until its error estimate is at most 1e-5 (about \
+    20 passes; at most 60) unless a tolerance or pass count is given: sparse single-cell \
+    spectra decay slowly, and the few passes of dense data leave their eigenvalues far from \
+    exact";
+
+/// Passes the cost model counts for auto's randomized fit of sparse data: about what
+/// [`SPARSE_TOLERANCE`] took on the benchmark's single-cell matrix (18).
+const SPARSE_EXPECTED_PASSES: f64 = 20.0;
+
 /// The solver chosen for a problem, why, and what every solver would cost.
 ///
 /// ```
@@ -155,8 +172,12 @@ impl SolverPlan {
         let k = n_components.map(|k| k as f64);
         let width = k.map(|k| (k + 10.0).min(small));
         let passes = n_components.map(|k| {
-            let options = IterativeOptions::default();
-            randomized::default_passes(&options, k, n_samples, n_features) as f64
+            if requested == Solver::Auto {
+                SPARSE_EXPECTED_PASSES
+            } else {
+                let options = IterativeOptions::default();
+                randomized::default_passes(&options, k, n_samples, n_features) as f64
+            }
         });
         let limit = memory_limit.map(|m| m as f64);
         let mut candidates = vec![
@@ -318,8 +339,12 @@ impl SolverPlan {
         let k = n_components.map(|k| k as f64);
         let width = k.map(|k| (k + 10.0).min(small));
         let passes = n_components.map(|k| {
-            let options = IterativeOptions::default();
-            randomized::default_passes(&options, k, n_samples, n_features) as f64
+            if requested == Solver::Auto {
+                SPARSE_EXPECTED_PASSES
+            } else {
+                let options = IterativeOptions::default();
+                randomized::default_passes(&options, k, n_samples, n_features) as f64
+            }
         });
         let limit = memory_limit.map(|m| m as f64);
         let per_row = z / n.max(1.0);
@@ -369,7 +394,7 @@ impl SolverPlan {
                 Solver::Randomized,
                 format!(
                     "{sparsity}: randomized ≈ {r:.2e} multiply-adds is over 4× cheaper than the \
-                     exact covariance route (≈ {c:.2e})"
+                     exact covariance route (≈ {c:.2e}); {SPARSE_ITERATION}"
                 ),
             ),
             (Some(c), _) => (
@@ -383,7 +408,7 @@ impl SolverPlan {
                 Solver::Randomized,
                 format!(
                     "{sparsity}: the covariance matrix does not fit in the memory limit; \
-                     randomized ≈ {r:.2e} multiply-adds"
+                     randomized ≈ {r:.2e} multiply-adds; {SPARSE_ITERATION}"
                 ),
             ),
             // Nothing fits: the route that needs the least memory, so that a limit far below
