@@ -13,9 +13,9 @@ use crate::moments::columns::ColumnAccumulator;
 use crate::options::{
     Centre, ComponentCount, IterativeOptions, MissingValues, RandomizedMethod, Solver,
 };
-use crate::plan::{SPARSE_MAX_PASSES, SPARSE_TOLERANCE};
 use crate::params::PcaParams;
 use crate::plan::SolverPlan;
+use crate::plan::{SPARSE_MAX_PASSES, SPARSE_TOLERANCE};
 use crate::preprocess::Preprocessing;
 use crate::solver::Rows;
 use crate::sparse::csr::CsrChunk;
@@ -323,9 +323,17 @@ mod tests {
             .unwrap()
             .fit(dense.as_ref())
             .unwrap();
-        let plan = builder.clone().build().unwrap().plan_sparse(n, d, csr.nnz());
+        let plan = builder
+            .clone()
+            .build()
+            .unwrap()
+            .plan_sparse(n, d, csr.nnz());
         assert_eq!(plan.solver, Solver::Randomized, "{}", plan.reason);
-        assert!(plan.reason.contains("until its error estimate"), "{}", plan.reason);
+        assert!(
+            plan.reason.contains("until its error estimate"),
+            "{}",
+            plan.reason
+        );
         let got = builder.build().unwrap().fit_sparse(csr.as_chunk()).unwrap();
         let (a, b) = (want.explained_variance(), got.explained_variance());
         let worst = (0..k)
@@ -336,9 +344,8 @@ mod tests {
         assert!(report.converged && report.error_estimate <= 1e-5);
         let bound = report.error_estimate * a[0];
         assert!((0..k).all(|i| (a[i] - b[i]).abs() <= bound));
-        let components = (want.components().subrows(0, clear)
-            - got.components().subrows(0, clear))
-        .norm_max();
+        let components =
+            (want.components().subrows(0, clear) - got.components().subrows(0, clear)).norm_max();
         assert!(components < 1e-6, "clear components {components:e}");
     }
 

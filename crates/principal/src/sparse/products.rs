@@ -157,7 +157,9 @@ impl<'a> ScatterProduct<'a> {
 fn feature_groups<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, l: usize) -> Vec<usize> {
     let d = x.ncols();
     let by_size = (d * l * 8).div_ceil(GROUP_BYTES);
-    let count = by_size.max(2 * rayon::current_num_threads()).clamp(1, d.max(1));
+    let count = by_size
+        .max(2 * rayon::current_num_threads())
+        .clamp(1, d.max(1));
     let mut per_feature = vec![0usize; d];
     for &j in x.indices() {
         per_feature[j.to_usize()] += 1;
@@ -376,8 +378,16 @@ pub(crate) mod tests {
             let one = run(1);
             for threads in [2, 3, 8] {
                 let (w, sums) = run(threads);
-                assert!(w.iter().zip(&one.0).all(|(a, b)| a.to_bits() == b.to_bits()));
-                assert!(sums.iter().zip(&one.1).all(|(a, b)| a.to_bits() == b.to_bits()));
+                assert!(
+                    w.iter()
+                        .zip(&one.0)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                );
+                assert!(
+                    sums.iter()
+                        .zip(&one.1)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                );
             }
         }
     }
