@@ -172,12 +172,8 @@ impl SolverPlan {
         let k = n_components.map(|k| k as f64);
         let width = k.map(|k| (k + 10.0).min(small));
         let passes = n_components.map(|k| {
-            if requested == Solver::Auto {
-                SPARSE_EXPECTED_PASSES
-            } else {
-                let options = IterativeOptions::default();
-                randomized::default_passes(&options, k, n_samples, n_features) as f64
-            }
+            let options = IterativeOptions::default();
+            randomized::default_passes(&options, k, n_samples, n_features) as f64
         });
         let limit = memory_limit.map(|m| m as f64);
         let mut candidates = vec![
