@@ -304,8 +304,10 @@ impl SolverPlan {
     /// - covariance: the cross-products of every row's entries, ≈ nnz²/N (rows of equal
     ///   length), plus one D×D merge per 4,096 rows and 10·D³ for the eigensolver; memory
     ///   3·D² doubles (the accumulator, a piece's cross-products, the eigensolver's);
-    /// - randomized: its default passes of 2·nnz·(k + 10), memory 12·D·(k + 10) doubles (the
-    ///   basis and up to 8 partial products);
+    /// - randomized: passes of 2·nnz·(k + 10) — under auto about 20 (block Krylov to an error
+    ///   estimate of 1e-5, see [`SPARSE_TOLERANCE`]), chosen by the caller its default passes;
+    ///   memory counted as 12·D·(k + 10) doubles (the block Krylov basis and its images grow
+    ///   to 20·D·(k + 10) before a restart);
     /// - power, em: unknown passes of 2·nnz·k.
     ///
     /// Auto takes covariance when the count depends on the spectrum, else the cheaper of
