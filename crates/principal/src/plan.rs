@@ -305,7 +305,7 @@ impl SolverPlan {
     ///   length), plus one D×D merge per 4,096 rows and 10·D³ for the eigensolver; memory
     ///   3·D² doubles (the accumulator, a piece's cross-products, the eigensolver's);
     /// - randomized: passes of 2·nnz·(k + 10) — under auto about 20 (block Krylov to an error
-    ///   estimate of 1e-5, see [`SPARSE_TOLERANCE`]), chosen by the caller its default passes;
+    ///   estimate of 1e-5, `SPARSE_TOLERANCE`), chosen by the caller its default passes;
     ///   memory counted as 12·D·(k + 10) doubles (the block Krylov basis and its images grow
     ///   to 20·D·(k + 10) before a restart);
     /// - power, em: unknown passes of 2·nnz·k.
