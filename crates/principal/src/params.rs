@@ -246,6 +246,10 @@ impl PcaParams {
     pub fn iterative(&self) -> IterativeOptions {
         self.iterative
     }
+    /// Replaces the iterative solvers' settings (the sparse fit's defaults).
+    pub(crate) fn set_iterative(&mut self, options: IterativeOptions) {
+        self.iterative = options;
+    }
     /// The working-memory budget given to the builder.
     pub fn memory_limit(&self) -> Option<u64> {
         self.memory_limit

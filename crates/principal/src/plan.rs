@@ -5,6 +5,23 @@ use std::fmt;
 use crate::options::{IterativeOptions, Solver};
 use crate::solver::randomized;
 
+/// The error estimate (`max ‖S b − θ b‖ / θ₁`) auto's randomized fit of sparse data iterates
+/// to when no tolerance or pass count is given (see `PcaParams::sparse_defaults`).
+pub(crate) const SPARSE_TOLERANCE: f64 = 1e-5;
+
+/// The most passes auto's randomized fit of sparse data makes to reach [`SPARSE_TOLERANCE`].
+pub(crate) const SPARSE_MAX_PASSES: usize = 60;
+
+/// What auto's reason says of the randomized fit of sparse data.
+const SPARSE_ITERATION: &str = "block Krylov until its error estimate is at most 1e-5 (about \
+    20 passes; at most 60) unless a tolerance or pass count is given: sparse single-cell \
+    spectra decay slowly, and the few passes of dense data leave their eigenvalues far from \
+    exact";
+
+/// Passes the cost model counts for auto's randomized fit of sparse data: about what
+/// [`SPARSE_TOLERANCE`] took on the benchmark's single-cell matrix (18).
+const SPARSE_EXPECTED_PASSES: f64 = 20.0;
+
 /// The solver chosen for a problem, why, and what every solver would cost.
 ///
 /// ```
@@ -287,8 +304,10 @@ impl SolverPlan {
     /// - covariance: the cross-products of every row's entries, ≈ nnz²/N (rows of equal
     ///   length), plus one D×D merge per 4,096 rows and 10·D³ for the eigensolver; memory
     ///   3·D² doubles (the accumulator, a piece's cross-products, the eigensolver's);
-    /// - randomized: its default passes of 2·nnz·(k + 10), memory 12·D·(k + 10) doubles (the
-    ///   basis and up to 8 partial products);
+    /// - randomized: passes of 2·nnz·(k + 10) — under auto about 20 (block Krylov to an error
+    ///   estimate of 1e-5, `SPARSE_TOLERANCE`), chosen by the caller its default passes;
+    ///   memory counted as 12·D·(k + 10) doubles (the block Krylov basis and its images grow
+    ///   to 20·D·(k + 10) before a restart);
     /// - power, em: unknown passes of 2·nnz·k.
     ///
     /// Auto takes covariance when the count depends on the spectrum, else the cheaper of
@@ -318,8 +337,12 @@ impl SolverPlan {
         let k = n_components.map(|k| k as f64);
         let width = k.map(|k| (k + 10.0).min(small));
         let passes = n_components.map(|k| {
-            let options = IterativeOptions::default();
-            randomized::default_passes(&options, k, n_samples, n_features) as f64
+            if requested == Solver::Auto {
+                SPARSE_EXPECTED_PASSES
+            } else {
+                let options = IterativeOptions::default();
+                randomized::default_passes(&options, k, n_samples, n_features) as f64
+            }
         });
         let limit = memory_limit.map(|m| m as f64);
         let per_row = z / n.max(1.0);
@@ -369,7 +392,7 @@ impl SolverPlan {
                 Solver::Randomized,
                 format!(
                     "{sparsity}: randomized ≈ {r:.2e} multiply-adds is over 4× cheaper than the \
-                     exact covariance route (≈ {c:.2e})"
+                     exact covariance route (≈ {c:.2e}); {SPARSE_ITERATION}"
                 ),
             ),
             (Some(c), _) => (
@@ -383,7 +406,7 @@ impl SolverPlan {
                 Solver::Randomized,
                 format!(
                     "{sparsity}: the covariance matrix does not fit in the memory limit; \
-                     randomized ≈ {r:.2e} multiply-adds"
+                     randomized ≈ {r:.2e} multiply-adds; {SPARSE_ITERATION}"
                 ),
             ),
             // Nothing fits: the route that needs the least memory, so that a limit far below

@@ -554,7 +554,7 @@ impl H5adSource {
     /// of `indptr`, then its `indices` and `data`; CSC takes each kept column's entries in the
     /// block's rows by the column's cursor (see the module's documentation), the block's rows
     /// sized by the matrix's mean entries per row. Returns the error `visit` returned, if any.
-    /// Memory: one block's entries, about 28 bytes each while it is built, and for CSR the
+    /// Memory: one block's entries, about 44 bytes each while it is built, and for CSR the
     /// `indptr` of the rows to read (8 bytes a row).
     pub(crate) fn sparse_pass(
         &mut self,

@@ -15,22 +15,32 @@ use rayon::prelude::*;
 use crate::real::Real;
 use crate::sparse::csr::{CsrChunk, CsrRef, SparseIndex, with_csr};
 
-/// Rows of a block per part of a pass split between threads. The split depends on the shape
-/// only, so sums are the same bits on any number of threads.
-const PART_ROWS: usize = 1024;
+/// Rows of `Y = X P − 1 sᵀ` a thread computes at once.
+const Y_ROWS: usize = 64;
 
-/// Largest number of parts a block is split into (each part keeps its own D×L sum).
-const MAX_PARTS: usize = 8;
+/// Bytes of `W` a group of features should take: its rows of `W` stay in a core's cache while
+/// every row of a block adds to them.
+const GROUP_BYTES: usize = 256 << 10;
 
 /// The scatter product of one pass, accumulated block by block: `Xᵀ (X P − 1 sᵀ)` and the
 /// column sums of `X P − 1 sᵀ`, for a D×L block `P` given by rows (`p_rows[j·L + c]`) and a
 /// shift `s` (L values).
+///
+/// Each block is two products: `Y = X P − 1 sᵀ`, rows split between threads (a row's entries
+/// read contiguous L-vectors of P), then `W += Xᵀ Y` with the features split into groups of
+/// about equal entries, each group's rows of `W` summed by one thread over the block's rows in
+/// order. Every value of `W` is so summed in row order whatever the split: the same bits on
+/// any number of threads, and one D×L sum instead of one per thread.
 pub(crate) struct ScatterProduct<'a> {
     p_rows: &'a [f64],
     shift: &'a [f64],
     l: usize,
-    /// One D×L sum (by rows) per part.
-    parts: Vec<Vec<f64>>,
+    /// `Xᵀ (X P − 1 sᵀ)` by rows (D·L values).
+    w: Vec<f64>,
+    /// The block's `Y` by rows, reused from block to block.
+    y: Vec<f64>,
+    /// The first feature of every group, then D; from the first non-empty block's entries.
+    groups: Vec<usize>,
     column_sums: Vec<f64>,
 }
 
@@ -46,7 +56,9 @@ impl<'a> ScatterProduct<'a> {
             p_rows,
             shift,
             l,
-            parts: Vec::new(),
+            w: vec![0.0; p_rows.len()],
+            y: Vec::new(),
+            groups: Vec::new(),
             column_sums: vec![0.0; l],
         }
     }
@@ -65,58 +77,106 @@ impl<'a> ScatterProduct<'a> {
             "block of {} columns for P of {d} rows",
             x.ncols()
         );
-        let parts = n.div_ceil(PART_ROWS).clamp(1, MAX_PARTS);
-        while self.parts.len() < parts {
-            self.parts.push(vec![0.0; d * l]);
+        if n == 0 {
+            return;
         }
-        let per_part = n.div_ceil(parts);
+        if self.groups.is_empty() {
+            self.groups = feature_groups(x, l);
+        }
+        self.y.resize(n * l, 0.0);
         let (p_rows, shift) = (self.p_rows, self.shift);
-        let sums: Vec<Vec<f64>> = self.parts[..parts]
-            .par_iter_mut()
+        let y = &mut self.y[..n * l];
+        y.par_chunks_mut(Y_ROWS * l)
             .enumerate()
-            .map(|(p, w)| {
-                let start = (p * per_part).min(n);
-                let rows = per_part.min(n - start);
-                let mut y = vec![0.0; l];
-                let mut sums = vec![0.0; l];
-                for i in start..start + rows {
-                    let (indices, values) = x.row(i);
-                    y.copy_from_slice(shift);
-                    y.iter_mut().for_each(|v| *v = -*v);
+            .for_each(|(chunk, rows)| {
+                for (r, yi) in rows.chunks_exact_mut(l).enumerate() {
+                    let (indices, values) = x.row(chunk * Y_ROWS + r);
+                    yi.iter_mut().zip(shift).for_each(|(a, s)| *a = -s);
                     for (&j, &v) in indices.iter().zip(values) {
                         let (j, v) = (j.to_usize(), v.to_f64());
                         let pj = &p_rows[j * l..(j + 1) * l];
-                        y.iter_mut().zip(pj).for_each(|(a, b)| *a += v * b);
+                        yi.iter_mut().zip(pj).for_each(|(a, b)| *a += v * b);
                     }
-                    for (&j, &v) in indices.iter().zip(values) {
-                        let (j, v) = (j.to_usize(), v.to_f64());
-                        let wj = &mut w[j * l..(j + 1) * l];
-                        wj.iter_mut().zip(&y).for_each(|(a, b)| *a += v * b);
-                    }
-                    sums.iter_mut().zip(&y).for_each(|(a, b)| *a += b);
                 }
-                sums
-            })
-            .collect();
-        for part in sums {
+            });
+        // Column sums in row order.
+        for yi in y.chunks_exact(l) {
             self.column_sums
                 .iter_mut()
-                .zip(&part)
+                .zip(yi)
                 .for_each(|(a, b)| *a += b);
         }
+        let y: &[f64] = y;
+        let mut parts: Vec<(usize, usize, &mut [f64])> = Vec::with_capacity(self.groups.len());
+        let mut rest: &mut [f64] = &mut self.w;
+        for g in self.groups.windows(2) {
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut((g[1] - g[0]) * l);
+            parts.push((g[0], g[1], part));
+            rest = tail;
+        }
+        // Rows whose columns increase (scipy's canonical form, the readers' blocks) give a
+        // group's entries by two binary searches instead of a look at every entry.
+        let sorted = (0..n).into_par_iter().all(|i| {
+            x.row(i)
+                .0
+                .windows(2)
+                .all(|p| p[0].to_usize() < p[1].to_usize())
+        });
+        parts.into_par_iter().for_each(|(first, last, w)| {
+            for i in 0..n {
+                let (mut indices, mut values) = x.row(i);
+                if sorted {
+                    let a = indices.partition_point(|j| j.to_usize() < first);
+                    let b = a + indices[a..].partition_point(|j| j.to_usize() < last);
+                    (indices, values) = (&indices[a..b], &values[a..b]);
+                }
+                let yi = &y[i * l..(i + 1) * l];
+                for (&j, &v) in indices.iter().zip(values) {
+                    let j = j.to_usize();
+                    if j < first || j >= last {
+                        continue;
+                    }
+                    let v = v.to_f64();
+                    let wj = &mut w[(j - first) * l..(j - first + 1) * l];
+                    wj.iter_mut().zip(yi).for_each(|(a, b)| *a += v * b);
+                }
+            }
+        });
     }
 
     /// `Xᵀ (X P − 1 sᵀ)` by rows (D·L values, feature j's at `j·L`), and the column sums of
     /// `X P − 1 sᵀ` (L values).
     pub(crate) fn finish(self) -> (Vec<f64>, Vec<f64>) {
-        let d = self.p_rows.len() / self.l;
-        let mut parts = self.parts.into_iter();
-        let mut w = parts.next().unwrap_or_else(|| vec![0.0; d * self.l]);
-        for part in parts {
-            w.iter_mut().zip(&part).for_each(|(a, b)| *a += b);
-        }
-        (w, self.column_sums)
+        (self.w, self.column_sums)
     }
+}
+
+/// Groups of consecutive features for `W += Xᵀ Y`: about equal numbers of `x`'s entries each,
+/// at least two per thread (for balance), and enough that a group's rows of `W` take about
+/// [`GROUP_BYTES`]. Where the split falls changes no sum (see [`ScatterProduct`]).
+fn feature_groups<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, l: usize) -> Vec<usize> {
+    let d = x.ncols();
+    let by_size = (d * l * 8).div_ceil(GROUP_BYTES);
+    let count = by_size
+        .max(2 * rayon::current_num_threads())
+        .clamp(1, d.max(1));
+    let mut per_feature = vec![0usize; d];
+    for &j in x.indices() {
+        per_feature[j.to_usize()] += 1;
+    }
+    // Every feature counts one entry more, so that features without entries are spread too.
+    let total = x.nnz() + d;
+    let mut groups = vec![0];
+    let mut seen = 0;
+    for (j, &c) in per_feature.iter().enumerate() {
+        seen += c + 1;
+        if seen * count >= groups.len() * total && j + 1 < d {
+            groups.push(j + 1);
+        }
+    }
+    groups.push(d);
+    groups.dedup();
+    groups
 }
 
 /// `out[i·L + c] = (X P − 1 sᵀ)[i, c]` for the block's rows: codes by rows, `P` by rows as in
@@ -230,8 +290,10 @@ pub(crate) mod tests {
             (7, 300, 3, 0.02),
             (50, 6, 6, 0.9),
             (5, 4, 2, 0.0),
+            (200, 9000, 8, 0.01),
         ] {
-            let (csr, dense) = random_csr(n, d, density, 5);
+            let (scrambled, dense) = random_csr(n, d, density, 5);
+            let sorted = sorted_csr(&dense);
             let p = Mat::<f64>::from_fn(d, l, |j, c| ((j * 7 + c * 3) % 11) as f64 - 5.0);
             let shift: Vec<f64> = (0..l).map(|c| c as f64 * 0.25 - 0.3).collect();
             let y = Mat::<f64>::from_fn(n, l, |i, c| {
@@ -240,7 +302,10 @@ pub(crate) mod tests {
             let want_w = dense.transpose() * &y;
             let want_sums: Vec<f64> = (0..l).map(|c| (0..n).map(|i| y[(i, c)]).sum()).collect();
             let pr = by_rows(&p);
-            for block in [n, 1000, 1] {
+            for (csr, block) in [&scrambled, &sorted]
+                .into_iter()
+                .flat_map(|csr| [n, 1000, 1].map(|block| (csr, block)))
+            {
                 let mut product = ScatterProduct::new(&pr, &shift);
                 let mut start = 0;
                 while start < n {
@@ -271,6 +336,58 @@ pub(crate) mod tests {
                         assert!((codes[i * l + c] - y[(i, c)]).abs() <= 1e-12 * scale);
                     }
                 }
+            }
+        }
+    }
+
+    /// `dense` as CSR with every row's columns increasing (scipy's canonical form).
+    fn sorted_csr(dense: &Mat<f64>) -> Csr<f64, u32> {
+        let mut csr = Csr::new(dense.ncols());
+        for i in 0..dense.nrows() {
+            let row: Vec<(usize, f64)> = (0..dense.ncols())
+                .filter(|&j| dense[(i, j)] != 0.0)
+                .map(|j| (j, dense[(i, j)]))
+                .collect();
+            csr.push_row(&row).unwrap();
+        }
+        csr
+    }
+
+    /// The scatter product is the same bits on one thread as on several, for rows sorted or
+    /// not: the features' split into groups follows the number of threads, the sums do not.
+    #[test]
+    fn scatter_product_is_the_same_bits_on_any_number_of_threads() {
+        let (n, d, l) = (3000, 700, 7);
+        let (scrambled, dense) = random_csr(n, d, 0.05, 8);
+        let p = Mat::<f64>::from_fn(d, l, |j, c| ((j * 5 + c * 3) % 13) as f64 * 0.37 - 2.0);
+        let pr = by_rows(&p);
+        let shift: Vec<f64> = (0..l).map(|c| c as f64 * 0.1 + 0.7).collect();
+        for csr in [&scrambled, &sorted_csr(&dense)] {
+            let run = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let mut product = ScatterProduct::new(&pr, &shift);
+                    product.push(csr.as_chunk().subrows(0, 1700));
+                    product.push(csr.as_chunk().subrows(1700, n - 1700));
+                    product.finish()
+                })
+            };
+            let one = run(1);
+            for threads in [2, 3, 8] {
+                let (w, sums) = run(threads);
+                assert!(
+                    w.iter()
+                        .zip(&one.0)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                );
+                assert!(
+                    sums.iter()
+                        .zip(&one.1)
+                        .all(|(a, b)| a.to_bits() == b.to_bits())
+                );
             }
         }
     }
