@@ -129,6 +129,22 @@ pub(crate) fn agree(
     exchange(collective, stage, status, local)
 }
 
+/// The number of features every rank's data has, the same on every rank: an error naming the
+/// first rank whose width differs from rank 0's.
+pub(crate) fn agree_width(collective: &dyn Collective, width: usize) -> Result<usize> {
+    let widths = agree(collective, Stage::Features, Ok(width))?;
+    if let Some(r) = widths.iter().position(|&w| w != widths[0]) {
+        return Err(PcaError::OtherRank {
+            rank: r,
+            message: format!(
+                "its data has {} features where rank 0's has {}",
+                widths[r], widths[0]
+            ),
+        });
+    }
+    Ok(widths[0])
+}
+
 /// Every rank's outcome of its own work before a distributed fit (opening its files, say): `Ok`
 /// on every rank when all succeeded, otherwise an error on every rank — the failing rank's
 /// own, and on the others its message ([`PcaError::OtherRank`]). Every rank must call it, at

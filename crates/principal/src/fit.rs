@@ -10,7 +10,7 @@ use crate::choose::evidence;
 use crate::choose::held_out::{self, FoldRows, FoldScores, FoldSide};
 use crate::choose::rules;
 use crate::choose::threshold;
-use crate::collective::{Collective, SingleProcess, Stage, Watched, agree, agree_end};
+use crate::collective::{Collective, SingleProcess, Watched, agree_end, agree_width};
 use crate::data::{ChunkSource, InMemory};
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
@@ -313,17 +313,8 @@ impl PcaParams {
             });
         }
         let mut watched = Watched { source, collective };
-        let widths = agree(collective, Stage::Features, Ok(watched.n_features()))?;
-        if let Some(r) = widths.iter().position(|&w| w != widths[0]) {
-            return Err(PcaError::OtherRank {
-                rank: r,
-                message: format!(
-                    "its data has {} features where rank 0's has {}",
-                    widths[r], widths[0]
-                ),
-            });
-        }
-        let model = self.fit_across(&mut watched, widths[0], collective);
+        let d = agree_width(collective, watched.n_features())?;
+        let model = self.fit_across(&mut watched, d, collective);
         agree_end(collective, model)
     }
 

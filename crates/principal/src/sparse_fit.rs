@@ -5,7 +5,7 @@
 
 use faer::Mat;
 
-use crate::collective::{Collective, SingleProcess, Stage, agree, agree_end};
+use crate::collective::{Collective, SingleProcess, agree_end, agree_width};
 use crate::error::{PcaError, Result};
 use crate::model::PcaModel;
 use crate::moments::MomentAccumulator;
@@ -137,17 +137,8 @@ impl PcaParams {
             });
         }
         let mut watched = WatchedSparse { source, collective };
-        let widths = agree(collective, Stage::Features, Ok(watched.n_features()))?;
-        if let Some(r) = widths.iter().position(|&w| w != widths[0]) {
-            return Err(PcaError::OtherRank {
-                rank: r,
-                message: format!(
-                    "its data has {} features where rank 0's has {}",
-                    widths[r], widths[0]
-                ),
-            });
-        }
-        let model = self.fit_sparse_across(&mut watched, widths[0], collective);
+        let d = agree_width(collective, watched.n_features())?;
+        let model = self.fit_sparse_across(&mut watched, d, collective);
         agree_end(collective, model)
     }
 
