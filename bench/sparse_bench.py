@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 import sys
+import resource
+import shutil
 import tempfile
 import time
 
@@ -48,9 +50,16 @@ def make_data(cells, genes, types, seed):
 
 
 def run_measured(command):
-    """Runs `command`; returns its stderr and its own peak memory in MB (the rusage of that
-    child alone: RUSAGE_CHILDREN's ru_maxrss is the largest of every child waited for so
-    far, which made principal's peak whatever an earlier child had used)."""
+    """Runs `command`; returns its stderr and its own peak memory in MB.
+
+    Not the rusage of the child as this process sees it: a child started from this process
+    (which holds the data, hundreds of MB) carries this process's resident high-water mark
+    through exec (Linux keeps it in the process's signal struct), so its ru_maxrss is never
+    below ours. GNU time forks the command from a small process and reports its own peak;
+    without it, the wait4 figure is printed with that floor named."""
+    timer = shutil.which("time", path="/usr/bin:/bin")
+    if timer:
+        command = [timer, "-f", "principal-peak-kb %M"] + list(command)
     with tempfile.TemporaryFile() as err:
         child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
         _, status, usage = os.wait4(child.pid, 0)
@@ -59,18 +68,32 @@ def run_measured(command):
         stderr = err.read().decode()
     if child.returncode != 0:
         sys.exit(f"principal failed ({child.returncode}):\n{stderr}")
-    return subprocess.CompletedProcess(command, child.returncode, "", stderr), \
-        usage.ru_maxrss / 1024
+    peak = usage.ru_maxrss / 1024
+    if timer:
+        lines = [l for l in stderr.splitlines() if l.startswith("principal-peak-kb ")]
+        peak = int(lines[-1].split()[1]) / 1024
+    else:
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"no GNU time: principal's peak is at least this process's ({own:.0f} MB)",
+              file=sys.stderr)
+    return subprocess.CompletedProcess(command, child.returncode, "", stderr), peak
 
 
 def run_child(code, args):
     """Runs `code` in a fresh Python process; returns its JSON line (with its peak memory)."""
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code] + args, check=True,
-                         capture_output=True, text=True)
+    timer = shutil.which("time", path="/usr/bin:/bin")
+    command = [sys.executable, "-c", code] + args
+    if timer:
+        # Its own peak: see run_measured (RUSAGE_SELF in the child starts at our high-water mark).
+        command = [timer, "-f", "child-peak-kb %M"] + command
+    out = subprocess.run(command, check=True, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result.setdefault("seconds", elapsed)
+    if timer:
+        lines = [l for l in out.stderr.splitlines() if l.startswith("child-peak-kb ")]
+        result["peak_mb"] = int(lines[-1].split()[1]) / 1024
     return result
 
 

@@ -173,14 +173,17 @@ fn block_krylov(
     let (d, width) = (start.nrows(), start.ncols());
     let cap = d.min(10 * width).max(width);
     debug_assert!(width <= d);
-    let mut basis = start.clone();
-    let mut images = Mat::<f64>::zeros(d, 0);
+    // The basis and its images grow in place within room for `cap` columns: growing them by
+    // copies (a new D × (m + width) matrix per pass, for each) held both twice at once.
+    let mut basis = Mat::<f64>::with_capacity(d, cap);
+    append_cols(&mut basis, start.as_ref());
+    let mut images = Mat::<f64>::with_capacity(d, cap);
     let mut newest = start;
     let mut passes = 0;
     loop {
         let w = problem.apply(newest.as_ref())?;
         passes += 1;
-        images = hcat(images.as_ref(), w.as_ref());
+        append_cols(&mut images, w.as_ref());
         // Rayleigh–Ritz costs about a pass when D is large: only when its answer is needed.
         if problem.options.tolerance.is_some() || passes >= planned {
             let ritz = rayleigh_ritz(basis.as_ref(), images.as_ref(), k, "randomized")?;
@@ -200,9 +203,12 @@ fn block_krylov(
         if basis.ncols() + width > cap {
             // Thick restart: keep the leading Ritz vectors and their images under S (exact).
             let v = ritz_coefficients(basis.as_ref(), images.as_ref(), width)?;
-            basis = basis.as_ref() * v.as_ref();
-            images = images.as_ref() * v.as_ref();
-            next = images.clone();
+            let kept = basis.as_ref() * v.as_ref();
+            next = images.as_ref() * v.as_ref();
+            basis.truncate(d, 0);
+            append_cols(&mut basis, kept.as_ref());
+            images.truncate(d, 0);
+            append_cols(&mut images, next.as_ref());
         }
         // The next block: S times the newest block, orthogonal to the basis.
         let room = d - basis.ncols();
@@ -219,7 +225,7 @@ fn block_krylov(
         }
         let cols = width.min(room);
         newest = extend_basis(basis.as_ref(), next.as_ref().subcols(0, cols));
-        basis = hcat(basis.as_ref(), newest.as_ref());
+        append_cols(&mut basis, newest.as_ref());
     }
 }
 
@@ -271,6 +277,13 @@ fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: 
     }
     let whole = orthonormalise(hcat(basis, next).as_ref());
     whole.subcols(basis.ncols(), next.ncols()).to_owned()
+}
+
+/// `a ← [a | b]`, in place while `a`'s capacity lasts.
+fn append_cols(a: &mut Mat<f64>, b: MatRef<'_, f64>) {
+    let (d, na) = (b.nrows(), a.ncols());
+    a.resize_with(d, na + b.ncols(), |_, _| 0.0);
+    a.as_mut().subcols_mut(na, b.ncols()).copy_from(b);
 }
 
 /// `[a | b]`.
