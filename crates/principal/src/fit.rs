@@ -297,13 +297,7 @@ impl PcaParams {
         // Refused before any row is read: every rank sees the same parameters, so every rank
         // returns this error at once, with no collective step to agree on.
         if let ComponentCount::CrossValidated { .. } = self.components() {
-            return Err(PcaError::CannotChoose {
-                criterion: "cv",
-                reason: "cross-validation refits held-out rows, and across processes each holds \
-                         only its part of them; run it in one process, or choose with mle or \
-                         gavish-donoho, which read the combined spectrum"
-                    .into(),
-            });
+            return Err(cv_across_processes());
         }
         if self.missing() == MissingValues::Em {
             return Err(PcaError::SolverUnsuitable {
@@ -652,6 +646,17 @@ pub(crate) fn spectrum_rule(count: ComponentCount) -> &'static str {
 }
 
 /// The error for gram and svd over several processes.
+/// Cross-validation under several processes (dense or sparse rows).
+pub(crate) fn cv_across_processes() -> PcaError {
+    PcaError::CannotChoose {
+        criterion: "cv",
+        reason: "cross-validation refits held-out rows, and across processes each holds only \
+                 its part of them; run it in one process, or choose with mle or gavish-donoho, \
+                 which read the combined spectrum"
+            .into(),
+    }
+}
+
 fn one_process_only(solver: Solver) -> PcaError {
     PcaError::SolverUnsuitable {
         solver: solver.name(),

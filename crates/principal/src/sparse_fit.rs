@@ -7,6 +7,7 @@ use faer::Mat;
 
 use crate::collective::{Collective, SingleProcess, agree_end, agree_width};
 use crate::error::{PcaError, Result};
+use crate::fit::cv_across_processes;
 use crate::model::PcaModel;
 use crate::moments::MomentAccumulator;
 use crate::moments::columns::ColumnAccumulator;
@@ -73,10 +74,7 @@ impl PcaParams {
     /// matrix's absent entries are zeros) and cross-validation (not done for sparse data).
     pub fn fit_sparse_source(&self, source: &mut dyn SparseSource) -> Result<PcaModel> {
         if self.missing() == MissingValues::Em {
-            return Err(PcaError::SolverUnsuitable {
-                solver: "em",
-                reason: "sparse data has no missing values: its absent entries are zeros".into(),
-            });
+            return Err(no_missing_values());
         }
         if let ComponentCount::CrossValidated { .. } = self.components() {
             return Err(PcaError::CannotChoose {
@@ -114,27 +112,13 @@ impl PcaParams {
         }
         // Refused before any row is read: every rank sees the same parameters.
         if self.missing() == MissingValues::Em {
-            return Err(PcaError::SolverUnsuitable {
-                solver: "em",
-                reason: "sparse data has no missing values: its absent entries are zeros".into(),
-            });
+            return Err(no_missing_values());
         }
         if let ComponentCount::CrossValidated { .. } = self.components() {
-            return Err(PcaError::CannotChoose {
-                criterion: "cv",
-                reason: "cross-validation refits held-out rows, and across processes each holds \
-                         only its part of them; run it in one process, or choose with mle or \
-                         gavish-donoho, which read the combined spectrum"
-                    .into(),
-            });
+            return Err(cv_across_processes());
         }
         if let Solver::Gram | Solver::Svd = self.solver() {
-            return Err(PcaError::SolverUnsuitable {
-                solver: self.solver().name(),
-                reason: "it needs the data dense; sparse data is fitted by covariance, \
-                         randomized, power or em"
-                    .into(),
-            });
+            return Err(needs_dense(self.solver()));
         }
         let mut watched = WatchedSparse { source, collective };
         let d = agree_width(collective, watched.n_features())?;
@@ -170,12 +154,7 @@ impl PcaParams {
             None => self,
         };
         match solver {
-            Solver::Gram | Solver::Svd | Solver::Auto => Err(PcaError::SolverUnsuitable {
-                solver: solver.name(),
-                reason: "it needs the data dense; sparse data is fitted by covariance, \
-                         randomized, power or em"
-                    .into(),
-            }),
+            Solver::Gram | Solver::Svd | Solver::Auto => Err(needs_dense(solver)),
             Solver::Covariance => {
                 let mut acc = MomentAccumulator::new(d);
                 let pass = source.pass(&mut |block| acc.push_sparse(block));
@@ -292,6 +271,24 @@ impl PcaModel {
         let mut z = Mat::from_fn(x.nrows(), m, |i, c| codes[i * m + c]);
         self.whiten(z.as_mut());
         Ok(z)
+    }
+}
+
+/// `--missing em` on sparse data: its absent entries are zeros, not missing.
+fn no_missing_values() -> PcaError {
+    PcaError::SolverUnsuitable {
+        solver: "em",
+        reason: "sparse data has no missing values: its absent entries are zeros".into(),
+    }
+}
+
+/// Gram and svd (and an unresolved auto) on sparse data.
+fn needs_dense(solver: Solver) -> PcaError {
+    PcaError::SolverUnsuitable {
+        solver: solver.name(),
+        reason: "it needs the data dense; sparse data is fitted by covariance, randomized, \
+                 power or em"
+            .into(),
     }
 }
 
