@@ -130,6 +130,19 @@ impl Processes {
     }
 }
 
+/// Every rank's outcome of opening its part of the input, agreed before any rank reads: a
+/// rank learns of another's failure to open rather than waiting for it in the first pass.
+pub(crate) fn agree_opened<T, E: std::fmt::Display>(
+    collective: &dyn Collective,
+    opened: &std::result::Result<T, E>,
+) -> principal::Result<()> {
+    let outcome = opened
+        .as_ref()
+        .map(drop)
+        .map_err(|e| principal::PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
+    principal::agree_outcome(collective, outcome)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;

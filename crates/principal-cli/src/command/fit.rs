@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use principal::{
-    Centre, Collective, ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaError,
-    PcaModel, PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
+    Centre, Collective, ComponentCount, IterativeOptions, MissingValues, PcaBuilder, PcaModel,
+    PcaParams, PowerMethod, Precision, RandomizedMethod, Scaling, Solver, Whitening,
 };
 use principal_io::{
     ChunkReader, ColumnSelector, FileSource, Matrix, Missing, Part, ReadOptions, read_table,
@@ -597,12 +597,8 @@ fn run_distributed(config: &FitConfig, collective: &dyn Collective) -> Result<()
         size: collective.size(),
     };
     let opened = ChunkReader::open_part(&config.inputs, &config.read, part);
-    let outcome = opened
-        .as_ref()
-        .map(drop)
-        .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
     let fit_error = || format!("cannot fit {}", describe(&config.inputs));
-    principal::agree_outcome(collective, outcome).with_context(fit_error)?;
+    crate::processes::agree_opened(collective, &opened).with_context(fit_error)?;
     let reader = opened?;
     let d = reader.n_features();
     let names = reader.column_names().map(<[String]>::to_vec);
@@ -672,12 +668,7 @@ fn run_sparse(
             collective.rank(),
             processes,
         );
-        // Every rank learns of another's failure to open its part, rather than waiting for it.
-        let outcome = opened
-            .as_ref()
-            .map(drop)
-            .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
-        principal::agree_outcome(collective, outcome).with_context(fit_error)?;
+        crate::processes::agree_opened(collective, &opened).with_context(fit_error)?;
         opened?
     } else {
         principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?

@@ -316,11 +316,7 @@ fn open_rows(
     Ok(if size > 1 {
         let part = Part { rank, size };
         let opened = ChunkReader::open_part(&config.inputs, &options, part);
-        let outcome = opened
-            .as_ref()
-            .map(drop)
-            .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
-        principal::agree_outcome(collective, outcome)
+        crate::processes::agree_opened(collective, &opened)
             .with_context(|| format!("cannot transform {}", describe(&config.inputs)))?;
         RowStream::from_reader(opened?, saved.model.n_components(), config.memory_limit)
     } else {
@@ -487,11 +483,7 @@ fn write_sparse_codes(
     let mut file = if size > 1 {
         let opened =
             principal_io::SparseFile::open_part(input, options, config.memory_limit, rank, size);
-        let outcome = opened
-            .as_ref()
-            .map(drop)
-            .map_err(|e| PcaError::Source(anyhow::Error::msg(e.to_string()).into()));
-        principal::agree_outcome(collective, outcome).with_context(cannot)?;
+        crate::processes::agree_opened(collective, &opened).with_context(cannot)?;
         opened?
     } else {
         principal_io::SparseFile::open_with(input, options, config.memory_limit)?
