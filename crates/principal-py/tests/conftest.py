@@ -6,6 +6,7 @@ import pathlib
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
@@ -19,6 +20,27 @@ def import_extra(name):
     return pytest.importorskip(
         name, reason=f"{name} is not installed: an extra of requirements-extra.txt, "
         "installed and required when PRINCIPAL_PY_EXTRAS=1 (.ci/run)")
+
+
+def close(ours, theirs, rtol=1e-10, what=""):
+    """Equal to `rtol` of the largest magnitude of `theirs` (entries near zero compared to
+    that scale, as rounding does)."""
+    ours = np.asarray(ours, dtype=np.float64)
+    theirs = np.asarray(theirs, dtype=np.float64)
+    assert ours.shape == theirs.shape, f"{what}: shape {ours.shape} != {theirs.shape}"
+    scale = max(np.abs(theirs).max(initial=0.0), 1e-300)
+    err = np.abs(ours - theirs).max(initial=0.0) / scale
+    assert err <= rtol, f"{what}: relative error {err:.3e} > {rtol:.0e}"
+
+
+@pytest.fixture
+def no_densifying(monkeypatch):
+    """Makes any densifying of a scipy sparse matrix in the code under test an error."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a sparse matrix was densified")
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
 
 
 def low_rank(n, d, rank, seed, noise=0.05):

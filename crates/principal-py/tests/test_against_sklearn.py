@@ -6,23 +6,12 @@ import sklearn.decomposition
 
 import principal
 
-from conftest import DATASETS, low_rank
+from conftest import DATASETS, close, low_rank
 
 # Components kept per data set: well separated from the next eigenvalue, so that the
 # components themselves are determined to rounding (the wide set's eigenvalues past 8 are
 # noise of nearly equal size, and its 30th is zero).
 KEPT = {"tall": 6, "wide": 8, "offset": 5, "iris": 3}
-
-
-def close(ours, theirs, rtol=1e-10, what=""):
-    """Equal to `rtol` of the largest magnitude of `theirs` (entries near zero compared to
-    that scale, as rounding does)."""
-    ours = np.asarray(ours, dtype=np.float64)
-    theirs = np.asarray(theirs, dtype=np.float64)
-    assert ours.shape == theirs.shape, f"{what}: shape {ours.shape} != {theirs.shape}"
-    scale = max(np.abs(theirs).max(initial=0.0), 1e-300)
-    err = np.abs(ours - theirs).max(initial=0.0) / scale
-    assert err <= rtol, f"{what}: relative error {err:.3e} > {rtol:.0e}"
 
 
 def both(X, **params):

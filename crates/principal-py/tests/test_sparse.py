@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import sklearn.decomposition
 
 import principal
-from conftest import import_extra
+from conftest import close, import_extra
 
 
 def counts(n=300, d=40, seed=0):
@@ -18,23 +18,6 @@ def counts(n=300, d=40, seed=0):
     rates = rng.gamma(2.0, 2.0, size=(4, d))
     x = rng.poisson(rates[types]) * (rng.random((n, d)) < 0.1)
     return x.astype(np.int64)
-
-
-def close(ours, theirs, rtol, what=""):
-    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
-    assert ours.shape == theirs.shape, what
-    err = np.abs(ours - theirs).max() / max(np.abs(theirs).max(), 1e-300)
-    assert err <= rtol, f"{what}: relative error {err:.3e} > {rtol:.0e}"
-
-
-@pytest.fixture
-def no_densifying(monkeypatch):
-    """Makes any densifying of a scipy sparse matrix in the code under test an error."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a sparse matrix was densified")
-    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
 
 
 @pytest.mark.parametrize("make", [sp.csr_matrix, sp.csc_matrix, sp.csr_array])

@@ -12,7 +12,7 @@ import sklearn.decomposition
 from sklearn.base import clone
 
 import principal
-from conftest import import_extra, low_rank
+from conftest import close, import_extra, low_rank
 
 ATTRIBUTES = ["components_", "singular_values_", "explained_variance_",
               "explained_variance_ratio_"]
@@ -24,23 +24,6 @@ def counts(n=200, d=30, seed=3):
     types = rng.integers(0, 3, size=n)
     rates = rng.gamma(2.0, 2.0, size=(3, d))
     return (rng.poisson(rates[types]) * (rng.random((n, d)) < 0.15)).astype(np.float64)
-
-
-def close(ours, theirs, rtol, what=""):
-    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
-    assert ours.shape == theirs.shape, what
-    err = np.abs(ours - theirs).max() / max(np.abs(theirs).max(), 1e-300)
-    assert err <= rtol, f"{what}: relative error {err:.3e} > {rtol:.0e}"
-
-
-@pytest.fixture
-def no_densifying(monkeypatch):
-    """Makes any densifying of a scipy sparse matrix in the code under test an error."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("a sparse matrix was densified")
-    for cls in (sp.csr_matrix, sp.csc_matrix, sp.csr_array, sp.csc_array):
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
 
 
 @pytest.mark.parametrize("data", ["counts", "low_rank", "wide"])

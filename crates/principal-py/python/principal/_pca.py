@@ -43,6 +43,19 @@ class Posterior(NamedTuple):
     """M×M: Cov[z | x] = σ² M⁻¹, shared by every complete row."""
 
 
+def _csr_arrays(X):
+    """The arrays of a checked scipy.sparse X's CSR form, as the native fit reads them:
+    (n_cols, indptr as int64, indices as uint32, data), never densified. CSC (and any other
+    format) is turned into CSR by scipy, a copy of the sparse arrays."""
+    X = X.tocsr()
+    if X.shape[1] >= 2**32:
+        raise ValueError(f"{X.shape[1]} features: more than 2**32 - 1 are not read")
+    indices = X.indices
+    # int32 indices are read in place as uint32 (they are non-negative in a valid matrix).
+    indices = indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
+    return X.shape[1], X.indptr.astype(np.int64, copy=False), indices, X.data
+
+
 def _seed(random_state) -> int:
     """A seed from scikit-learn's random_state: None is seed 0 (principal is deterministic),
     an int is itself, a RandomState or Generator gives one draw."""
@@ -300,16 +313,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             dtype=[np.float64, np.float32],
             ensure_min_samples=2 if reset else 1,
         )
-        X = X.tocsr()
-        if X.shape[1] >= 2**32:
-            raise ValueError(f"{X.shape[1]} features: more than 2**32 - 1 are not read")
-        indices = X.indices
-        # int32 indices are read in place as uint32 (they are non-negative in a valid matrix).
-        indices = indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
-        return (
-            X.dtype.type,
-            (X.shape[1], X.indptr.astype(np.int64, copy=False), indices, X.data),
-        )
+        return X.dtype.type, _csr_arrays(X)
 
     def _set_state(self, state: dict, dtype, n_features: int) -> None:
         """Sets the fitted attributes from a native state (in `dtype`, as scikit-learn)."""

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import _native
-from ._pca import _seed
+from ._pca import _csr_arrays, _seed
 
 
 class TruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -125,15 +125,7 @@ class TruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             ensure_min_samples=2 if reset else 1,
         )
         if sp.issparse(X):
-            X = X.tocsr()
-            if X.shape[1] >= 2**32:
-                raise ValueError(f"{X.shape[1]} features: more than 2**32 - 1 are not read")
-            indices = X.indices
-            indices = (
-                indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
-            )
-            csr = (X.shape[1], X.indptr.astype(np.int64, copy=False), indices, X.data)
-            return True, X.dtype.type, csr
+            return True, X.dtype.type, _csr_arrays(X)
         if not (X.flags.c_contiguous or X.flags.f_contiguous):
             X = np.ascontiguousarray(X)
         return False, X.dtype.type, X
