@@ -99,8 +99,9 @@ impl Collective for Threads {
     }
 }
 
-/// Runs `fit` on every rank of a job of `parts.len()` threads, rank r with `parts[r]`.
-fn on_ranks<S: ChunkSource + Send>(
+/// Runs `fit` on every rank of a job of `parts.len()` threads, rank r with `parts[r]` (dense
+/// or sparse rows).
+fn on_ranks<S: Send>(
     parts: Vec<S>,
     fit: impl Fn(&mut S, &Threads) -> principal::Result<PcaModel> + Sync,
 ) -> Vec<principal::Result<PcaModel>> {
@@ -401,25 +402,6 @@ fn one_process_is_fit_source() {
     assert_eq!(a, b);
 }
 
-/// Runs a sparse fit on every rank of a job of `parts.len()` threads, rank r with `parts[r]`.
-fn on_ranks_sparse<S: principal::sparse::SparseSource + Send>(
-    parts: Vec<S>,
-    fit: impl Fn(&mut S, &Threads) -> principal::Result<PcaModel> + Sync,
-) -> Vec<principal::Result<PcaModel>> {
-    let job = Threads::job(parts.len());
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .into_iter()
-            .zip(job)
-            .map(|(mut part, rank)| {
-                let fit = &fit;
-                scope.spawn(move || fit(&mut part, &rank))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
-}
-
 /// Sparse rows split over ranks (uneven, an empty rank, one row on a rank): the covariance
 /// route and the randomized solver, centred, standardized and uncentred, give every rank the
 /// same model, equal to one process's sparse fit; a failing rank stops them all.
@@ -467,7 +449,7 @@ fn sparse_fits_over_every_split_equal_one_process() {
                         part
                     })
                     .collect();
-                let models: Vec<PcaModel> = on_ranks_sparse(parts, |part, rank| {
+                let models: Vec<PcaModel> = on_ranks(parts, |part, rank| {
                     params.fit_sparse_distributed(part, rank)
                 })
                 .into_iter()
@@ -498,7 +480,7 @@ fn sparse_fits_over_every_split_equal_one_process() {
         SparseInMemory::new(bad.as_chunk().subrows(0, 5), 2),
         SparseInMemory::new(bad.as_chunk().subrows(5, 5), 2),
     ];
-    let outcomes = on_ranks_sparse(parts, |part, rank| {
+    let outcomes = on_ranks(parts, |part, rank| {
         params.fit_sparse_distributed(part, rank)
     });
     let message = outcomes[0].as_ref().unwrap_err().to_string();
