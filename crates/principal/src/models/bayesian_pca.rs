@@ -205,15 +205,40 @@ fn centre<T: Real>(x: MatRef<'_, T>, missing: MissingValues) -> Result<Centred> 
     })
 }
 
-/// The E step of one row against W (D×k), μ and σ²: `M_n`'s Cholesky factor, `log det M_n`.
-/// `shared` is the factor for a complete row.
-pub(crate) struct RowPosterior {
+/// The E step of one row against W (D×k), μ and σ²: z̄_n, log N(x_O; …) and the factor of
+/// M_n, from which Σ_n = σ² M_n⁻¹ is formed only where it is needed (the M step's rows with
+/// holes, and once for all the complete rows, which share it).
+pub(crate) struct RowPosterior<'m> {
     /// z̄_n.
     pub mean: Vec<f64>,
-    /// Σ_n = σ² M_n⁻¹.
-    pub covariance: Mat<f64>,
     /// `log N(x_O; μ_O, W_O W_Oᵀ + σ² I)`.
     pub log_likelihood: f64,
+    /// M_n's Cholesky factor: the model's own for a complete row.
+    factor: FactorRef<'m>,
+}
+
+enum FactorRef<'m> {
+    Shared(&'m faer::linalg::solvers::Llt<f64>),
+    Own(faer::linalg::solvers::Llt<f64>),
+}
+
+impl RowPosterior<'_> {
+    /// Σ_n = σ² M_n⁻¹.
+    pub(crate) fn covariance(&self, noise: f64) -> Mat<f64> {
+        let llt = match &self.factor {
+            FactorRef::Shared(llt) => llt,
+            FactorRef::Own(llt) => llt,
+        };
+        let k = llt.L().nrows();
+        let mut covariance = Mat::<f64>::identity(k, k);
+        llt.solve_in_place(covariance.as_mut());
+        for c in 0..k {
+            for v in covariance.col_as_slice_mut(c) {
+                *v *= noise;
+            }
+        }
+        covariance
+    }
 }
 
 /// The Gaussian `x = W z + μ + ε` seen through the observed features of rows.
@@ -222,7 +247,10 @@ pub(crate) struct LatentGaussian<'a> {
     pub w: MatRef<'a, f64>,
     /// σ².
     pub noise: f64,
-    /// WᵀW + σ² I and its Cholesky factor and log-determinant.
+    /// WᵀW + σ² I, the start of every row's M_n (a row with holes subtracts its missing
+    /// features' w_j w_jᵀ).
+    m_full: Mat<f64>,
+    /// Its Cholesky factor and log-determinant.
     full: (faer::linalg::solvers::Llt<f64>, f64),
 }
 
@@ -230,21 +258,30 @@ impl<'a> LatentGaussian<'a> {
     /// The model of loadings `w` and noise `noise` (> 0).
     pub(crate) fn new(w: MatRef<'a, f64>, noise: f64) -> Result<Self> {
         let k = w.ncols();
-        let m = w.transpose() * w + Mat::<f64>::identity(k, k) * noise;
-        let full = factor(m)?;
-        Ok(LatentGaussian { w, noise, full })
+        let m_full = w.transpose() * w + Mat::<f64>::identity(k, k) * noise;
+        let full = factor(&m_full)?;
+        Ok(LatentGaussian {
+            w,
+            noise,
+            m_full,
+            full,
+        })
     }
 
     /// The posterior and log-likelihood of a row whose deviation from the mean is `e` (zeros
     /// where missing), observing `mask` (`None`: every feature), with `t = Wᵀ e`.
-    pub(crate) fn row(&self, e: &[f64], t: &[f64], mask: Option<&[bool]>) -> Result<RowPosterior> {
+    pub(crate) fn row(
+        &self,
+        e: &[f64],
+        t: &[f64],
+        mask: Option<&[bool]>,
+    ) -> Result<RowPosterior<'_>> {
         let k = self.w.ncols();
         let d = e.len();
-        let own;
-        let (llt, log_det, seen) = match mask {
-            None => (&self.full.0, self.full.1, d),
+        let (factor_ref, log_det, seen) = match mask {
+            None => (FactorRef::Shared(&self.full.0), self.full.1, d),
             Some(mask) => {
-                let mut m = self.w.transpose() * self.w + Mat::<f64>::identity(k, k) * self.noise;
+                let mut m = self.m_full.clone();
                 let mut seen = 0;
                 for (j, &o) in mask.iter().enumerate() {
                     if o {
@@ -257,13 +294,16 @@ impl<'a> LatentGaussian<'a> {
                         }
                     }
                 }
-                own = factor(m)?;
-                (&own.0, own.1, seen)
+                let (llt, log_det) = factor(&m)?;
+                (FactorRef::Own(llt), log_det, seen)
             }
         };
-        let mean_col = llt.solve(faer::ColRef::from_slice(t));
-        let mean: Vec<f64> = mean_col.iter().copied().collect();
-        let covariance = llt.solve(Mat::<f64>::identity(k, k)) * self.noise;
+        let llt = match &factor_ref {
+            FactorRef::Shared(llt) => *llt,
+            FactorRef::Own(llt) => llt,
+        };
+        let mut mean = t.to_vec();
+        llt.solve_in_place(faer::ColMut::from_slice_mut(&mut mean));
         let e2: f64 = e.iter().map(|v| v * v).sum();
         let explained: f64 = t.iter().zip(&mean).map(|(a, b)| a * b).sum();
         let quad = (e2 - explained).max(0.0) / self.noise;
@@ -271,13 +311,13 @@ impl<'a> LatentGaussian<'a> {
             * (seen as f64 * LN_2PI + log_det + (seen as f64 - k as f64) * self.noise.ln() + quad);
         Ok(RowPosterior {
             mean,
-            covariance,
             log_likelihood,
+            factor: factor_ref,
         })
     }
 }
 
-fn factor(m: Mat<f64>) -> Result<(faer::linalg::solvers::Llt<f64>, f64)> {
+fn factor(m: &Mat<f64>) -> Result<(faer::linalg::solvers::Llt<f64>, f64)> {
     let llt = m
         .llt(Side::Lower)
         .map_err(|_| PcaError::DegenerateModel("Wᵀ W + σ² I is not positive definite".into()))?;
@@ -289,7 +329,7 @@ fn factor(m: Mat<f64>) -> Result<(faer::linalg::solvers::Llt<f64>, f64)> {
 type ObservedMask = Vec<Option<Vec<bool>>>;
 
 /// `x − μ` for every row (zeros where `x` is NaN), the mask of observed entries when there are
-/// holes, and `(x − μ) W`.
+/// holes, and `Wᵀ (x − μ)`: one column per row (D×N and k×N).
 fn deviations<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],
@@ -302,7 +342,7 @@ fn deviations<T: Real>(
             found: d,
         });
     }
-    let mut e = Mat::zeros(n, d);
+    let mut e = Mat::zeros(d, n);
     let mut masks = Vec::with_capacity(n);
     for i in 0..n {
         let mut mask: Option<Vec<bool>> = None;
@@ -317,7 +357,7 @@ fn deviations<T: Real>(
                     value: v,
                 });
             } else {
-                e[(i, j)] = v - mean[j];
+                e[(j, i)] = v - mean[j];
             }
         }
         if mask.as_ref().is_some_and(|m| m.iter().all(|o| !o)) {
@@ -327,12 +367,12 @@ fn deviations<T: Real>(
         }
         masks.push(mask);
     }
-    let mut t = Mat::zeros(n, w.ncols());
+    let mut t = Mat::zeros(w.ncols(), n);
     matmul(
         t.as_mut(),
         Accum::Replace,
+        w.transpose(),
         e.as_ref(),
-        w,
         1.0,
         Par::rayon(0),
     );
@@ -450,29 +490,13 @@ impl BayesianPca {
         // The training likelihood at the returned parameters.
         let log_likelihood = {
             let model = LatentGaussian::new(w.as_ref(), noise)?;
+            let (e, t) = row_deviations(&data, w.as_ref(), &offset);
             let mut sum = 0.0;
-            let mut t = Mat::zeros(rows, w.ncols());
-            let mut e = data.y.clone();
-            for i in 0..rows {
-                for j in 0..d {
-                    if data.observed[i][j] {
-                        e[(i, j)] -= offset[j];
-                    }
-                }
-            }
-            matmul(
-                t.as_mut(),
-                Accum::Replace,
-                e.as_ref(),
-                w.as_ref(),
-                1.0,
-                Par::rayon(0),
-            );
             for i in 0..rows {
                 let mask = (!data.observed[i].iter().all(|&o| o)).then_some(&data.observed[i][..]);
-                let ei: Vec<f64> = e.row(i).iter().copied().collect();
-                let ti: Vec<f64> = t.row(i).iter().copied().collect();
-                sum += model.row(&ei, &ti, mask)?.log_likelihood;
+                sum += model
+                    .row(column(&e, i), column(&t, i), mask)?
+                    .log_likelihood;
             }
             sum / rows as f64
         };
@@ -719,17 +743,15 @@ impl LatentModel for BayesianPca {
     }
 }
 
-fn posterior_row(
-    model: &LatentGaussian<'_>,
+fn posterior_row<'m>(
+    model: &'m LatentGaussian<'_>,
     e: &Mat<f64>,
     t: &Mat<f64>,
     masks: &[Option<Vec<bool>>],
     i: usize,
-) -> Result<RowPosterior> {
+) -> Result<RowPosterior<'m>> {
     // e is zero at the holes, so t = Wᵀ e is already over the observed features.
-    let ei: Vec<f64> = e.row(i).iter().copied().collect();
-    let ti: Vec<f64> = t.row(i).iter().copied().collect();
-    model.row(&ei, &ti, masks[i].as_deref())
+    model.row(column(e, i), column(t, i), masks[i].as_deref())
 }
 
 fn column_norm2(w: MatRef<'_, f64>, c: usize) -> f64 {
@@ -763,6 +785,34 @@ fn start(y: MatRef<'_, f64>, k: usize, total: f64) -> Result<(Mat<f64>, f64)> {
     Ok((w, noise))
 }
 
+/// `e = y − offset` at the observed entries (zeros at the holes) and `t = Wᵀ e`, one column
+/// per row (D×N and k×N), so that a row's values are contiguous for the E step.
+fn row_deviations(data: &Centred, w: MatRef<'_, f64>, offset: &[f64]) -> (Mat<f64>, Mat<f64>) {
+    let (rows, d) = (data.y.nrows(), data.y.ncols());
+    let e = Mat::from_fn(d, rows, |j, i| {
+        if data.observed[i][j] {
+            data.y[(i, j)] - offset[j]
+        } else {
+            data.y[(i, j)]
+        }
+    });
+    let mut t = Mat::zeros(w.ncols(), rows);
+    matmul(
+        t.as_mut(),
+        Accum::Replace,
+        w.transpose(),
+        e.as_ref(),
+        1.0,
+        Par::Seq,
+    );
+    (e, t)
+}
+
+/// Column `i`, as a slice.
+fn column(m: &Mat<f64>, i: usize) -> &[f64] {
+    m.col_as_slice(i)
+}
+
 /// One EM step from (W, offset, σ²) with the columns' α: the next W, offset, σ², and the
 /// log-likelihood of the data at the parameters it started from.
 fn em_step(
@@ -775,24 +825,7 @@ fn em_step(
     let (rows, d) = (data.y.nrows(), data.y.ncols());
     let k = w.ncols();
     let model = LatentGaussian::new(w, noise)?;
-    // e = y − offset at the observed entries.
-    let mut e = data.y.clone();
-    for i in 0..rows {
-        for j in 0..d {
-            if data.observed[i][j] {
-                e[(i, j)] -= offset[j];
-            }
-        }
-    }
-    let mut t = Mat::zeros(rows, k);
-    matmul(
-        t.as_mut(),
-        Accum::Replace,
-        e.as_ref(),
-        w,
-        1.0,
-        Par::rayon(0),
-    );
+    let (e, t) = row_deviations(data, w, offset);
     // z̃ = (z̄, 1) per row; the complete rows share Σ.
     let mut z = Mat::zeros(rows, k + 1);
     let mut log_likelihood = 0.0;
@@ -802,19 +835,19 @@ fn em_step(
     for i in 0..rows {
         let holes = !data.observed[i].iter().all(|&o| o);
         let mask = holes.then_some(&data.observed[i][..]);
-        let ei: Vec<f64> = e.row(i).iter().copied().collect();
-        let ti: Vec<f64> = t.row(i).iter().copied().collect();
-        let post = model.row(&ei, &ti, mask)?;
+        let post = model.row(column(&e, i), column(&t, i), mask)?;
         log_likelihood += post.log_likelihood;
         for c in 0..k {
             z[(i, c)] = post.mean[c];
         }
         z[(i, k)] = 1.0;
         if holes {
-            own_cov.push((i, post.covariance));
+            own_cov.push((i, post.covariance(noise)));
         } else {
             complete_rows += 1;
-            shared_cov.get_or_insert(post.covariance);
+            if shared_cov.is_none() {
+                shared_cov = Some(post.covariance(noise));
+            }
         }
     }
     // A = Z̃ᵀ Z̃ + Σ_n Σ_n (padded with a zero row and column).
@@ -863,8 +896,10 @@ fn em_step(
     let mut next_w = Mat::zeros(d, k);
     let mut next_offset = vec![0.0; d];
     let mut residual = 0.0;
+    let mut a = Mat::zeros(k + 1, k + 1);
+    let mut prior = Mat::zeros(k + 1, k + 1);
     for j in 0..d {
-        let mut a = a_total.clone();
+        a.copy_from(&a_total);
         for &slot in &missing_in[j] {
             let (i, cov) = &own_cov[slot];
             for p in 0..=k {
@@ -874,7 +909,7 @@ fn em_step(
                 }
             }
         }
-        let mut prior = a.clone();
+        prior.copy_from(&a);
         for (c, &al) in alpha.iter().enumerate() {
             prior[(c, c)] += noise * al;
         }
