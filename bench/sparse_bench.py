@@ -168,18 +168,17 @@ def main():
     ap.add_argument("--input", choices=["auto", "h5ad", "mtx"], default="auto",
                     help="the file principal reads: AnnData .h5ad (CSR) when anndata imports "
                          "(auto), or MatrixMarket text")
+    ap.add_argument("--data-dir", default=None,
+                    help="keep the generated data (npz and the file principal reads) in this "
+                         "directory and reuse it on later runs with the same size and seed: the "
+                         "200,000-cell matrix takes minutes to generate")
+    ap.add_argument("--generate-only", action="store_true",
+                    help="with --data-dir: generate (or check) the data and stop")
     ap.add_argument("--principal-args", default="",
                     help="extra flags for principal fit, e.g. '--tolerance 1e-6'")
     args = ap.parse_args()
     k = args.components
     with tempfile.TemporaryDirectory() as tmp:
-        x = make_data(args.cells, args.genes, args.types, args.seed)
-        csr_mb = (x.data.nbytes + x.indices.nbytes + x.indptr.nbytes) / 1e6
-        density = x.nnz / (x.shape[0] * x.shape[1])
-        print(f"data: {x.shape[0]} cells × {x.shape[1]} genes, {100 * density:.2f}% non-zero, "
-              f"CSR arrays {csr_mb:.0f} MB")
-        npz = os.path.join(tmp, "x.npz")
-        sp.save_npz(npz, x, compressed=False)
         kind = args.input
         if kind == "auto":
             try:
@@ -187,13 +186,35 @@ def main():
                 kind = "h5ad"
             except ImportError:
                 kind = "mtx"
-        if kind == "h5ad":
-            import anndata
-            data_file = os.path.join(tmp, "x.h5ad")
-            anndata.AnnData(x).write_h5ad(data_file)
+        store = tmp
+        if args.data_dir:
+            store = args.data_dir
+            os.makedirs(store, exist_ok=True)
+        stem = f"cells{args.cells}_genes{args.genes}_types{args.types}_seed{args.seed}"
+        npz = os.path.join(store, f"{stem}.npz")
+        data_file = os.path.join(store, f"{stem}.{kind}")
+        if os.path.exists(npz):
+            x = sp.load_npz(npz)
         else:
-            data_file = os.path.join(tmp, "x.mtx")
-            scipy.io.mmwrite(data_file, x, precision=17)
+            x = make_data(args.cells, args.genes, args.types, args.seed)
+            sp.save_npz(npz + ".tmp.npz", x, compressed=False)
+            os.replace(npz + ".tmp.npz", npz)
+        csr_mb = (x.data.nbytes + x.indices.nbytes + x.indptr.nbytes) / 1e6
+        density = x.nnz / (x.shape[0] * x.shape[1])
+        print(f"data: {x.shape[0]} cells × {x.shape[1]} genes, {100 * density:.2f}% non-zero, "
+              f"CSR arrays {csr_mb:.0f} MB")
+        if not os.path.exists(data_file):
+            partial = os.path.join(store, f"{stem}.partial.{kind}")
+            if kind == "h5ad":
+                import anndata
+                anndata.AnnData(x).write_h5ad(partial)
+            else:
+                with open(partial, "wb") as out:
+                    scipy.io.mmwrite(out, x, precision=17)
+            os.replace(partial, data_file)
+        if args.generate_only:
+            print(f"data kept in {store}")
+            return
         print(f"principal reads {os.path.basename(data_file)}")
         del x
         rows = []

@@ -6,6 +6,8 @@
 #   bench/sparse_bench.sh                           # 200,000 cells × 20,000 genes, 50 components
 #   bench/sparse_bench.sh --cells 20000             # a correctness run at a small size
 #   bench/sparse_bench.sh --input mtx               # principal reads MatrixMarket text instead
+#   bench/sparse_bench.sh --data-dir DIR --generate-only   # make the data once (minutes at
+#   bench/sparse_bench.sh --data-dir DIR                   # 200,000 cells), time it later
 # principal reads an AnnData .h5ad file (CSR, the sparse core's blocks) when anndata imports,
 # else a MatrixMarket file. Sets up bench/.venv (bench/requirements.txt; scanpy is tried, and
 # skipped if it fails), or uses the venv BENCH_VENV names.
