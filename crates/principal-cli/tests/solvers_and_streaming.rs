@@ -66,6 +66,53 @@ fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
 /// (MNIST's pixels take the byte path to the covariance matrix); with it off
 /// (`PRINCIPAL_BYTE_KERNEL=none`: exact f32 products) neither names one, and the model is the
 /// same file, bit for bit.
+/// `PRINCIPAL_SPIN_LIMIT` changes how long faer's idle threads spin, never the work: the same
+/// model bytes with spinning off as with the default; a value that is not a count is an error
+/// before anything is written.
+#[test]
+fn the_spin_limit_changes_no_bit_and_a_bad_one_is_refused() {
+    let env = Env::new();
+    let fit = |limit: Option<&str>, output: &str| {
+        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"));
+        command
+            .current_dir(env.dir.path())
+            .env_remove("PRINCIPAL_SPIN_LIMIT");
+        if let Some(limit) = limit {
+            command.env("PRINCIPAL_SPIN_LIMIT", limit);
+        }
+        command
+            .args([
+                "fit",
+                &mnist(),
+                "--exclude",
+                "784",
+                "-k",
+                "10",
+                "-o",
+                output,
+            ])
+            .args(["--solver", "randomized", "--seed", "3"])
+            .output()
+            .expect("run principal")
+    };
+    let default = fit(None, "default.pca");
+    assert!(default.status.success(), "{default:?}");
+    let off = fit(Some("0"), "off.pca");
+    assert!(off.status.success(), "{off:?}");
+    assert_eq!(
+        fs::read(env.path("default.pca")).unwrap(),
+        fs::read(env.path("off.pca")).unwrap()
+    );
+    let bad = fit(Some("-1"), "bad.pca");
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("PRINCIPAL_SPIN_LIMIT must be a whole number") && stderr.contains("\"-1\""),
+        "{stderr}"
+    );
+    assert!(!env.path("bad.pca").exists());
+}
+
 #[test]
 fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() {
     assert!(
