@@ -367,15 +367,7 @@ fn deviations<T: Real>(
         }
         masks.push(mask);
     }
-    let mut t = Mat::zeros(w.ncols(), n);
-    matmul(
-        t.as_mut(),
-        Accum::Replace,
-        w.transpose(),
-        e.as_ref(),
-        1.0,
-        Par::rayon(0),
-    );
+    let t = projections(w, e.as_ref(), Par::rayon(0));
     Ok((e, masks, t))
 }
 
@@ -796,16 +788,16 @@ fn row_deviations(data: &Centred, w: MatRef<'_, f64>, offset: &[f64]) -> (Mat<f6
             data.y[(i, j)]
         }
     });
-    let mut t = Mat::zeros(w.ncols(), rows);
-    matmul(
-        t.as_mut(),
-        Accum::Replace,
-        w.transpose(),
-        e.as_ref(),
-        1.0,
-        Par::Seq,
-    );
+    // Small (one EM step of many): no thread pool.
+    let t = projections(w, e.as_ref(), Par::Seq);
     (e, t)
+}
+
+/// `Wᵀ e` for rows stored as the columns of `e` (k×N).
+fn projections(w: MatRef<'_, f64>, e: MatRef<'_, f64>, par: Par) -> Mat<f64> {
+    let mut t = Mat::zeros(w.ncols(), e.ncols());
+    matmul(t.as_mut(), Accum::Replace, w.transpose(), e, 1.0, par);
+    t
 }
 
 /// Column `i`, as a slice.
