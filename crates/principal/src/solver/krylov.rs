@@ -56,8 +56,10 @@ pub(crate) fn block_lanczos(
         let m = basis.ncols();
         let w = problem.apply(basis.as_ref().subcols(newest.start, newest.len()))?;
         passes += 1;
-        // T's new columns, Qᵀ W, by Gram–Schmidt twice; `rest` is what W leaves of the space.
-        let mut rest = w.clone();
+        // T's new columns, Qᵀ W, by Gram–Schmidt twice; `rest` is what W leaves of the space
+        // (W itself is not kept: R = Q_nextᵀ W = Q_nextᵀ rest, as Q_next ⊥ Q).
+        let scale = w.norm_l2();
+        let mut rest = w;
         let mut along = Mat::<f64>::zeros(m, newest.len());
         for _ in 0..2 {
             let more = basis.transpose() * &rest;
@@ -82,10 +84,11 @@ pub(crate) fn block_lanczos(
                 t[(j, i)] = v;
             }
         }
-        let (next, lost) = new_directions(basis.as_ref(), rest, w.as_ref(), d - m)?;
+        let (next, lost) = new_directions(basis.as_ref(), rest.as_ref(), scale, d - m)?;
         dropped = dropped.hypot(lost);
         // R = Q_nextᵀ W: how the newest block's image leaves the space.
-        let r = next.transpose() * &w;
+        let r = next.transpose() * &rest;
+        drop(rest);
         let invariant = next.ncols() == 0;
         let restart = m + next.ncols() > cap;
         if tolerance.is_some() || passes >= planned || invariant || restart {
@@ -132,14 +135,15 @@ pub(crate) fn block_lanczos(
     }
 }
 
-/// The orthonormal directions of `rest` (the remainder of `w` orthogonal to the orthonormal
-/// `basis`) whose singular values are over [`NEGLIGIBLE`] of `‖w‖_F`, at most `room` of them,
+/// The orthonormal directions of `rest` (the remainder of a block `W` orthogonal to the
+/// orthonormal `basis`) whose singular values are over [`NEGLIGIBLE`] of `scale` (`‖W‖_F`),
+/// at most `room` of them,
 /// made orthogonal to the basis once more (a direction of small singular value carries the
 /// rounding of `w` divided by it); and the norm of what was dropped.
 fn new_directions(
     basis: MatRef<'_, f64>,
-    rest: Mat<f64>,
-    w: MatRef<'_, f64>,
+    rest: MatRef<'_, f64>,
+    scale: f64,
     room: usize,
 ) -> Result<(Mat<f64>, f64)> {
     let d = rest.nrows();
@@ -148,7 +152,7 @@ fn new_directions(
         detail: format!("the SVD of a Krylov block's remainder: {e:?}"),
     })?;
     let sigma = svd.S().column_vector();
-    let floor = NEGLIGIBLE * w.norm_l2();
+    let floor = NEGLIGIBLE * scale;
     let kept = (0..sigma.nrows())
         .take_while(|&i| sigma[i] > floor)
         .count()
