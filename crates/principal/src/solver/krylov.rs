@@ -147,7 +147,10 @@ fn new_directions(
     room: usize,
 ) -> Result<(Mat<f64>, f64)> {
     let d = rest.nrows();
-    let svd = rest.thin_svd().map_err(|e| PcaError::NoConvergence {
+    // Singular vectors of the tall remainder as Q₁ times those of its small R (the SVD of
+    // the D × b matrix itself took 17 s at D = 200,000, against a QR's fraction of a second).
+    let qr = rest.qr();
+    let svd = qr.thin_R().svd().map_err(|e| PcaError::NoConvergence {
         solver: "randomized",
         detail: format!("the SVD of a Krylov block's remainder: {e:?}"),
     })?;
@@ -164,7 +167,7 @@ fn new_directions(
     if kept == 0 {
         return Ok((Mat::zeros(d, 0), lost));
     }
-    let mut next = svd.U().subcols(0, kept).to_owned();
+    let mut next = qr.compute_thin_Q() * svd.U().subcols(0, kept);
     let along = basis.transpose() * &next;
     matmul(
         next.as_mut(),
