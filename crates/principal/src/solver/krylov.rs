@@ -93,7 +93,8 @@ pub(crate) fn block_lanczos(
         let restart = m + next.ncols() > cap;
         if tolerance.is_some() || passes >= planned || invariant || restart {
             let want = k.max(width).min(m);
-            let (values, y) = top_eigen(t.as_ref().submatrix(0, 0, m, m), want, m, 1.0, "randomized")?;
+            let (values, y) =
+                top_eigen(t.as_ref().submatrix(0, 0, m, m), want, m, 1.0, "randomized")?;
             let residuals: Vec<f64> = (0..want)
                 .map(|i| {
                     let y_new = y.as_ref().submatrix(newest.start, i, newest.len(), 1);
@@ -222,9 +223,17 @@ mod tests {
             let report = got.iteration_report().unwrap();
             assert!(report.passes <= 2, "{scaling:?}: {} passes", report.passes);
             assert!(report.converged, "{scaling:?}");
-            assert!(report.error_estimate < 1e-12, "{scaling:?}: {:e}", report.error_estimate);
+            assert!(
+                report.error_estimate < 1e-12,
+                "{scaling:?}: {:e}",
+                report.error_estimate
+            );
             let top = want.explained_variance()[0];
-            for (a, b) in want.explained_variance().iter().zip(got.explained_variance()) {
+            for (a, b) in want
+                .explained_variance()
+                .iter()
+                .zip(got.explained_variance())
+            {
                 assert!((a - b).abs() < 1e-12 * top, "{scaling:?}: {a} against {b}");
             }
             let gap = (want.components() - got.components()).norm_max();
