@@ -71,6 +71,8 @@ const LAYERS: &[&[&str]] = &[
         "solver::gram",
         "solver::svd",
     ],
+    // Block Lanczos for sparse rows, on what the iterative solvers share.
+    &["solver::krylov"],
     &[
         "solver::randomized",
         "solver::power",

@@ -116,10 +116,11 @@ pub fn is_sparse_input_with(path: &Path, options: &ReadOptions) -> bool {
 /// HDF5 reader decodes, the i64 indices and f64 values it gives, the CSR block built.
 const H5AD_ENTRY_BYTES: u64 = 44;
 
-/// Most entries of an `.h5ad` block: about 46 MB while it is read. Larger blocks save no
-/// measurable time (a block is thousands of rows) and count against the fit's peak memory,
-/// which should stay near the sparse matrix's own size.
-const H5AD_BLOCK_ENTRIES: u64 = 1 << 20;
+/// Most entries of an `.h5ad` block: about 23 MB while it is read. Larger blocks save no
+/// measurable time (a block is a thousand rows and more) and count against the fit's peak
+/// memory, which should stay under twice the sparse matrix's own size (issue 29: at 2²⁰
+/// entries the 20,000-cell benchmark's peak was 2.08× its CSR arrays).
+const H5AD_BLOCK_ENTRIES: u64 = 1 << 19;
 
 /// Entries of a block an `.h5ad` pass hands out, under `memory_limit`: a quarter of it at
 /// [`H5AD_ENTRY_BYTES`] an entry, between 2¹⁰ and [`H5AD_BLOCK_ENTRIES`].

@@ -227,6 +227,8 @@ pub(crate) fn apply_sparse_scatter(
     });
     agree(collective, Stage::Apply, pass.map(|()| 0))?;
     let (mut w, mut column_sums) = product.finish();
+    // S⁻¹P's rows are done with: not held beside W and its copy below (D·L values each).
+    drop(ps_rows);
     if collective.size() > 1 {
         let mut block = w;
         block.extend_from_slice(&column_sums);

@@ -32,6 +32,7 @@ pub mod covariance;
 pub mod em;
 pub mod gram;
 pub(crate) mod iterative;
+pub(crate) mod krylov;
 pub mod missing;
 pub mod power;
 pub mod randomized;

@@ -15,7 +15,8 @@ use faer::{Accum, Mat, MatRef, Par};
 use crate::error::Result;
 use crate::options::{IterativeOptions, RandomizedMethod};
 use crate::solver::iterative::{gaussian, orthonormalise, rayleigh_ritz};
-use crate::solver::{IterationReport, IterativeProblem, Spectrum, top_eigen};
+use crate::solver::krylov::block_lanczos;
+use crate::solver::{IterationReport, IterativeProblem, Rows, Spectrum, top_eigen};
 
 /// Passes over the data when neither a count nor a tolerance is given.
 pub(crate) fn default_passes(
@@ -103,7 +104,11 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     let start = orthonormalise(gaussian(d, width, opts.seed).as_ref());
     match opts.randomized_method {
         RandomizedMethod::Subspace => subspace(problem, start, planned),
-        RandomizedMethod::BlockKrylov => block_krylov(problem, start, planned),
+        // Sparse rows: block Lanczos, without the images of the basis (see `krylov`).
+        RandomizedMethod::BlockKrylov => match problem.rows {
+            Rows::Sparse(_) => block_lanczos(problem, start, planned),
+            Rows::Dense(_) => block_krylov(problem, start, planned),
+        },
     }
 }
 

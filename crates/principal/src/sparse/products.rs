@@ -12,11 +12,13 @@
 
 use rayon::prelude::*;
 
+use crate::kernel::simd::{Kernel, dispatch};
 use crate::real::Real;
 use crate::sparse::csr::{CsrChunk, CsrRef, SparseIndex, with_csr};
 
-/// Rows of `Y = X P − 1 sᵀ` a thread computes at once.
-const Y_ROWS: usize = 64;
+/// Rows of `Y = X P − 1 sᵀ` a thread computes at once: their rows of `Y` (at L = 60, 120 KB)
+/// stay in a core's cache while the rows of P of one group of features after another are read.
+const Y_ROWS: usize = 256;
 
 /// Bytes of `W` a group of features should take: its rows of `W` stay in a core's cache while
 /// every row of a block adds to them.
@@ -85,18 +87,35 @@ impl<'a> ScatterProduct<'a> {
         }
         self.y.resize(n * l, 0.0);
         let (p_rows, shift) = (self.p_rows, self.shift);
+        // Rows whose columns increase (scipy's canonical form, the readers' blocks) give a
+        // group's entries by a cursor or two binary searches instead of a look at every entry.
+        let sorted = (0..n).into_par_iter().all(|i| {
+            x.row(i)
+                .0
+                .windows(2)
+                .all(|p| p[0].to_usize() < p[1].to_usize())
+        });
         let y = &mut self.y[..n * l];
+        let groups = &self.groups;
         y.par_chunks_mut(Y_ROWS * l)
             .enumerate()
             .for_each(|(chunk, rows)| {
-                for (r, yi) in rows.chunks_exact_mut(l).enumerate() {
-                    let (indices, values) = x.row(chunk * Y_ROWS + r);
-                    yi.iter_mut().zip(shift).for_each(|(a, s)| *a = -s);
-                    for (&j, &v) in indices.iter().zip(values) {
-                        let (j, v) = (j.to_usize(), v.to_f64());
-                        let pj = &p_rows[j * l..(j + 1) * l];
-                        yi.iter_mut().zip(pj).for_each(|(a, b)| *a += v * b);
-                    }
+                let x = x.subrows(chunk * Y_ROWS, rows.len() / l);
+                if sorted {
+                    dispatch(ProjectRowsByGroups {
+                        x,
+                        p_rows,
+                        shift,
+                        groups,
+                        out: rows,
+                    })
+                } else {
+                    dispatch(ProjectRows {
+                        x,
+                        p_rows,
+                        shift,
+                        out: rows,
+                    })
                 }
             });
         // Column sums in row order.
@@ -114,33 +133,14 @@ impl<'a> ScatterProduct<'a> {
             parts.push((g[0], g[1], part));
             rest = tail;
         }
-        // Rows whose columns increase (scipy's canonical form, the readers' blocks) give a
-        // group's entries by two binary searches instead of a look at every entry.
-        let sorted = (0..n).into_par_iter().all(|i| {
-            x.row(i)
-                .0
-                .windows(2)
-                .all(|p| p[0].to_usize() < p[1].to_usize())
-        });
         parts.into_par_iter().for_each(|(first, last, w)| {
-            for i in 0..n {
-                let (mut indices, mut values) = x.row(i);
-                if sorted {
-                    let a = indices.partition_point(|j| j.to_usize() < first);
-                    let b = a + indices[a..].partition_point(|j| j.to_usize() < last);
-                    (indices, values) = (&indices[a..b], &values[a..b]);
-                }
-                let yi = &y[i * l..(i + 1) * l];
-                for (&j, &v) in indices.iter().zip(values) {
-                    let j = j.to_usize();
-                    if j < first || j >= last {
-                        continue;
-                    }
-                    let v = v.to_f64();
-                    let wj = &mut w[(j - first) * l..(j - first + 1) * l];
-                    wj.iter_mut().zip(yi).for_each(|(a, b)| *a += v * b);
-                }
-            }
+            dispatch(ScatterGroup {
+                x,
+                y,
+                features: first..last,
+                sorted,
+                w,
+            })
         });
     }
 
@@ -193,16 +193,150 @@ fn project_typed<T: Real, I: SparseIndex>(
 ) {
     let l = shift.len();
     assert_eq!(out.len(), x.nrows() * l, "out holds L values per row");
-    out.par_chunks_mut(l).enumerate().for_each(|(i, y)| {
-        let (indices, values) = x.row(i);
-        y.iter_mut().zip(shift).for_each(|(a, s)| *a = -s);
-        for (&j, &v) in indices.iter().zip(values) {
-            let (j, v) = (j.to_usize(), v.to_f64());
+    out.par_chunks_mut(Y_ROWS * l)
+        .enumerate()
+        .for_each(|(chunk, rows)| {
+            dispatch(ProjectRows {
+                x: x.subrows(chunk * Y_ROWS, rows.len() / l),
+                p_rows,
+                shift,
+                out: rows,
+            })
+        });
+}
+
+/// Columns of `Y` a row's entries are summed into at once, held in registers (two AVX2
+/// vectors of f64): P's rows are read a tile at a time, and `Y` is written once per tile
+/// instead of once per entry. Each value is still summed over the row's entries in order: the
+/// same bits as one entry at a time.
+const TILE: usize = 8;
+
+/// `out[i·L + c] = (X P − 1 sᵀ)[i, c]` for the rows of `x`, compiled for the machine's vector
+/// width ([`dispatch`]).
+struct ProjectRows<'a, T: Real, I: SparseIndex> {
+    x: CsrRef<'a, T, I>,
+    p_rows: &'a [f64],
+    shift: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl<T: Real, I: SparseIndex> Kernel for ProjectRows<'_, T, I> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let l = self.shift.len();
+        let tiles = l / TILE * TILE;
+        for (i, y) in self.out.chunks_exact_mut(l).enumerate() {
+            let (indices, values) = self.x.row(i);
+            for c in (0..tiles).step_by(TILE) {
+                let mut acc: [f64; TILE] = std::array::from_fn(|t| -self.shift[c + t]);
+                for (&j, &v) in indices.iter().zip(values) {
+                    let (j, v) = (j.to_usize(), v.to_f64());
+                    let pj: &[f64; TILE] = self.p_rows[j * l + c..j * l + c + TILE]
+                        .try_into()
+                        .expect("a tile of P's row");
+                    for t in 0..TILE {
+                        acc[t] += v * pj[t];
+                    }
+                }
+                y[c..c + TILE].copy_from_slice(&acc);
+            }
+            let y = &mut y[tiles..];
             y.iter_mut()
-                .zip(&p_rows[j * l..(j + 1) * l])
-                .for_each(|(a, b)| *a += v * b);
+                .zip(&self.shift[tiles..])
+                .for_each(|(a, s)| *a = -s);
+            for (&j, &v) in indices.iter().zip(values) {
+                let (j, v) = (j.to_usize(), v.to_f64());
+                let pj = &self.p_rows[j * l + tiles..(j + 1) * l];
+                y.iter_mut().zip(pj).for_each(|(a, b)| *a += v * b);
+            }
         }
-    });
+    }
+}
+
+/// [`ProjectRows`] for rows whose columns increase, one group of features after another: the
+/// group's rows of P (about [`GROUP_BYTES`]) stay in a core's cache while every row's entries
+/// in the group are summed, instead of each entry reading its row of P from memory (P of
+/// 20,000 features × 60 is 9.6 MB). The groups are taken in order and a row's entries are
+/// increasing, so every value is still summed over the row's entries in order: the same bits
+/// as [`ProjectRows`], wherever the groups fall.
+struct ProjectRowsByGroups<'a, T: Real, I: SparseIndex> {
+    x: CsrRef<'a, T, I>,
+    p_rows: &'a [f64],
+    shift: &'a [f64],
+    /// The first feature of every group, then D.
+    groups: &'a [usize],
+    out: &'a mut [f64],
+}
+
+impl<T: Real, I: SparseIndex> Kernel for ProjectRowsByGroups<'_, T, I> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let l = self.shift.len();
+        let n = self.x.nrows();
+        for y in self.out.chunks_exact_mut(l) {
+            y.iter_mut().zip(self.shift).for_each(|(a, s)| *a = -s);
+        }
+        // Each row's next entry: the groups advance every row's cursor.
+        let mut cursor = vec![0usize; n];
+        for &last in &self.groups[1..] {
+            for (i, (y, at)) in self.out.chunks_exact_mut(l).zip(&mut cursor).enumerate() {
+                let (indices, values) = self.x.row(i);
+                while *at < indices.len() {
+                    let j = indices[*at].to_usize();
+                    if j >= last {
+                        break;
+                    }
+                    let v = values[*at].to_f64();
+                    let pj = &self.p_rows[j * l..(j + 1) * l];
+                    y.iter_mut().zip(pj).for_each(|(a, b)| *a += v * b);
+                    *at += 1;
+                }
+            }
+        }
+    }
+}
+
+/// `W[features] += Xᵀ Y` for one group of features, over the block's rows in order, compiled
+/// for the machine's vector width ([`dispatch`]).
+struct ScatterGroup<'a, T: Real, I: SparseIndex> {
+    x: CsrRef<'a, T, I>,
+    /// The block's `Y` by rows.
+    y: &'a [f64],
+    features: std::ops::Range<usize>,
+    /// Whether every row's columns increase (then a row's entries in the group are found by
+    /// binary search).
+    sorted: bool,
+    /// The group's rows of `W`.
+    w: &'a mut [f64],
+}
+
+impl<T: Real, I: SparseIndex> Kernel for ScatterGroup<'_, T, I> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (first, last) = (self.features.start, self.features.end);
+        let l = self.y.len() / self.x.nrows().max(1);
+        for i in 0..self.x.nrows() {
+            let (mut indices, mut values) = self.x.row(i);
+            if self.sorted {
+                let a = indices.partition_point(|j| j.to_usize() < first);
+                let b = a + indices[a..].partition_point(|j| j.to_usize() < last);
+                (indices, values) = (&indices[a..b], &values[a..b]);
+            }
+            let yi = &self.y[i * l..(i + 1) * l];
+            for (&j, &v) in indices.iter().zip(values) {
+                let j = j.to_usize();
+                if j < first || j >= last {
+                    continue;
+                }
+                let v = v.to_f64();
+                let wj = &mut self.w[(j - first) * l..(j - first + 1) * l];
+                wj.iter_mut().zip(yi).for_each(|(a, b)| *a += v * b);
+            }
+        }
+    }
 }
 
 /// `G += Xᵀ X` for a D×D matrix `g` stored by columns (`g[b·D + a]`), both triangles, over the
