@@ -399,29 +399,29 @@ impl ReadColumn {
         match (reader, numeric) {
             (ColumnReader::Int32ColumnReader(r), n32) => {
                 let (values, layout) = levels.read(r, n)?;
-                Ok(match n32 {
+                match n32 {
                     Numeric::I8 => layout.array::<Int8Type>(values.iter().map(|&v| v as i8)),
                     Numeric::I16 => layout.array::<Int16Type>(values.iter().map(|&v| v as i16)),
                     Numeric::U8 => layout.array::<UInt8Type>(values.iter().map(|&v| v as u8)),
                     Numeric::U16 => layout.array::<UInt16Type>(values.iter().map(|&v| v as u16)),
                     Numeric::U32 => layout.array::<UInt32Type>(values.iter().map(|&v| v as u32)),
                     _ => layout.array_of::<Int32Type>(values),
-                })
+                }
             }
             (ColumnReader::Int64ColumnReader(r), n64) => {
                 let (values, layout) = levels.read(r, n)?;
-                Ok(match n64 {
+                match n64 {
                     Numeric::U64 => layout.array::<UInt64Type>(values.iter().map(|&v| v as u64)),
                     _ => layout.array_of::<Int64Type>(values),
-                })
+                }
             }
             (ColumnReader::FloatColumnReader(r), Numeric::F32) => {
                 let (values, layout) = levels.read(r, n)?;
-                Ok(layout.array_of::<Float32Type>(values))
+                layout.array_of::<Float32Type>(values)
             }
             (ColumnReader::DoubleColumnReader(r), Numeric::F64) => {
                 let (values, layout) = levels.read(r, n)?;
-                Ok(layout.array_of::<Float64Type>(values))
+                layout.array_of::<Float64Type>(values)
             }
             (ColumnReader::FixedLenByteArrayColumnReader(r), Numeric::F16) => {
                 let (values, layout) = levels.read(r, n)?;
@@ -437,7 +437,7 @@ impl ReadColumn {
                         }
                     }
                 }
-                Ok(layout.array_of::<Float16Type>(halves))
+                layout.array_of::<Float16Type>(halves)
             }
             (_, numeric) => Err(ParquetError::General(format!(
                 "column {:?}: its pages do not hold the {numeric:?} values its type says",
@@ -466,15 +466,13 @@ struct Layout {
 }
 
 impl Levels<'_> {
-    /// Reads `n` rows: the column's non-null values, in order, and where they go.
+    /// Reads `n` rows: the column's non-null values, in order (not yet spread over the
+    /// slots), and where they go.
     fn read<T: ParquetType>(
         self,
         reader: &mut ColumnReaderImpl<T>,
         n: usize,
-    ) -> Result<(Vec<T::T>, Layout)>
-    where
-        T::T: Default + Clone,
-    {
+    ) -> Result<(Vec<T::T>, Layout)> {
         self.def.clear();
         self.rep.clear();
         let mut values = Vec::new();
@@ -499,7 +497,7 @@ impl Levels<'_> {
                     valid,
                     list: None,
                 };
-                Ok((layout.spread(values)?, layout))
+                Ok((values, layout))
             }
             Shape::List { present, element } => {
                 let rep = &self.rep[..self.rep.len().min(levels)];
@@ -538,7 +536,7 @@ impl Levels<'_> {
                     valid: (!all_valid).then_some(valid),
                     list: Some((offsets, (!rows_all_valid).then_some(rows_valid))),
                 };
-                Ok((layout.spread(values)?, layout))
+                Ok((values, layout))
             }
         }
     }
@@ -567,16 +565,20 @@ impl Layout {
         Ok(out)
     }
 
-    fn array<A: ArrowPrimitiveType>(self, values: impl Iterator<Item = A::Native>) -> ArrayRef {
+    fn array<A: ArrowPrimitiveType>(
+        self,
+        values: impl Iterator<Item = A::Native>,
+    ) -> Result<ArrayRef> {
         self.array_of::<A>(values.collect())
     }
 
-    /// The Arrow array of the slots' values: a primitive array, or for a list column a list
-    /// array of them.
-    fn array_of<A: ArrowPrimitiveType>(self, values: Vec<A::Native>) -> ArrayRef {
+    /// The Arrow array of the non-null values spread over the slots: a primitive array, or
+    /// for a list column a list array of them.
+    fn array_of<A: ArrowPrimitiveType>(self, values: Vec<A::Native>) -> Result<ArrayRef> {
+        let values = self.spread(values)?;
         let nulls = self.valid.map(NullBuffer::from);
         let values = PrimitiveArray::<A>::new(ScalarBuffer::from(values), nulls);
-        match self.list {
+        Ok(match self.list {
             None => Arc::new(values),
             Some((offsets, rows_valid)) => Arc::new(ListArray::new(
                 Arc::new(Field::new("item", A::DATA_TYPE, true)),
@@ -584,6 +586,6 @@ impl Layout {
                 Arc::new(values),
                 rows_valid.map(NullBuffer::from),
             )),
-        }
+        })
     }
 }
