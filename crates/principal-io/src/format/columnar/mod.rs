@@ -35,13 +35,19 @@ pub(crate) enum Batches {
     /// Parquet's column readers, with the last row of every row group (counting from 0), to
     /// name the row group of an error.
     Parquet {
-        reader: Box<parquet::GroupBatches>,
+        reader: Box<dyn GroupBatches>,
         group_ends: Vec<u64>,
     },
     /// Arrow IPC's batches, framed and checked by `arrow`.
     Arrow(Box<dyn Iterator<Item = Result<RecordBatch>> + Send>),
     /// After an error or a contained panic: the decoder's state is not to be trusted.
     Failed,
+}
+
+/// Batches of rows decoded from a file's row groups (Parquet's, by `parquet`).
+pub(crate) trait GroupBatches: Send {
+    /// The next batch, `None` after the last; `label` names its row group in messages.
+    fn next_batch(&mut self, label: &str) -> Option<Result<RecordBatch>>;
 }
 
 /// Which columns become the features.
@@ -386,7 +392,7 @@ impl ColumnarSource {
                 || label.clone(),
                 || {
                     Ok(match batches {
-                        Batches::Parquet { reader, .. } => reader.next(path, &label),
+                        Batches::Parquet { reader, .. } => reader.next_batch(&label),
                         Batches::Arrow(reader) => reader.next(),
                         Batches::Failed => None,
                     })

@@ -14,7 +14,7 @@
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
@@ -26,7 +26,9 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use crate::error::{IoError, Result};
 use crate::format::columnar::parquet_columns::{ReadColumn, arrow_schema};
 use crate::format::columnar::thrift::{int_field, walk_struct};
-use crate::format::columnar::{Batches, ColumnarSource, batch_rows, format_error, select};
+use crate::format::columnar::{
+    Batches, ColumnarSource, GroupBatches, batch_rows, format_error, select,
+};
 use crate::read::bounded::{contain, memory_ceiling, read_growing};
 use crate::read::open::read_full;
 use crate::read::options::ReadOptions;
@@ -120,7 +122,8 @@ pub(crate) fn open_groups(
         .iter()
         .map(|&root| ReadColumn::new(meta.file_metadata().schema_descr(), root, &schema))
         .collect();
-    let batches = GroupBatches {
+    let batches = ParquetBatches {
+        path: path.to_owned(),
         reader,
         groups,
         next_group: 0,
@@ -146,7 +149,8 @@ pub(crate) fn open_groups(
 /// The selected columns of a Parquet file decoded a batch of rows at a time, row group after
 /// row group, into Arrow arrays (of the types [`arrow_schema`] gives them) that the shared
 /// code copies into rows. A batch never spans two row groups.
-pub(crate) struct GroupBatches {
+struct ParquetBatches {
+    path: PathBuf,
     reader: SerializedFileReader<File>,
     /// The row groups to read, in order, and the next of them.
     groups: Vec<usize>,
@@ -158,10 +162,9 @@ pub(crate) struct GroupBatches {
     batch_rows: usize,
 }
 
-impl GroupBatches {
-    /// The next batch of rows, `None` after the last row group. `label` names the row group
-    /// in messages.
-    pub(crate) fn next(&mut self, path: &Path, label: &str) -> Option<Result<RecordBatch>> {
+impl GroupBatches for ParquetBatches {
+    fn next_batch(&mut self, label: &str) -> Option<Result<RecordBatch>> {
+        let path = &self.path;
         let what = || format!("the Parquet data of {label}");
         while self.rows_left == 0 {
             let &g = self.groups.get(self.next_group)?;
