@@ -195,9 +195,12 @@ fn leaf_values(a: &dyn Array, at: &[usize]) -> Leaf {
     }
 }
 
+/// Where a row's list lies in its list array's values (start, length); `None` when null.
+type ListRange = Option<(usize, usize)>;
+
 /// A column's leaf values and definition levels, and for a list its repetition levels.
 fn levels(a: &dyn Array) -> (Leaf, Vec<i16>, Option<Vec<i16>>) {
-    let ranges: Option<(Vec<Option<(usize, usize)>>, &dyn Array)> = match a.data_type() {
+    let ranges: Option<(Vec<ListRange>, &dyn Array)> = match a.data_type() {
         DataType::FixedSizeList(_, n) => {
             let l = a.as_fixed_size_list();
             let n = *n as usize;
