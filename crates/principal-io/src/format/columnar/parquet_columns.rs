@@ -90,12 +90,28 @@ fn refine(derived: DataType, hint: &DataType) -> DataType {
 
 /// The Arrow type of a Parquet column, as the Arrow conversion of the format gives it.
 fn arrow_type(t: &Type) -> DataType {
+    // A repeated field outside a LIST group is a list of itself.
+    if is_repeated(t) {
+        list_of(value_type(t))
+    } else {
+        value_type(t)
+    }
+}
+
+fn is_repeated(t: &Type) -> bool {
     let info = t.get_basic_info();
-    let repeated = info.has_repetition() && info.repetition() == Repetition::REPEATED;
-    let inner = if t.is_primitive() {
+    info.has_repetition() && info.repetition() == Repetition::REPEATED
+}
+
+/// The Arrow type of one value of a Parquet field (its repetition aside).
+fn value_type(t: &Type) -> DataType {
+    let info = t.get_basic_info();
+    if t.is_primitive() {
         primitive_type(t)
     } else if is_list(t) {
         match list_element(t) {
+            // Two levels: the repeated field is the element.
+            Some(element) if is_repeated(element) => list_of(value_type(element)),
             Some(element) => list_of(arrow_type(element)),
             None => DataType::Null,
         }
@@ -111,9 +127,7 @@ fn arrow_type(t: &Type) -> DataType {
         )
     } else {
         struct_of(t)
-    };
-    // A repeated field outside a LIST group is a list of itself.
-    if repeated { list_of(inner) } else { inner }
+    }
 }
 
 fn list_of(t: DataType) -> DataType {
@@ -587,5 +601,80 @@ impl Layout {
                 rows_valid.map(NullBuffer::from),
             )),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use parquet::data_type::{DoubleType, Int32Type as PqInt32};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use tempfile::TempDir;
+
+    use crate::test_util::{err_of, rows};
+    use crate::{Missing, ReadOptions, read_table};
+
+    /// Lists as older writers lay them out: a LIST group whose repeated field is the element
+    /// (two levels), and a repeated field outside any LIST group; both read one list per row,
+    /// a null list as a row of NaN.
+    #[test]
+    fn two_level_and_bare_repeated_lists_are_read() {
+        let dir = TempDir::new().unwrap();
+        let path = dir.path().join("old.parquet");
+        let schema = parse_message_type(
+            "message schema {
+                optional group two (LIST) { repeated double element; }
+                repeated int32 bare;
+                optional double x;
+            }",
+        )
+        .unwrap();
+        let file = std::fs::File::create(&path).unwrap();
+        let props = Arc::new(WriterProperties::builder().build());
+        let mut writer = SerializedFileWriter::new(file, Arc::new(schema), props).unwrap();
+        let mut group = writer.next_row_group().unwrap();
+        // [1, 2], [3, 4], null.
+        let mut c = group.next_column().unwrap().unwrap();
+        c.typed::<DoubleType>()
+            .write_batch(&[1.0, 2.0, 3.0, 4.0], Some(&[2, 2, 2, 2, 0]), Some(&[0, 1, 0, 1, 0]))
+            .unwrap();
+        c.close().unwrap();
+        // [5, 6], [7, 8], [9, 10].
+        let mut c = group.next_column().unwrap().unwrap();
+        c.typed::<PqInt32>()
+            .write_batch(&[5, 6, 7, 8, 9, 10], Some(&[1; 6]), Some(&[0, 1, 0, 1, 0, 1]))
+            .unwrap();
+        c.close().unwrap();
+        let mut c = group.next_column().unwrap().unwrap();
+        c.typed::<DoubleType>()
+            .write_batch(&[1.0, 2.0, 3.0], Some(&[1, 1, 1]), None)
+            .unwrap();
+        c.close().unwrap();
+        group.close().unwrap();
+        writer.close().unwrap();
+
+        let list = |name: &str| ReadOptions {
+            list_column: Some(name.into()),
+            missing: Missing::AsNan,
+            ..Default::default()
+        };
+        let t = read_table(std::slice::from_ref(&path), &list("two")).unwrap();
+        let got = rows(&t.data);
+        assert_eq!(got[..2], [vec![1.0, 2.0], vec![3.0, 4.0]]);
+        assert!(got[2].iter().all(|v| v.is_nan()), "{got:?}");
+        let t = read_table(std::slice::from_ref(&path), &list("bare")).unwrap();
+        assert!(!t.data.is_f32(), "int32 is not exact in f32");
+        assert_eq!(
+            rows(&t.data),
+            [vec![5.0, 6.0], vec![7.0, 8.0], vec![9.0, 10.0]]
+        );
+        let e = err_of(read_table(
+            std::slice::from_ref(&path),
+            &ReadOptions::default(),
+        ));
+        assert!(e.contains("column \"two\" holds List("), "{e}");
     }
 }
