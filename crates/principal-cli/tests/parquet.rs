@@ -1,6 +1,7 @@
 //! End to end with Parquet: fit on numeric columns and on a list column of embeddings, and
 //! transform to a Parquet file that reads back.
 
+use crate::io_files;
 use std::path::Path;
 use std::process::Output;
 use std::sync::Arc;
@@ -61,14 +62,13 @@ fn write_data(path: &Path) {
         ("embedding", Arc::new(embedding)),
     ])
     .unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(16)
-        .build();
     let file = std::fs::File::create(path).unwrap();
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
+    io_files::arrow_to_parquet::write_parquet(
+        &batch,
+        file,
+        16,
+        parquet::basic::Compression::UNCOMPRESSED,
+    );
 }
 
 #[test]

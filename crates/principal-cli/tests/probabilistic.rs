@@ -2,6 +2,7 @@
 //! `transform --posterior`, and missing values (`fit --missing em`, `transform --missing em`,
 //! `impute`).
 
+use crate::io_files;
 use std::fs;
 
 use crate::common;
@@ -679,14 +680,13 @@ fn write_parquet_with_nulls(env: &Env, names: &[String], holed: &Holed) {
         })
         .collect();
     let batch = RecordBatch::try_from_iter(columns).unwrap();
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(40)
-        .build();
-    let file = fs::File::create(env.path("holes.parquet")).unwrap();
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
-    writer.write(&batch).unwrap();
-    writer.close().unwrap();
+    let file = std::fs::File::create(env.path("holes.parquet")).unwrap();
+    io_files::arrow_to_parquet::write_parquet(
+        &batch,
+        file,
+        40,
+        parquet::basic::Compression::UNCOMPRESSED,
+    );
 }
 
 /// Parquet nulls are missing values under `--missing em` (and for `impute`): the fit and the

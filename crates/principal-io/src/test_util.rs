@@ -3,7 +3,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use parquet::basic::Compression;
+
 use crate::{ColumnSelector, Matrix, ReadOptions, Result, Table, read_table};
+
+#[path = "../tests/common/arrow_to_parquet.rs"]
+mod arrow_to_parquet;
 
 pub(crate) fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
@@ -100,15 +105,8 @@ pub(crate) fn parquet_file(
     row_group_rows: usize,
 ) -> PathBuf {
     let path = dir.join(name);
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(row_group_rows)
-        .set_compression(parquet::basic::Compression::SNAPPY)
-        .build();
     let file = std::fs::File::create(&path).unwrap();
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props)).unwrap();
-    writer.write(batch).unwrap();
-    writer.close().unwrap();
+    arrow_to_parquet::write_parquet(batch, file, row_group_rows, Compression::SNAPPY);
     path
 }
 

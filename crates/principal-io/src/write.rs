@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
 use faer::MatRef;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Repetition, Type as PhysicalType};
+use parquet::data_type::DoubleType;
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
 
 use crate::error::{IoError, Result};
 use crate::format::npy;
@@ -205,11 +205,17 @@ pub struct MatrixWriter {
 enum Sink {
     Npy(BufWriter<File>),
     Delimited(::csv::Writer<BufWriter<File>>),
-    Parquet {
-        writer: ArrowWriter<BufWriter<File>>,
-        schema: Arc<Schema>,
-        group_rows: usize,
-    },
+    Parquet(ParquetSink),
+}
+
+/// A Parquet file being written: the rows of the open row group, held by column until the
+/// group is full, then written one column after the other (so only one column's encoder is
+/// alive at a time).
+struct ParquetSink {
+    writer: SerializedFileWriter<BufWriter<File>>,
+    /// The open row group's values, one vector per column.
+    columns: Vec<Vec<f64>>,
+    group_rows: usize,
 }
 
 impl std::fmt::Debug for Sink {
@@ -217,7 +223,7 @@ impl std::fmt::Debug for Sink {
         f.write_str(match self {
             Sink::Npy(_) => "Npy",
             Sink::Delimited(_) => "Delimited",
-            Sink::Parquet { .. } => "Parquet",
+            Sink::Parquet(_) => "Parquet",
         })
     }
 }
@@ -304,11 +310,7 @@ impl MatrixWriter {
         let written = match &mut self.sink {
             Sink::Npy(out) => npy::write_f64_rows(out, data),
             Sink::Delimited(out) => write_delimited_rows(out, data),
-            Sink::Parquet {
-                writer,
-                schema,
-                group_rows,
-            } => write_parquet_rows(writer, schema, data, *group_rows),
+            Sink::Parquet(sink) => sink.write_rows(data),
         };
         written.map_err(|e| IoError::Write {
             path: self.staged.path.clone(),
@@ -345,9 +347,8 @@ impl MatrixWriter {
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .and_then(|out| out.into_inner().map_err(|e| e.into_error())),
-            Sink::Parquet { writer, .. } => writer
-                .into_inner()
-                .map_err(io::Error::other)
+            Sink::Parquet(sink) => sink
+                .finish()
                 .and_then(|out| out.into_inner().map_err(|e| e.into_error())),
         };
         match file {
@@ -368,52 +369,94 @@ fn parquet_sink(
     column_names: Option<&[String]>,
     group_rows: usize,
 ) -> io::Result<Sink> {
-    let fields: Vec<Field> = (0..d)
+    let fields = (0..d)
         .map(|j| {
             let name = column_names.map_or_else(|| format!("c{}", j + 1), |c| c[j].clone());
-            Field::new(name, DataType::Float64, false)
+            Type::primitive_type_builder(&name, PhysicalType::DOUBLE)
+                .with_repetition(Repetition::REQUIRED)
+                .build()
+                .map(Arc::new)
         })
-        .collect();
-    let schema = Arc::new(Schema::new(fields));
+        .collect::<parquet::errors::Result<Vec<_>>>()
+        .map_err(parquet_io)?;
+    let schema = Type::group_type_builder("schema")
+        .with_fields(fields)
+        .build()
+        .map_err(parquet_io)?;
     // No dictionary: float columns rarely repeat a value, and each column's dictionary
     // encoder held about 65 KB while its row group was open (30 rows × 10,000 columns took
     // 0.7 GB; without it 0.05 GB).
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_dictionary_enabled(false)
-        .set_max_row_group_size(group_rows)
         .build();
-    let writer =
-        ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(io::Error::other)?;
-    Ok(Sink::Parquet {
+    let writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props))
+        .map_err(parquet_io)?;
+    Ok(Sink::Parquet(ParquetSink {
         writer,
-        schema,
+        columns: vec![Vec::new(); d],
         group_rows,
-    })
+    }))
 }
 
-/// Rows into the Parquet writer, which cuts row groups of `group_rows` across calls; batches
-/// of at most one row group, so only that much is converted at a time.
-fn write_parquet_rows(
-    writer: &mut ArrowWriter<BufWriter<File>>,
-    schema: &Arc<Schema>,
-    data: MatRef<'_, f64>,
-    group_rows: usize,
-) -> io::Result<()> {
-    let (n, d) = (data.nrows(), data.ncols());
-    for start in (0..n).step_by(group_rows) {
-        let rows = group_rows.min(n - start);
-        let part = data.subrows(start, rows);
-        let columns: Vec<ArrayRef> = (0..d)
-            .map(|j| {
-                let col = part.col(j);
-                Arc::new(Float64Array::from_iter_values((0..rows).map(|i| col[i]))) as ArrayRef
-            })
-            .collect();
-        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(io::Error::other)?;
-        writer.write(&batch).map_err(io::Error::other)?;
+/// A `parquet` writer's error as an I/O error: the file's own (a full disk) keeps its kind.
+fn parquet_io(e: parquet::errors::ParquetError) -> io::Error {
+    match e {
+        parquet::errors::ParquetError::External(source) => match source.downcast::<io::Error>() {
+            Ok(e) => *e,
+            Err(other) => io::Error::other(other),
+        },
+        e => io::Error::other(e),
     }
-    Ok(())
+}
+
+impl ParquetSink {
+    /// Rows into the open row group, which is written out each time it holds `group_rows`
+    /// rows: row groups are cut across calls.
+    fn write_rows(&mut self, data: MatRef<'_, f64>) -> io::Result<()> {
+        let n = data.nrows();
+        let mut start = 0;
+        while start < n {
+            let open = self.columns.first().map_or(0, Vec::len);
+            let rows = (self.group_rows - open).min(n - start);
+            for (j, column) in self.columns.iter_mut().enumerate() {
+                let col = data.col(j).subrows(start, rows);
+                column.extend((0..rows).map(|i| col[i]));
+            }
+            start += rows;
+            if open + rows == self.group_rows {
+                self.write_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the open row group (if it has rows), a column at a time.
+    fn write_group(&mut self) -> io::Result<()> {
+        if self.columns.first().is_none_or(Vec::is_empty) {
+            return Ok(());
+        }
+        let mut group = self.writer.next_row_group().map_err(parquet_io)?;
+        for values in &mut self.columns {
+            let Some(mut column) = group.next_column().map_err(parquet_io)? else {
+                return Err(io::Error::other("the Parquet writer has fewer columns than the data"));
+            };
+            column
+                .typed::<DoubleType>()
+                .write_batch(values, None, None)
+                .map_err(parquet_io)?;
+            column.close().map_err(parquet_io)?;
+            values.clear();
+        }
+        group.close().map_err(parquet_io)?;
+        Ok(())
+    }
+
+    /// Writes the last row group and the footer.
+    fn finish(mut self) -> io::Result<BufWriter<File>> {
+        self.write_group()?;
+        self.writer.into_inner().map_err(parquet_io)
+    }
 }
 
 fn write_delimited_rows(
@@ -524,21 +567,19 @@ mod tests {
             out.write_rows(m.as_ref().subrows(start, rows)).unwrap();
         }
         out.finish().unwrap();
-        let file = File::open(&path).unwrap();
+        use parquet::file::reader::FileReader;
         let reader =
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+            parquet::file::reader::SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
         let meta = reader.metadata();
         assert_eq!(meta.num_row_groups(), 3);
         assert_eq!(meta.row_group(2).num_rows(), 5000 - 2 * 2048);
-        let schema = reader.schema();
-        assert_eq!(schema.field(0).name(), "c1");
-        assert_eq!(schema.field(d - 1).name(), "c3");
-        assert!(
-            schema
-                .fields()
-                .iter()
-                .all(|f| f.data_type() == &DataType::Float64)
-        );
+        let schema = meta.file_metadata().schema_descr();
+        assert_eq!(schema.column(0).name(), "c1");
+        assert_eq!(schema.column(d - 1).name(), "c3");
+        assert!(schema.columns().iter().all(|c| {
+            c.physical_type() == PhysicalType::DOUBLE
+                && c.self_type().get_basic_info().repetition() == Repetition::REQUIRED
+        }));
         let t = read_table(&[path], &ReadOptions::default()).unwrap();
         assert_eq!(t.data, Matrix::F64(RowMajorMat::from_mat_ref(m.as_ref())));
         assert_eq!(t.column_names.unwrap()[1], "c2");

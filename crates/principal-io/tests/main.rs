@@ -5,11 +5,13 @@
 
 mod common;
 
+mod build_budget;
 mod damaged_files;
 mod disk_full;
 mod layering;
 mod mutations;
 mod parquet_codecs;
+mod pyarrow_parquet;
 mod wide_parquet;
 
 #[test]

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use crate::common;
+
 use arrow_array::{ArrayRef, Float64Array, RecordBatch};
 use parquet::basic::{BrotliLevel, Compression, GzipLevel, ZstdLevel};
 use principal_io::{ReadOptions, read_table};
@@ -43,15 +45,7 @@ fn parquet_files_of_every_codec_read_back_exactly() {
     ])
     .unwrap();
     for codec in codecs() {
-        let props = parquet::file::properties::WriterProperties::builder()
-            .set_compression(codec)
-            .set_dictionary_enabled(false)
-            .build();
-        let mut bytes = Vec::new();
-        let mut w =
-            parquet::arrow::ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props)).unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        let bytes = common::arrow_to_parquet::write_parquet(&batch, Vec::new(), rows, codec);
         let path = dir.path().join("codec.parquet");
         std::fs::write(&path, &bytes).unwrap();
         let table = read_table(&[path], &ReadOptions::default())

@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use principal_io::save_model;
 
+pub mod arrow_to_parquet;
+
 /// Gzip of `bytes`, as one member.
 pub fn gz(bytes: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -78,17 +80,7 @@ pub fn record_batch(rows: usize, offset: f64) -> arrow_array::RecordBatch {
 
 /// A Snappy Parquet file of 40 rows in row groups of 16.
 pub fn parquet_bytes() -> Vec<u8> {
-    let batch = record_batch(40, 1.0);
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(16)
-        .set_compression(parquet::basic::Compression::SNAPPY)
-        .build();
-    let mut out = Vec::new();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
-    out
+    parquet_of(&record_batch(40, 1.0), parquet::basic::Compression::SNAPPY)
 }
 
 /// An Arrow IPC stream or file of two batches (21 rows), LZ4-compressed or not.
@@ -209,16 +201,7 @@ pub fn parquet_gaps_bytes() -> Vec<u8> {
 
 /// `batch` as a Parquet file compressed with `codec`, in row groups of 16 rows.
 pub fn parquet_of(batch: &arrow_array::RecordBatch, codec: parquet::basic::Compression) -> Vec<u8> {
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_max_row_group_size(16)
-        .set_compression(codec)
-        .build();
-    let mut out = Vec::new();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
-    w.write(batch).unwrap();
-    w.close().unwrap();
-    out
+    arrow_to_parquet::write_parquet(batch, Vec::new(), 16, codec)
 }
 
 /// The 30 labels (digits) of the label files below.

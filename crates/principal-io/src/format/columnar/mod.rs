@@ -4,19 +4,20 @@
 //!
 //! What the two formats share is here: the selection resolved against a schema and
 //! [`ColumnarSource`], which streams record batches into rows. `parquet` and `arrow` open their
-//! files; `copy` moves the values of Arrow arrays into rows, checking them.
+//! files; `parquet_columns` decodes Parquet's columns into Arrow arrays with the `parquet`
+//! crate's own column readers; `copy` moves the values of Arrow arrays into rows, checking them.
 
 pub(crate) mod arrow;
 mod copy;
 pub(crate) mod parquet;
+mod parquet_columns;
 mod thrift;
 
 use std::path::{Path, PathBuf};
 
-use ::parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use arrow_array::RecordBatch;
 use arrow_array::cast::AsArray;
-use arrow_schema::{ArrowError, DataType, Schema};
+use arrow_schema::{DataType, Schema};
 
 use crate::error::{IoError, Result};
 use crate::format::columnar::copy::{Rows, copy_columns, copy_list, list_row_len};
@@ -31,16 +32,22 @@ const BATCH_VALUES: usize = 1 << 20;
 
 /// Where record batches come from.
 pub(crate) enum Batches {
-    /// Parquet's reader, with the last row of every row group (counting from 0), to name the
-    /// row group of an error.
+    /// Parquet's column readers, with the last row of every row group (counting from 0), to
+    /// name the row group of an error.
     Parquet {
-        reader: Box<ParquetRecordBatchReader>,
+        reader: Box<dyn GroupBatches>,
         group_ends: Vec<u64>,
     },
     /// Arrow IPC's batches, framed and checked by `arrow`.
     Arrow(Box<dyn Iterator<Item = Result<RecordBatch>> + Send>),
     /// After an error or a contained panic: the decoder's state is not to be trusted.
     Failed,
+}
+
+/// Batches of rows decoded from a file's row groups (Parquet's, by `parquet`).
+pub(crate) trait GroupBatches: Send {
+    /// The next batch, `None` after the last; `label` names its row group in messages.
+    fn next_batch(&mut self, label: &str) -> Option<Result<RecordBatch>>;
 }
 
 /// Which columns become the features.
@@ -130,18 +137,6 @@ fn format_error(path: &Path, detail: String) -> IoError {
     IoError::Format {
         path: path.to_owned(),
         detail,
-    }
-}
-
-/// An Arrow error while reading `what`: I/O errors keep their kind, the rest are about the
-/// content.
-fn arrow_error(path: &Path, what: &str, e: ArrowError) -> IoError {
-    match e {
-        ArrowError::IoError(_, source) => IoError::Read {
-            path: path.to_owned(),
-            source,
-        },
-        e => format_error(path, format!("{what} cannot be decoded: {e}")),
     }
 }
 
@@ -397,11 +392,7 @@ impl ColumnarSource {
                 || label.clone(),
                 || {
                     Ok(match batches {
-                        Batches::Parquet { reader, .. } => reader.next().map(|b| {
-                            b.map_err(|e| {
-                                arrow_error(path, &format!("the Parquet data of {label}"), e)
-                            })
-                        }),
+                        Batches::Parquet { reader, .. } => reader.next_batch(&label),
                         Batches::Arrow(reader) => reader.next(),
                         Batches::Failed => None,
                     })

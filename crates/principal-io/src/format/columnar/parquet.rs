@@ -14,16 +14,21 @@
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{Field, Schema};
 use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
+use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::error::{IoError, Result};
+use crate::format::columnar::parquet_columns::{ReadColumn, arrow_schema};
 use crate::format::columnar::thrift::{int_field, walk_struct};
-use crate::format::columnar::{Batches, ColumnarSource, batch_rows, format_error, select};
+use crate::format::columnar::{
+    Batches, ColumnarSource, GroupBatches, batch_rows, format_error, select,
+};
 use crate::read::bounded::{contain, memory_ceiling, read_growing};
 use crate::read::open::read_full;
 use crate::read::options::ReadOptions;
@@ -36,17 +41,34 @@ pub(crate) fn open(path: &Path, options: &ReadOptions) -> Result<ColumnarSource>
 
 /// The number of rows of every row group, from the footer.
 pub(crate) fn row_group_rows(path: &Path) -> Result<Vec<usize>> {
-    let file = File::open(path).map_err(|source| IoError::Open {
-        path: path.to_owned(),
-        source,
-    })?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
-        .map_err(|e| format_error(path, format!("not a readable Parquet file: {e}")))?;
-    let groups = builder.metadata().row_groups();
-    Ok(groups
+    let reader = open_footer(path)?.1;
+    Ok(reader
+        .metadata()
+        .row_groups()
         .iter()
         .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
         .collect())
+}
+
+/// Checks the footer (see [`check_footer`]) and has the `parquet` crate decode it. Returns
+/// where the data ends, and the reader.
+fn open_footer(path: &Path) -> Result<(u64, SerializedFileReader<File>, u64)> {
+    let open_err = |source| IoError::Open {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = File::open(path).map_err(open_err)?;
+    let file_len = file.metadata().map_err(open_err)?.len();
+    let data_end = check_footer(path, &mut file, file_len)?;
+    let reader = contain(
+        path,
+        || "the footer".into(),
+        || {
+            SerializedFileReader::new(file)
+                .map_err(|e| format_error(path, format!("not a readable Parquet file: {e}")))
+        },
+    )?;
+    Ok((data_end, reader, file_len))
 }
 
 /// [`open`], reading only the row groups `groups` (consecutive, a process's part of the file)
@@ -56,24 +78,16 @@ pub(crate) fn open_groups(
     options: &ReadOptions,
     groups: Option<&[usize]>,
 ) -> Result<ColumnarSource> {
-    let open_err = |source| IoError::Open {
-        path: path.to_owned(),
-        source,
-    };
-    let mut file = File::open(path).map_err(open_err)?;
-    let file_len = file.metadata().map_err(open_err)?.len();
-    let data_end = check_footer(path, &mut file, file_len)?;
-    let builder = contain(
+    let (data_end, reader, file_len) = open_footer(path)?;
+    let meta = reader.metadata();
+    let group_ends = check_row_groups(path, meta, data_end)?;
+    let schema = contain(
         path,
-        || "the footer".into(),
-        || {
-            ParquetRecordBatchReaderBuilder::try_new(file)
-                .map_err(|e| format_error(path, format!("not a readable Parquet file: {e}")))
-        },
+        || "the footer's Arrow schema".into(),
+        || Ok(arrow_schema(meta.file_metadata())),
     )?;
-    let group_ends = check_row_groups(path, builder.metadata(), data_end)?;
-    let selected = select(path, builder.schema(), options)?;
-    let num_rows = builder.metadata().file_metadata().num_rows();
+    let selected = select(path, &schema, options)?;
+    let num_rows = meta.file_metadata().num_rows();
     let n_rows = usize::try_from(num_rows)
         .map_err(|_| format_error(path, format!("the footer gives {num_rows} rows")))?;
     if n_rows == 0 {
@@ -82,51 +96,46 @@ pub(crate) fn open_groups(
             detail: " (the Parquet file has 0 rows)",
         });
     }
-    check_pages(path, builder.metadata(), &selected.roots)?;
+    check_pages(path, meta, &selected.roots)?;
     // The row count sizes `read_all`'s allocation: trusted only when it is plausible for the
     // file's size, so that a corrupt footer gives an error rather than a huge allocation.
     let size_checked = selected.width.is_some_and(|w| {
         (n_rows as u64).saturating_mul(w as u64).saturating_mul(8)
             <= file_len.saturating_mul(64).max(1 << 30)
     });
-    let mask = ProjectionMask::roots(builder.parquet_schema(), selected.roots.iter().copied());
-    let group_rows = |g: &usize| {
-        let rows = builder
-            .metadata()
-            .row_groups()
-            .get(*g)
-            .map(|m| m.num_rows());
+    let group_rows = |g: usize| {
+        let rows = meta.row_groups().get(g).map(|m| m.num_rows());
         usize::try_from(rows.unwrap_or(0)).unwrap_or(0)
     };
-    let (first_row, n_rows) = match groups {
-        None => (0, n_rows),
-        Some(groups) => {
-            let before = groups
-                .first()
-                .map_or(0, |&g0| (0..g0).map(|g| group_rows(&g)).sum());
-            (before, groups.iter().map(group_rows).sum())
-        }
+    let groups: Vec<usize> = match groups {
+        Some(groups) => groups.to_vec(),
+        None => (0..meta.num_row_groups()).collect(),
     };
-    let builder = match groups {
-        Some(groups) => builder.with_row_groups(groups.to_vec()),
-        None => builder,
+    let first_row = groups.first().map_or(0, |&g0| (0..g0).map(group_rows).sum());
+    let n_rows = if groups.len() == meta.num_row_groups() {
+        n_rows
+    } else {
+        groups.iter().map(|&g| group_rows(g)).sum()
     };
-    let reader = contain(
-        path,
-        || "the footer".into(),
-        || {
-            builder
-                .with_projection(mask)
-                .with_batch_size(batch_rows(selected.width))
-                .build()
-                .map_err(|e| format_error(path, format!("not a readable Parquet file: {e}")))
-        },
-    )?;
+    let columns = selected
+        .roots
+        .iter()
+        .map(|&root| ReadColumn::new(meta.file_metadata().schema_descr(), root, &schema))
+        .collect();
+    let batches = ParquetBatches {
+        path: path.to_owned(),
+        reader,
+        groups,
+        next_group: 0,
+        rows_left: 0,
+        columns,
+        batch_rows: batch_rows(selected.width),
+    };
     let mut source = ColumnarSource::new(
         path,
         "Parquet",
         Batches::Parquet {
-            reader: Box::new(reader),
+            reader: Box::new(batches),
             group_ends,
         },
         selected.projected(),
@@ -135,6 +144,81 @@ pub(crate) fn open_groups(
     )?;
     source.first_row(first_row);
     Ok(source)
+}
+
+/// The selected columns of a Parquet file decoded a batch of rows at a time, row group after
+/// row group, into Arrow arrays (of the types [`arrow_schema`] gives them) that the shared
+/// code copies into rows. A batch never spans two row groups.
+struct ParquetBatches {
+    path: PathBuf,
+    reader: SerializedFileReader<File>,
+    /// The row groups to read, in order, and the next of them.
+    groups: Vec<usize>,
+    next_group: usize,
+    /// Rows of the current row group not yet decoded.
+    rows_left: usize,
+    /// The columns read (the file's top-level columns, in file order).
+    columns: Vec<ReadColumn>,
+    batch_rows: usize,
+}
+
+impl GroupBatches for ParquetBatches {
+    fn next_batch(&mut self, label: &str) -> Option<Result<RecordBatch>> {
+        let path = &self.path;
+        let what = || format!("the Parquet data of {label}");
+        while self.rows_left == 0 {
+            let &g = self.groups.get(self.next_group)?;
+            self.next_group += 1;
+            let group = match self.reader.get_row_group(g) {
+                Ok(group) => group,
+                Err(e) => return Some(Err(decode_error(path, &what(), e))),
+            };
+            self.rows_left = usize::try_from(group.metadata().num_rows()).unwrap_or(0);
+            for column in &mut self.columns {
+                if let Err(e) = column.start_group(group.as_ref()) {
+                    return Some(Err(decode_error(path, &what(), e)));
+                }
+            }
+        }
+        let n = self.rows_left.min(self.batch_rows);
+        self.rows_left -= n;
+        let mut fields = Vec::with_capacity(self.columns.len());
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
+        for column in &mut self.columns {
+            match column.read(n) {
+                Ok(array) => {
+                    fields.push(Field::new(
+                        column.name(),
+                        array.data_type().clone(),
+                        array.null_count() > 0,
+                    ));
+                    arrays.push(array);
+                }
+                Err(e) => return Some(Err(decode_error(path, &what(), e))),
+            }
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(n));
+        Some(
+            RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
+                .map_err(|e| format_error(path, format!("{} cannot be decoded: {e}", what()))),
+        )
+    }
+}
+
+/// A `parquet` error while decoding `what`: I/O errors keep their kind, the rest are about the
+/// content.
+fn decode_error(path: &Path, what: &str, e: parquet::errors::ParquetError) -> IoError {
+    match e {
+        parquet::errors::ParquetError::External(source) => match source.downcast::<std::io::Error>()
+        {
+            Ok(source) => IoError::Read {
+                path: path.to_owned(),
+                source: *source,
+            },
+            Err(other) => format_error(path, format!("{what} cannot be decoded: {other}")),
+        },
+        e => format_error(path, format!("{what} cannot be decoded: {e}")),
+    }
 }
 
 /// Checks the magic bytes at both ends, that the footer's length fits in the file, and that the
