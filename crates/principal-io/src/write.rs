@@ -390,8 +390,8 @@ fn parquet_sink(
         .set_compression(Compression::SNAPPY)
         .set_dictionary_enabled(false)
         .build();
-    let writer = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props))
-        .map_err(parquet_io)?;
+    let writer =
+        SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props)).map_err(parquet_io)?;
     Ok(Sink::Parquet(ParquetSink {
         writer,
         columns: vec![Vec::new(); d],
@@ -439,7 +439,9 @@ impl ParquetSink {
         let mut group = self.writer.next_row_group().map_err(parquet_io)?;
         for values in &mut self.columns {
             let Some(mut column) = group.next_column().map_err(parquet_io)? else {
-                return Err(io::Error::other("the Parquet writer has fewer columns than the data"));
+                return Err(io::Error::other(
+                    "the Parquet writer has fewer columns than the data",
+                ));
             };
             column
                 .typed::<DoubleType>()

@@ -41,7 +41,9 @@ fn column(values: &Value, name: &str) -> Vec<Option<Vec<Option<f64>>>> {
 }
 
 fn names(list: &[&str]) -> Vec<ColumnSelector> {
-    list.iter().map(|s| ColumnSelector::Name(s.to_string())).collect()
+    list.iter()
+        .map(|s| ColumnSelector::Name(s.to_string()))
+        .collect()
 }
 
 /// The matrix read, NaN as `None`.

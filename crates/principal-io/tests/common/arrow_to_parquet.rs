@@ -72,9 +72,10 @@ pub fn write_parquet<W: Write + Send>(
                 Leaf::F32(v) => w.typed::<FloatType>().write_batch(&v, Some(&def), rep),
                 Leaf::F64(v) => w.typed::<DoubleType>().write_batch(&v, Some(&def), rep),
                 Leaf::Bytes(v) => w.typed::<ByteArrayType>().write_batch(&v, Some(&def), rep),
-                Leaf::Fixed(v) => w
-                    .typed::<FixedLenByteArrayType>()
-                    .write_batch(&v, Some(&def), rep),
+                Leaf::Fixed(v) => {
+                    w.typed::<FixedLenByteArrayType>()
+                        .write_batch(&v, Some(&def), rep)
+                }
             }
             .unwrap();
             w.close().unwrap();
@@ -134,7 +135,11 @@ fn parquet_field(name: &str, t: &DataType) -> Type {
                 DataType::UInt16 => (Physical::INT32, int(16, false), -1),
                 DataType::UInt32 => (Physical::INT32, int(32, false), -1),
                 DataType::UInt64 => (Physical::INT64, int(64, false), -1),
-                DataType::Float16 => (Physical::FIXED_LEN_BYTE_ARRAY, Some(LogicalType::Float16), 2),
+                DataType::Float16 => (
+                    Physical::FIXED_LEN_BYTE_ARRAY,
+                    Some(LogicalType::Float16),
+                    2,
+                ),
                 DataType::Float32 => (Physical::FLOAT, None, -1),
                 DataType::Float64 => (Physical::DOUBLE, None, -1),
                 DataType::Utf8 => (Physical::BYTE_ARRAY, Some(LogicalType::String), -1),

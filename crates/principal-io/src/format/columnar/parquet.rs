@@ -111,7 +111,9 @@ pub(crate) fn open_groups(
         Some(groups) => groups.to_vec(),
         None => (0..meta.num_row_groups()).collect(),
     };
-    let first_row = groups.first().map_or(0, |&g0| (0..g0).map(group_rows).sum());
+    let first_row = groups
+        .first()
+        .map_or(0, |&g0| (0..g0).map(group_rows).sum());
     let n_rows = if groups.len() == meta.num_row_groups() {
         n_rows
     } else {
@@ -209,14 +211,15 @@ impl GroupBatches for ParquetBatches {
 /// content.
 fn decode_error(path: &Path, what: &str, e: parquet::errors::ParquetError) -> IoError {
     match e {
-        parquet::errors::ParquetError::External(source) => match source.downcast::<std::io::Error>()
-        {
-            Ok(source) => IoError::Read {
-                path: path.to_owned(),
-                source: *source,
-            },
-            Err(other) => format_error(path, format!("{what} cannot be decoded: {other}")),
-        },
+        parquet::errors::ParquetError::External(source) => {
+            match source.downcast::<std::io::Error>() {
+                Ok(source) => IoError::Read {
+                    path: path.to_owned(),
+                    source: *source,
+                },
+                Err(other) => format_error(path, format!("{what} cannot be decoded: {other}")),
+            }
+        }
         e => format_error(path, format!("{what} cannot be decoded: {e}")),
     }
 }

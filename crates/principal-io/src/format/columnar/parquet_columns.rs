@@ -39,7 +39,12 @@ pub(crate) fn arrow_schema(meta: &FileMetaData) -> Schema {
     let roots = meta.schema_descr().root_schema().get_fields();
     let stored = stored_arrow_schema(meta)
         .filter(|s| s.fields().len() == roots.len())
-        .filter(|s| s.fields().iter().zip(roots).all(|(f, r)| f.name() == r.name()));
+        .filter(|s| {
+            s.fields()
+                .iter()
+                .zip(roots)
+                .all(|(f, r)| f.name() == r.name())
+        });
     let fields: Vec<Field> = roots
         .iter()
         .enumerate()
@@ -121,10 +126,7 @@ fn value_type(t: &Type) -> DataType {
             ConvertedType::MAP | ConvertedType::MAP_KEY_VALUE
         )
     {
-        DataType::Map(
-            Arc::new(Field::new("entries", struct_of(t), false)),
-            false,
-        )
+        DataType::Map(Arc::new(Field::new("entries", struct_of(t), false)), false)
     } else {
         struct_of(t)
     }
@@ -177,16 +179,20 @@ fn primitive_type(t: &Type) -> DataType {
     match t.get_physical_type() {
         Physical::BOOLEAN => DataType::Boolean,
         Physical::INT32 => match (logical, converted) {
-            (Some(LogicalType::Integer { bit_width, is_signed }), _) => {
-                match (bit_width, is_signed) {
-                    (8, true) => DataType::Int8,
-                    (16, true) => DataType::Int16,
-                    (8, false) => DataType::UInt8,
-                    (16, false) => DataType::UInt16,
-                    (32, false) => DataType::UInt32,
-                    _ => DataType::Int32,
-                }
-            }
+            (
+                Some(LogicalType::Integer {
+                    bit_width,
+                    is_signed,
+                }),
+                _,
+            ) => match (bit_width, is_signed) {
+                (8, true) => DataType::Int8,
+                (16, true) => DataType::Int16,
+                (8, false) => DataType::UInt8,
+                (16, false) => DataType::UInt16,
+                (32, false) => DataType::UInt32,
+                _ => DataType::Int32,
+            },
             (_, ConvertedType::INT_8) => DataType::Int8,
             (_, ConvertedType::INT_16) => DataType::Int16,
             (_, ConvertedType::UINT_8) => DataType::UInt8,
@@ -199,29 +205,39 @@ fn primitive_type(t: &Type) -> DataType {
             (Some(LogicalType::Time { .. }), _) | (_, ConvertedType::TIME_MILLIS) => {
                 DataType::Time32(TimeUnit::Millisecond)
             }
-            (_, ConvertedType::DECIMAL) => DataType::Decimal128(
-                t.get_precision().clamp(0, 38) as u8,
-                t.get_scale() as i8,
-            ),
+            (_, ConvertedType::DECIMAL) => {
+                DataType::Decimal128(t.get_precision().clamp(0, 38) as u8, t.get_scale() as i8)
+            }
             _ => DataType::Int32,
         },
         Physical::INT64 => match (logical, converted) {
-            (Some(LogicalType::Integer {
-                is_signed: false, ..
-            }), _)
+            (
+                Some(LogicalType::Integer {
+                    is_signed: false, ..
+                }),
+                _,
+            )
             | (_, ConvertedType::UINT_64) => DataType::UInt64,
             (Some(LogicalType::Integer { .. }), _) | (_, ConvertedType::INT_64) => DataType::Int64,
             (Some(LogicalType::Decimal { scale, precision }), _) => {
                 DataType::Decimal128(precision as u8, scale as i8)
             }
-            (Some(LogicalType::Timestamp { unit, is_adjusted_to_u_t_c }), _) => {
-                DataType::Timestamp(
-                    time_unit(&unit),
-                    is_adjusted_to_u_t_c.then(|| "+00:00".into()),
-                )
+            (
+                Some(LogicalType::Timestamp {
+                    unit,
+                    is_adjusted_to_u_t_c,
+                }),
+                _,
+            ) => DataType::Timestamp(
+                time_unit(&unit),
+                is_adjusted_to_u_t_c.then(|| "+00:00".into()),
+            ),
+            (_, ConvertedType::TIMESTAMP_MILLIS) => {
+                DataType::Timestamp(TimeUnit::Millisecond, None)
             }
-            (_, ConvertedType::TIMESTAMP_MILLIS) => DataType::Timestamp(TimeUnit::Millisecond, None),
-            (_, ConvertedType::TIMESTAMP_MICROS) => DataType::Timestamp(TimeUnit::Microsecond, None),
+            (_, ConvertedType::TIMESTAMP_MICROS) => {
+                DataType::Timestamp(TimeUnit::Microsecond, None)
+            }
             (Some(LogicalType::Time { unit, .. }), _) => DataType::Time64(time_unit(&unit)),
             (_, ConvertedType::TIME_MICROS) => DataType::Time64(TimeUnit::Microsecond),
             _ => DataType::Int64,
@@ -231,7 +247,9 @@ fn primitive_type(t: &Type) -> DataType {
         Physical::DOUBLE => DataType::Float64,
         Physical::BYTE_ARRAY => match (logical, converted) {
             (Some(LogicalType::String | LogicalType::Enum | LogicalType::Json), _)
-            | (_, ConvertedType::UTF8 | ConvertedType::ENUM | ConvertedType::JSON) => DataType::Utf8,
+            | (_, ConvertedType::UTF8 | ConvertedType::ENUM | ConvertedType::JSON) => {
+                DataType::Utf8
+            }
             (Some(LogicalType::Decimal { scale, precision }), _) => {
                 DataType::Decimal128(precision as u8, scale as i8)
             }
@@ -490,12 +508,8 @@ impl Levels<'_> {
         self.def.clear();
         self.rep.clear();
         let mut values = Vec::new();
-        let (rows, _, levels) = reader.read_records(
-            n,
-            Some(&mut *self.def),
-            Some(&mut *self.rep),
-            &mut values,
-        )?;
+        let (rows, _, levels) =
+            reader.read_records(n, Some(&mut *self.def), Some(&mut *self.rep), &mut values)?;
         if rows != n {
             return Err(ParquetError::General(format!(
                 "its column chunk ends after {rows} of the row group's rows"
@@ -504,8 +518,11 @@ impl Levels<'_> {
         let def = &self.def[..self.def.len().min(levels)];
         match self.shape {
             Shape::Flat => {
-                let valid = (self.max_def > 0 && values.len() < n)
-                    .then(|| def.iter().map(|&d| d == self.max_def).collect::<Vec<bool>>());
+                let valid = (self.max_def > 0 && values.len() < n).then(|| {
+                    def.iter()
+                        .map(|&d| d == self.max_def)
+                        .collect::<Vec<bool>>()
+                });
                 let layout = Layout {
                     rows: n,
                     valid,
@@ -639,13 +656,21 @@ mod tests {
         // [1, 2], [3, 4], null.
         let mut c = group.next_column().unwrap().unwrap();
         c.typed::<DoubleType>()
-            .write_batch(&[1.0, 2.0, 3.0, 4.0], Some(&[2, 2, 2, 2, 0]), Some(&[0, 1, 0, 1, 0]))
+            .write_batch(
+                &[1.0, 2.0, 3.0, 4.0],
+                Some(&[2, 2, 2, 2, 0]),
+                Some(&[0, 1, 0, 1, 0]),
+            )
             .unwrap();
         c.close().unwrap();
         // [5, 6], [7, 8], [9, 10].
         let mut c = group.next_column().unwrap().unwrap();
         c.typed::<PqInt32>()
-            .write_batch(&[5, 6, 7, 8, 9, 10], Some(&[1; 6]), Some(&[0, 1, 0, 1, 0, 1]))
+            .write_batch(
+                &[5, 6, 7, 8, 9, 10],
+                Some(&[1; 6]),
+                Some(&[0, 1, 0, 1, 0, 1]),
+            )
             .unwrap();
         c.close().unwrap();
         let mut c = group.next_column().unwrap().unwrap();
