@@ -57,10 +57,13 @@ fn main() -> ExitCode {
         signal_hook::consts::SIGXFSZ,
         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
     );
-    // How long faer's idle workers spin before they sleep (GUIDE.md, "Threads that wait").
-    if let Some(value) = std::env::var_os("PRINCIPAL_SPIN_LIMIT") {
-        match value.to_str().and_then(|v| v.parse::<u32>().ok()) {
-            Some(limit) => spindle::SPIN_LIMIT.store(limit, std::sync::atomic::Ordering::Relaxed),
+    // faer's idle workers sleep at once instead of spinning up to 65,536 pauses (spindle's
+    // default): on a quiet 2-core machine as fast, on a busy one a spinning thread took the core
+    // its partner needed (GUIDE.md, "Threads that wait"). PRINCIPAL_SPIN_LIMIT sets another.
+    let spin_limit = match std::env::var_os("PRINCIPAL_SPIN_LIMIT") {
+        None => 0,
+        Some(value) => match value.to_str().and_then(|v| v.parse::<u32>().ok()) {
+            Some(limit) => limit,
             None => {
                 print_error(&format!(
                     "PRINCIPAL_SPIN_LIMIT must be a whole number of pauses (0 to 4294967295), \
@@ -68,8 +71,9 @@ fn main() -> ExitCode {
                 ));
                 return ExitCode::from(2);
             }
-        }
-    }
+        },
+    };
+    spindle::SPIN_LIMIT.store(spin_limit, std::sync::atomic::Ordering::Relaxed);
     // Under mpirun (feature `mpi`) every rank runs this; only rank 0 prints an error (every
     // rank has the failing rank's message) and every rank exits 1. Before the exit status is
     // known the processes are dropped, which finalizes MPI.
