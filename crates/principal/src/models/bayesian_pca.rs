@@ -222,13 +222,19 @@ enum FactorRef<'m> {
     Own(faer::linalg::solvers::Llt<f64>),
 }
 
+impl FactorRef<'_> {
+    fn llt(&self) -> &faer::linalg::solvers::Llt<f64> {
+        match self {
+            FactorRef::Shared(llt) => llt,
+            FactorRef::Own(llt) => llt,
+        }
+    }
+}
+
 impl RowPosterior<'_> {
     /// Σ_n = σ² M_n⁻¹.
     pub(crate) fn covariance(&self, noise: f64) -> Mat<f64> {
-        let llt = match &self.factor {
-            FactorRef::Shared(llt) => llt,
-            FactorRef::Own(llt) => llt,
-        };
+        let llt = self.factor.llt();
         let k = llt.L().nrows();
         let mut covariance = Mat::<f64>::identity(k, k);
         llt.solve_in_place(covariance.as_mut());
@@ -298,12 +304,10 @@ impl<'a> LatentGaussian<'a> {
                 (FactorRef::Own(llt), log_det, seen)
             }
         };
-        let llt = match &factor_ref {
-            FactorRef::Shared(llt) => *llt,
-            FactorRef::Own(llt) => llt,
-        };
         let mut mean = t.to_vec();
-        llt.solve_in_place(faer::ColMut::from_slice_mut(&mut mean));
+        factor_ref
+            .llt()
+            .solve_in_place(faer::ColMut::from_slice_mut(&mut mean));
         let e2: f64 = e.iter().map(|v| v * v).sum();
         let explained: f64 = t.iter().zip(&mean).map(|(a, b)| a * b).sum();
         let quad = (e2 - explained).max(0.0) / self.noise;
