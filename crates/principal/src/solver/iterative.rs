@@ -6,7 +6,7 @@
 //! Also the iterative solvers' shared default tolerance.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatMut, MatRef, Par};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -258,6 +258,28 @@ pub(crate) fn gaussian(d: usize, l: usize, seed: u64) -> Mat<f64> {
 /// Orthonormal basis of the columns of `w` (thin Householder QR).
 pub(crate) fn orthonormalise(w: MatRef<'_, f64>) -> Mat<f64> {
     w.qr().compute_thin_Q()
+}
+
+/// `rest ← rest − basis (basisᵀ rest)` for an orthonormal `basis`: one block Gram–Schmidt
+/// step; returns the coefficients `basisᵀ rest` it removed.
+pub(crate) fn remove_along(basis: MatRef<'_, f64>, mut rest: MatMut<'_, f64>) -> Mat<f64> {
+    let along = basis.transpose() * rest.as_ref();
+    matmul(
+        rest.as_mut(),
+        Accum::Add,
+        basis,
+        along.as_ref(),
+        -1.0,
+        Par::rayon(0),
+    );
+    along
+}
+
+/// `a ← [a | b]`, in place while `a`'s capacity lasts.
+pub(crate) fn append_cols(a: &mut Mat<f64>, b: MatRef<'_, f64>) {
+    let (d, na) = (b.nrows(), a.ncols());
+    a.resize_with(d, na + b.ncols(), |_, _| 0.0);
+    a.as_mut().subcols_mut(na, b.ncols()).copy_from(b);
 }
 
 /// The result of a Rayleigh–Ritz step on span(Q).

@@ -22,11 +22,10 @@
 //! Used by the randomized solver's block Krylov method for sparse rows; dense rows keep
 //! `randomized`'s own loop (their models unchanged to the bit).
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 
 use crate::error::{PcaError, Result};
-use crate::solver::iterative::{Ritz, orthonormalise};
+use crate::solver::iterative::{Ritz, append_cols, orthonormalise, remove_along};
 use crate::solver::{IterationReport, IterativeProblem, Spectrum, top_eigen};
 
 /// Singular values of the remainder at most this fraction of `‖W‖_F` are dropped: their
@@ -62,16 +61,7 @@ pub(crate) fn block_lanczos(
         let mut rest = w;
         let mut along = Mat::<f64>::zeros(m, newest.len());
         for _ in 0..2 {
-            let more = basis.transpose() * &rest;
-            matmul(
-                rest.as_mut(),
-                Accum::Add,
-                basis.as_ref(),
-                more.as_ref(),
-                -1.0,
-                Par::rayon(0),
-            );
-            along += &more;
+            along += &remove_along(basis.as_ref(), rest.as_mut());
         }
         for (c, j) in newest.clone().enumerate() {
             for i in 0..m {
@@ -169,23 +159,8 @@ fn new_directions(
         return Ok((Mat::zeros(d, 0), lost));
     }
     let mut next = qr.compute_thin_Q() * svd.U().subcols(0, kept);
-    let along = basis.transpose() * &next;
-    matmul(
-        next.as_mut(),
-        Accum::Add,
-        basis,
-        along.as_ref(),
-        -1.0,
-        Par::rayon(0),
-    );
+    remove_along(basis, next.as_mut());
     Ok((orthonormalise(next.as_ref()), lost))
-}
-
-/// `a ← [a | b]`, in place while `a`'s capacity lasts.
-fn append_cols(a: &mut Mat<f64>, b: MatRef<'_, f64>) {
-    let (d, na) = (b.nrows(), a.ncols());
-    a.resize_with(d, na + b.ncols(), |_, _| 0.0);
-    a.as_mut().subcols_mut(na, b.ncols()).copy_from(b);
 }
 
 #[cfg(test)]

@@ -9,12 +9,13 @@
 //! estimate; with a tolerance the iteration stops as soon as the estimate meets it, and the
 //! estimate is always reported.
 
-use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Mat, MatRef};
 
 use crate::error::Result;
 use crate::options::{IterativeOptions, RandomizedMethod};
-use crate::solver::iterative::{gaussian, orthonormalise, rayleigh_ritz};
+use crate::solver::iterative::{
+    append_cols, gaussian, orthonormalise, rayleigh_ritz, remove_along,
+};
 use crate::solver::krylov::block_lanczos;
 use crate::solver::{IterationReport, IterativeProblem, Rows, Spectrum, top_eigen};
 
@@ -266,15 +267,7 @@ fn extend_basis(basis: MatRef<'_, f64>, next: MatRef<'_, f64>) -> Mat<f64> {
 fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: f64) -> Mat<f64> {
     let mut rest = next.to_owned();
     for _ in 0..2 {
-        let along = basis.transpose() * &rest;
-        matmul(
-            rest.as_mut(),
-            Accum::Add,
-            basis,
-            along.as_ref(),
-            -1.0,
-            Par::rayon(0),
-        );
+        remove_along(basis, rest.as_mut());
     }
     let q = orthonormalise(rest.as_ref());
     if (basis.transpose() * &q).norm_max() <= required {
@@ -282,13 +275,6 @@ fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: 
     }
     let whole = orthonormalise(hcat(basis, next).as_ref());
     whole.subcols(basis.ncols(), next.ncols()).to_owned()
-}
-
-/// `a ← [a | b]`, in place while `a`'s capacity lasts.
-fn append_cols(a: &mut Mat<f64>, b: MatRef<'_, f64>) {
-    let (d, na) = (b.nrows(), a.ncols());
-    a.resize_with(d, na + b.ncols(), |_, _| 0.0);
-    a.as_mut().subcols_mut(na, b.ncols()).copy_from(b);
 }
 
 /// `[a | b]`.
