@@ -62,10 +62,6 @@ fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
     assert!(gram.contains(" kB"), "{gram}");
 }
 
-/// The byte kernel: `--explain` names the one this CPU has and the summary the one that ran
-/// (MNIST's pixels take the byte path to the covariance matrix); with it off
-/// (`PRINCIPAL_BYTE_KERNEL=none`: exact f32 products) neither names one, and the model is the
-/// same file, bit for bit.
 /// `PRINCIPAL_SPIN_LIMIT` changes how long faer's idle threads spin, never the work: the same
 /// model bytes with principal's default (no spinning) as with spindle's own (65,536 pauses); a
 /// value that is not a count is an error before anything is written.
@@ -73,15 +69,9 @@ fn explain_lists_every_solver_with_its_cost_and_the_reading_mode() {
 fn the_spin_limit_changes_no_bit_and_a_bad_one_is_refused() {
     let env = Env::new();
     let fit = |limit: Option<&str>, output: &str| {
-        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"));
-        command
-            .current_dir(env.dir.path())
-            .env_remove("PRINCIPAL_SPIN_LIMIT");
-        if let Some(limit) = limit {
-            command.env("PRINCIPAL_SPIN_LIMIT", limit);
-        }
-        command
-            .args([
+        env.run_with_env(
+            &[("PRINCIPAL_SPIN_LIMIT", limit)],
+            &[
                 "fit",
                 &mnist(),
                 "--exclude",
@@ -90,10 +80,12 @@ fn the_spin_limit_changes_no_bit_and_a_bad_one_is_refused() {
                 "10",
                 "-o",
                 output,
-            ])
-            .args(["--solver", "randomized", "--seed", "3"])
-            .output()
-            .expect("run principal")
+                "--solver",
+                "randomized",
+                "--seed",
+                "3",
+            ],
+        )
     };
     let default = fit(None, "default.pca");
     assert!(default.status.success(), "{default:?}");
@@ -113,6 +105,10 @@ fn the_spin_limit_changes_no_bit_and_a_bad_one_is_refused() {
     assert!(!env.path("bad.pca").exists());
 }
 
+/// The byte kernel: `--explain` names the one this CPU has and the summary the one that ran
+/// (MNIST's pixels take the byte path to the covariance matrix); with it off
+/// (`PRINCIPAL_BYTE_KERNEL=none`: exact f32 products) neither names one, and the model is the
+/// same file, bit for bit.
 #[test]
 fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() {
     assert!(
@@ -121,10 +117,9 @@ fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() 
     );
     let env = Env::new();
     let fit = |kernel: &str, output: &str| {
-        let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"))
-            .current_dir(env.dir.path())
-            .env("PRINCIPAL_BYTE_KERNEL", kernel)
-            .args([
+        let out = env.run_with_env(
+            &[("PRINCIPAL_BYTE_KERNEL", Some(kernel))],
+            &[
                 "fit",
                 &mnist(),
                 "--exclude",
@@ -133,11 +128,11 @@ fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() 
                 "10",
                 "-o",
                 output,
-            ])
-            .args(["--solver", "covariance"])
-            .arg("--explain")
-            .output()
-            .expect("run principal");
+                "--solver",
+                "covariance",
+                "--explain",
+            ],
+        );
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{kernel}: {stderr}");
         stderr
@@ -547,15 +542,9 @@ fn a_bad_value_in_a_late_chunk_leaves_the_old_output_and_no_temporary() {
 fn principal_trace_prints_the_time_of_every_stage() {
     let env = Env::new();
     let fit = |trace: bool, solver: &str| {
-        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"));
-        command
-            .current_dir(env.dir.path())
-            .env_remove("PRINCIPAL_TRACE");
-        if trace {
-            command.env("PRINCIPAL_TRACE", "1");
-        }
-        let out = command
-            .args([
+        let out = env.run_with_env(
+            &[("PRINCIPAL_TRACE", trace.then_some("1"))],
+            &[
                 "fit",
                 &mnist(),
                 "--exclude",
@@ -564,10 +553,10 @@ fn principal_trace_prints_the_time_of_every_stage() {
                 "5",
                 "-o",
                 "m.pca",
-            ])
-            .args(["--solver", solver])
-            .output()
-            .expect("run principal");
+                "--solver",
+                solver,
+            ],
+        );
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{stderr}");
         stderr

@@ -43,11 +43,20 @@ impl Env {
     }
 
     pub fn run(&self, args: &[&str]) -> Output {
-        assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"))
-            .current_dir(self.dir.path())
-            .args(args)
-            .output()
-            .expect("run principal")
+        self.run_with_env(&[], args)
+    }
+
+    /// [`Env::run`] with environment variables set (`Some`) or removed (`None`).
+    pub fn run_with_env(&self, vars: &[(&str, Option<&str>)], args: &[&str]) -> Output {
+        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_principal"));
+        command.current_dir(self.dir.path());
+        for &(name, value) in vars {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        command.args(args).output().expect("run principal")
     }
 
     /// Runs a command that must succeed; returns its stderr.
