@@ -16,7 +16,7 @@ use arrow_array::types::{
     Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
     UInt16Type, UInt32Type, UInt64Type,
 };
-use arrow_array::{Array, RecordBatch};
+use arrow_array::{Array, GenericListArray, OffsetSizeTrait, RecordBatch};
 use arrow_schema::DataType;
 use base64::Engine;
 use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical};
@@ -203,6 +203,16 @@ fn leaf_values(a: &dyn Array, at: &[usize]) -> Leaf {
 /// Where a row's list lies in its list array's values (start, length); `None` when null.
 type ListRange = Option<(usize, usize)>;
 
+/// Each row's (start, length) in a variable-size list's values (`None`: a null list), and
+/// the values.
+fn list_rows<O: OffsetSizeTrait>(l: &GenericListArray<O>) -> (Vec<ListRange>, &dyn Array) {
+    let o = l.value_offsets();
+    let rows = (0..l.len())
+        .map(|i| (!l.is_null(i)).then(|| (o[i].as_usize(), (o[i + 1] - o[i]).as_usize())))
+        .collect();
+    (rows, l.values().as_ref())
+}
+
 /// A column's leaf values and definition levels, and for a list its repetition levels.
 fn levels(a: &dyn Array) -> (Leaf, Vec<i16>, Option<Vec<i16>>) {
     let ranges: Option<(Vec<ListRange>, &dyn Array)> = match a.data_type() {
@@ -214,22 +224,8 @@ fn levels(a: &dyn Array) -> (Leaf, Vec<i16>, Option<Vec<i16>>) {
                 .collect();
             Some((rows, l.values().as_ref()))
         }
-        DataType::List(_) => {
-            let l = a.as_list::<i32>();
-            let o = l.value_offsets();
-            let rows = (0..l.len())
-                .map(|i| (!l.is_null(i)).then(|| (o[i] as usize, (o[i + 1] - o[i]) as usize)))
-                .collect();
-            Some((rows, l.values().as_ref()))
-        }
-        DataType::LargeList(_) => {
-            let l = a.as_list::<i64>();
-            let o = l.value_offsets();
-            let rows = (0..l.len())
-                .map(|i| (!l.is_null(i)).then(|| (o[i] as usize, (o[i + 1] - o[i]) as usize)))
-                .collect();
-            Some((rows, l.values().as_ref()))
-        }
+        DataType::List(_) => Some(list_rows(a.as_list::<i32>())),
+        DataType::LargeList(_) => Some(list_rows(a.as_list::<i64>())),
         _ => None,
     };
     match ranges {
