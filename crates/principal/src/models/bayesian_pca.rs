@@ -29,9 +29,11 @@
 //! The start is the top-K principal subspace of the centred data (holes as zeros), so the fit
 //! is deterministic and needs no seed.
 
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::{factor as llt_factor, solve as llt_solve};
 use faer::linalg::matmul::matmul;
 use faer::linalg::solvers::Solve;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Accum, Conj, Mat, MatMut, MatRef, Par, Side};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -208,43 +210,57 @@ fn centre<T: Real>(x: MatRef<'_, T>, missing: MissingValues) -> Result<Centred> 
 /// The E step of one row against W (D×k), μ and σ²: z̄_n, log N(x_O; …) and the factor of
 /// M_n, from which Σ_n = σ² M_n⁻¹ is formed only where it is needed (the M step's rows with
 /// holes, and once for all the complete rows, which share it).
-pub(crate) struct RowPosterior<'m> {
+pub(crate) struct RowPosterior<'s> {
     /// z̄_n.
-    pub mean: Vec<f64>,
+    pub mean: &'s [f64],
     /// `log N(x_O; μ_O, W_O W_Oᵀ + σ² I)`.
     pub log_likelihood: f64,
-    /// M_n's Cholesky factor: the model's own for a complete row.
-    factor: FactorRef<'m>,
-}
-
-enum FactorRef<'m> {
-    Shared(&'m faer::linalg::solvers::Llt<f64>),
-    Own(faer::linalg::solvers::Llt<f64>),
-}
-
-impl FactorRef<'_> {
-    fn llt(&self) -> &faer::linalg::solvers::Llt<f64> {
-        match self {
-            FactorRef::Shared(llt) => llt,
-            FactorRef::Own(llt) => llt,
-        }
-    }
+    /// M_n's Cholesky factor L (lower triangle): the model's own for a complete row.
+    factor: MatRef<'s, f64>,
 }
 
 impl RowPosterior<'_> {
     /// Σ_n = σ² M_n⁻¹.
     pub(crate) fn covariance(&self, noise: f64) -> Mat<f64> {
-        let llt = self.factor.llt();
-        let k = llt.L().nrows();
-        let mut covariance = Mat::<f64>::identity(k, k);
-        llt.solve_in_place(covariance.as_mut());
-        for c in 0..k {
-            for v in covariance.col_as_slice_mut(c) {
-                *v *= noise;
-            }
-        }
+        let k = self.factor.nrows();
+        let mut covariance = Mat::zeros(k, k);
+        self.covariance_into(noise, covariance.as_mut());
         covariance
     }
+
+    /// Σ_n = σ² M_n⁻¹, written into `out` (k×k).
+    pub(crate) fn covariance_into(&self, noise: f64, mut out: MatMut<'_, f64>) {
+        let k = self.factor.nrows();
+        for c in 0..k {
+            for r in 0..k {
+                out[(r, c)] = if r == c { 1.0 } else { 0.0 };
+            }
+        }
+        llt_solve::solve_in_place_with_conj(
+            self.factor,
+            Conj::No,
+            out.as_mut(),
+            Par::Seq,
+            MemStack::new(&mut []),
+        );
+        for c in 0..k {
+            for r in 0..k {
+                out[(r, c)] *= noise;
+            }
+        }
+    }
+}
+
+/// The working memory of [`LatentGaussian::row`], reused from row to row: an EM fit asks for
+/// millions of rows' posteriors, and allocating each one's factor and mean took a third of its
+/// time.
+pub(crate) struct RowScratch {
+    /// M_n, then its Cholesky factor in the lower triangle (a row with holes).
+    factor: Mat<f64>,
+    /// z̄_n.
+    mean: Vec<f64>,
+    /// faer's workspace for the factorisation.
+    stack: MemBuffer,
 }
 
 /// The Gaussian `x = W z + μ + ε` seen through the observed features of rows.
@@ -274,20 +290,41 @@ impl<'a> LatentGaussian<'a> {
         })
     }
 
+    /// Working memory for [`LatentGaussian::row`].
+    pub(crate) fn scratch(&self) -> RowScratch {
+        let k = self.w.ncols();
+        RowScratch {
+            factor: Mat::zeros(k, k),
+            mean: vec![0.0; k],
+            stack: MemBuffer::new(llt_factor::cholesky_in_place_scratch::<f64>(
+                k,
+                Par::Seq,
+                Default::default(),
+            )),
+        }
+    }
+
     /// The posterior and log-likelihood of a row whose deviation from the mean is `e` (zeros
-    /// where missing), observing `mask` (`None`: every feature), with `t = Wᵀ e`.
-    pub(crate) fn row(
-        &self,
+    /// where missing), observing `mask` (`None`: every feature), with `t = Wᵀ e`; computed in
+    /// `scratch`, which the result borrows.
+    pub(crate) fn row<'s>(
+        &'s self,
         e: &[f64],
         t: &[f64],
         mask: Option<&[bool]>,
-    ) -> Result<RowPosterior<'_>> {
+        scratch: &'s mut RowScratch,
+    ) -> Result<RowPosterior<'s>> {
         let k = self.w.ncols();
         let d = e.len();
-        let (factor_ref, log_det, seen) = match mask {
-            None => (FactorRef::Shared(&self.full.0), self.full.1, d),
+        let RowScratch {
+            factor,
+            mean,
+            stack,
+        } = scratch;
+        let (l, log_det, seen) = match mask {
+            None => (self.full.0.L(), self.full.1, d),
             Some(mask) => {
-                let mut m = self.m_full.clone();
+                factor.copy_from(&self.m_full);
                 let mut seen = 0;
                 for (j, &o) in mask.iter().enumerate() {
                     if o {
@@ -296,35 +333,51 @@ impl<'a> LatentGaussian<'a> {
                     }
                     for a in 0..k {
                         for b in 0..k {
-                            m[(a, b)] -= self.w[(j, a)] * self.w[(j, b)];
+                            factor[(a, b)] -= self.w[(j, a)] * self.w[(j, b)];
                         }
                     }
                 }
-                let (llt, log_det) = factor(&m)?;
-                (FactorRef::Own(llt), log_det, seen)
+                llt_factor::cholesky_in_place(
+                    factor.as_mut(),
+                    Default::default(),
+                    Par::Seq,
+                    MemStack::new(stack),
+                    Default::default(),
+                )
+                .map_err(|_| not_positive_definite())?;
+                let factor: &'s Mat<f64> = factor;
+                let log_det = (0..k).map(|p| 2.0 * factor[(p, p)].ln()).sum();
+                (factor.as_ref(), log_det, seen)
             }
         };
-        let mut mean = t.to_vec();
-        factor_ref
-            .llt()
-            .solve_in_place(faer::ColMut::from_slice_mut(&mut mean));
+        mean.copy_from_slice(t);
+        llt_solve::solve_in_place_with_conj(
+            l,
+            Conj::No,
+            faer::ColMut::from_slice_mut(mean).as_mat_mut(),
+            Par::Seq,
+            MemStack::new(&mut []),
+        );
+        let mean: &'s [f64] = mean;
         let e2: f64 = e.iter().map(|v| v * v).sum();
-        let explained: f64 = t.iter().zip(&mean).map(|(a, b)| a * b).sum();
+        let explained: f64 = t.iter().zip(mean).map(|(a, b)| a * b).sum();
         let quad = (e2 - explained).max(0.0) / self.noise;
         let log_likelihood = -0.5
             * (seen as f64 * LN_2PI + log_det + (seen as f64 - k as f64) * self.noise.ln() + quad);
         Ok(RowPosterior {
             mean,
             log_likelihood,
-            factor: factor_ref,
+            factor: l,
         })
     }
 }
 
+fn not_positive_definite() -> PcaError {
+    PcaError::DegenerateModel("Wᵀ W + σ² I is not positive definite".into())
+}
+
 fn factor(m: &Mat<f64>) -> Result<(faer::linalg::solvers::Llt<f64>, f64)> {
-    let llt = m
-        .llt(Side::Lower)
-        .map_err(|_| PcaError::DegenerateModel("Wᵀ W + σ² I is not positive definite".into()))?;
+    let llt = m.llt(Side::Lower).map_err(|_| not_positive_definite())?;
     let log_det = (0..m.nrows()).map(|p| 2.0 * llt.L()[(p, p)].ln()).sum();
     Ok((llt, log_det))
 }
@@ -486,12 +539,13 @@ impl BayesianPca {
         // The training likelihood at the returned parameters.
         let log_likelihood = {
             let model = LatentGaussian::new(w.as_ref(), noise)?;
+            let mut scratch = model.scratch();
             let (e, t) = row_deviations(&data, w.as_ref(), &offset);
             let mut sum = 0.0;
             for i in 0..rows {
                 let mask = (!data.observed[i].iter().all(|&o| o)).then_some(&data.observed[i][..]);
                 sum += model
-                    .row(column(&e, i), column(&t, i), mask)?
+                    .row(column(&e, i), column(&t, i), mask, &mut scratch)?
                     .log_likelihood;
             }
             sum / rows as f64
@@ -643,8 +697,9 @@ impl BayesianPca {
         let (e, masks, t) = deviations(x, self.mean(), w.as_ref())?;
         let k = w.ncols();
         let mut z = Mat::zeros(x.nrows(), k);
+        let mut scratch = model.scratch();
         for i in 0..x.nrows() {
-            let row = posterior_row(&model, &e, &t, &masks, i)?;
+            let row = posterior_row(&model, &e, &t, &masks, i, &mut scratch)?;
             for c in 0..k {
                 z[(i, c)] = row.mean[c];
             }
@@ -657,8 +712,9 @@ impl BayesianPca {
         let w = self.loadings();
         let model = LatentGaussian::new(w.as_ref(), self.noise_variance())?;
         let (e, masks, t) = deviations(x, self.mean(), w.as_ref())?;
+        let mut scratch = model.scratch();
         (0..x.nrows())
-            .map(|i| Ok(posterior_row(&model, &e, &t, &masks, i)?.log_likelihood))
+            .map(|i| Ok(posterior_row(&model, &e, &t, &masks, i, &mut scratch)?.log_likelihood))
             .collect()
     }
 
@@ -739,15 +795,16 @@ impl LatentModel for BayesianPca {
     }
 }
 
-fn posterior_row<'m>(
-    model: &'m LatentGaussian<'_>,
+fn posterior_row<'s>(
+    model: &'s LatentGaussian<'_>,
     e: &Mat<f64>,
     t: &Mat<f64>,
     masks: &[Option<Vec<bool>>],
     i: usize,
-) -> Result<RowPosterior<'m>> {
+    scratch: &'s mut RowScratch,
+) -> Result<RowPosterior<'s>> {
     // e is zero at the holes, so t = Wᵀ e is already over the observed features.
-    model.row(column(e, i), column(t, i), masks[i].as_deref())
+    model.row(column(e, i), column(t, i), masks[i].as_deref(), scratch)
 }
 
 fn column_norm2(w: MatRef<'_, f64>, c: usize) -> f64 {
@@ -821,24 +878,29 @@ fn em_step(
     let (rows, d) = (data.y.nrows(), data.y.ncols());
     let k = w.ncols();
     let model = LatentGaussian::new(w, noise)?;
+    let mut scratch = model.scratch();
     let (e, t) = row_deviations(data, w, offset);
     // z̃ = (z̄, 1) per row; the complete rows share Σ.
     let mut z = Mat::zeros(rows, k + 1);
     let mut log_likelihood = 0.0;
     let mut shared_cov = None;
     let mut complete_rows = 0usize;
-    let mut own_cov: Vec<(usize, Mat<f64>)> = Vec::with_capacity(data.rows_missing.len());
+    // The rows with holes, in order, and their Σ_n side by side (k × k·rows).
+    let mut own_rows: Vec<usize> = Vec::with_capacity(data.rows_missing.len());
+    let mut own_cov = Mat::zeros(k, k * data.rows_missing.len());
     for i in 0..rows {
         let holes = !data.observed[i].iter().all(|&o| o);
         let mask = holes.then_some(&data.observed[i][..]);
-        let post = model.row(column(&e, i), column(&t, i), mask)?;
+        let post = model.row(column(&e, i), column(&t, i), mask, &mut scratch)?;
         log_likelihood += post.log_likelihood;
         for c in 0..k {
             z[(i, c)] = post.mean[c];
         }
         z[(i, k)] = 1.0;
         if holes {
-            own_cov.push((i, post.covariance(noise)));
+            let slot = own_rows.len();
+            post.covariance_into(noise, own_cov.as_mut().submatrix_mut(0, slot * k, k, k));
+            own_rows.push(i);
         } else {
             complete_rows += 1;
             if shared_cov.is_none() {
@@ -863,7 +925,8 @@ fn em_step(
             }
         }
     }
-    for (_, cov) in &own_cov {
+    for slot in 0..own_rows.len() {
+        let cov = own_cov.as_ref().submatrix(0, slot * k, k, k);
         for p in 0..k {
             for q in 0..k {
                 a_total[(p, q)] += cov[(p, q)];
@@ -897,11 +960,14 @@ fn em_step(
     for j in 0..d {
         a.copy_from(&a_total);
         for &slot in &missing_in[j] {
-            let (i, cov) = &own_cov[slot];
+            let (i, cov) = (
+                own_rows[slot],
+                own_cov.as_ref().submatrix(0, slot * k, k, k),
+            );
             for p in 0..=k {
                 for q in 0..=k {
                     let sigma = if p < k && q < k { cov[(p, q)] } else { 0.0 };
-                    a[(p, q)] -= z[(*i, p)] * z[(*i, q)] + sigma;
+                    a[(p, q)] -= z[(i, p)] * z[(i, q)] + sigma;
                 }
             }
         }
