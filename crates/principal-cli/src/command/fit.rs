@@ -673,6 +673,8 @@ fn run_sparse(
     } else {
         principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?
     };
+    // A file held in memory was read by opening it.
+    let read = started.elapsed();
     let names = file.feature_names().map(<[String]>::to_vec);
     let mut counted = PassCounter {
         source: &mut file,
@@ -714,10 +716,15 @@ fn run_sparse(
             total: started.elapsed(),
             processes,
         }
-    } else {
+    } else if file.is_streamed() {
         Timing::Streamed {
             total: started.elapsed(),
             passes,
+        }
+    } else {
+        Timing::InMemory {
+            read,
+            fit: started.elapsed() - read,
         }
     };
     text::stderr(&summary(&model, config, &solver_plan.reason, &timing));
