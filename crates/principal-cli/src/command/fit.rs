@@ -667,13 +667,17 @@ fn run_sparse(
             config.memory_limit,
             collective.rank(),
             processes,
-        );
+        )
+        .and_then(|mut part| part.hold_within(config.memory_limit).map(|()| part));
         crate::processes::agree_opened(collective, &opened).with_context(fit_error)?;
         opened?
     } else {
-        principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?
+        let mut file =
+            principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?;
+        file.hold_within(config.memory_limit)?;
+        file
     };
-    // A file held in memory was read by opening it.
+    // A file held in memory was read here, before the fit.
     let read = started.elapsed();
     let names = file.feature_names().map(<[String]>::to_vec);
     let mut counted = PassCounter {

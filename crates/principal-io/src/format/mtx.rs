@@ -333,7 +333,8 @@ impl SparseFile {
     /// Opens `path` as [`SparseFile::open`] does, or an AnnData `.h5ad` file whose matrix is
     /// stored CSR or CSC, read as `options` say (`--layer`, `--mask-var`, `--columns`,
     /// `--exclude`; an error for a dense matrix), by blocks of rows of at most
-    /// [`h5ad_block_entries`] entries: never densified, never held whole.
+    /// [`h5ad_block_entries`] entries: never densified, never held whole unless
+    /// [`SparseFile::hold_within`] is asked to.
     pub fn open_with(path: &Path, options: &ReadOptions, memory_limit: u64) -> Result<Self> {
         Self::open_with_rows(path, options, memory_limit, None)
     }
@@ -362,7 +363,7 @@ impl SparseFile {
             source.restrict(rows.clone())?;
         }
         let entries = source.stored_entries();
-        let mut file = SparseFile {
+        Ok(SparseFile {
             path: path.to_owned(),
             orientation: Orientation::RowsAreSamples,
             rows,
@@ -375,23 +376,28 @@ impl SparseFile {
                 source: Box::new(source),
                 budget: h5ad_block_entries(memory_limit),
             },
-        };
-        // The rows' CSR arrays (at most the file's entries: a part or a mask keeps fewer) within
-        // half the limit, as MatrixMarket's: read once, and every later pass runs from memory
-        // (a pass from the file decodes its blocks again, a sixth of a fit's time at 20,000
-        // cells). Else every pass streams the file.
-        let bytes = entries * ENTRY_BYTES + (file.rows.len() as u64 + 1) * 8;
-        if bytes <= memory_limit / 2 {
-            file.hold_in_memory(entries as usize)?;
-        }
-        Ok(file)
+        })
     }
 
-    /// Reads the `.h5ad` matrix's rows once into CSR arrays with room for `entries` (no copy
-    /// of growing arrays: the peak is the arrays and one block being read), which every later
-    /// pass hands out.
-    fn hold_in_memory(&mut self, entries: usize) -> Result<()> {
-        let mut csr = Csr::<f64, u32>::with_capacity(self.n_features, self.rows.len(), entries);
+    /// For a fit's many passes: an `.h5ad` matrix whose rows' CSR arrays (at most the file's
+    /// entries at 12 bytes, a part or a mask keeps fewer) take at most half of `memory_limit`,
+    /// as a MatrixMarket file's are held, is read now, once, and every later pass runs from
+    /// memory (a pass from the file decodes its blocks again: an eighth of a fit's time at
+    /// 20,000 cells). Otherwise, and for other files, nothing changes. A single pass
+    /// (`transform`) streams instead: holding the rows would only add them to its peak.
+    pub fn hold_within(&mut self, memory_limit: u64) -> Result<()> {
+        if !matches!(self.storage, Storage::H5ad { .. }) {
+            return Ok(());
+        }
+        let entries = self.declared as u64;
+        let bytes = entries * ENTRY_BYTES + (self.rows.len() as u64 + 1) * 8;
+        if bytes > memory_limit / 2 {
+            return Ok(());
+        }
+        // Room for every entry first: no copy of growing arrays, so the peak is the arrays
+        // and one block being read.
+        let mut csr =
+            Csr::<f64, u32>::with_capacity(self.n_features, self.rows.len(), entries as usize);
         let read = self.pass(&mut |block| {
             let CsrChunk::F64U32(block) = block else {
                 unreachable!("the .h5ad reader's blocks are f64 values with u32 indices")
@@ -841,9 +847,10 @@ mod tests {
         rows
     }
 
-    /// An `.h5ad` matrix whose CSR arrays take at most half the memory limit is read once, when
-    /// opened: its passes go on after the file is emptied, with the rows a streamed pass reads
-    /// (CSR and CSC, whole and a part of the rows). Over half the limit, the passes read the file
+    /// An `.h5ad` matrix whose CSR arrays take at most half the memory limit is read once by
+    /// `hold_within` (not by opening: a transform's one pass streams): its passes go on after
+    /// the file is emptied, with the rows a streamed pass reads (CSR and CSC, whole and a part
+    /// of the rows). Over half the limit, the passes read the file
     /// (`is_streamed`; hdf5-pure may hold so small a file's blocks, so its emptying is not seen).
     #[test]
     fn an_h5ad_matrix_within_half_the_limit_is_read_once() {
@@ -855,9 +862,15 @@ mod tests {
                 let path = dir.join(name);
                 std::fs::copy(fixture("h5ad").join(name), &path).unwrap();
                 // 133 entries: 1.6 kB as CSR arrays.
-                let open = |limit| SparseFile::open_with_rows(&path, &options, limit, part);
+                let open = |limit| {
+                    let mut file = SparseFile::open_with_rows(&path, &options, limit, part)?;
+                    file.hold_within(limit)?;
+                    Ok::<_, IoError>(file)
+                };
                 let mut streamed = open(2048).unwrap();
                 let mut held = open(1 << 20).unwrap();
+                let opened = SparseFile::open_with_rows(&path, &options, 1 << 20, part);
+                assert!(opened.unwrap().is_streamed(), "{name}: opened, not held");
                 assert!(streamed.is_streamed() && !held.is_streamed(), "{name}");
                 let want = rows_of(&mut streamed);
                 assert_eq!(want.len(), held.rows().len(), "{name} {part:?}");
