@@ -348,7 +348,7 @@ fn sparse_matrices_are_read_as_csr_blocks_and_dense_ones_as_rows() {
         "m.pca",
         "--explain",
     ]);
-    assert!(stderr.contains("CSR blocks"), "{stderr}");
+    assert!(stderr.contains("held as CSR arrays"), "{stderr}");
 }
 
 /// `transform` of an .h5ad CSR matrix reads sparse row blocks and projects them, never
