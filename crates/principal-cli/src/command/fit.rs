@@ -667,12 +667,18 @@ fn run_sparse(
             config.memory_limit,
             collective.rank(),
             processes,
-        );
+        )
+        .and_then(|mut part| part.hold_within(config.memory_limit).map(|()| part));
         crate::processes::agree_opened(collective, &opened).with_context(fit_error)?;
         opened?
     } else {
-        principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?
+        let mut file =
+            principal_io::SparseFile::open_with(input, &config.read, config.memory_limit)?;
+        file.hold_within(config.memory_limit)?;
+        file
     };
+    // A file held in memory was read here, before the fit.
+    let read = started.elapsed();
     let names = file.feature_names().map(<[String]>::to_vec);
     let mut counted = PassCounter {
         source: &mut file,
@@ -714,10 +720,15 @@ fn run_sparse(
             total: started.elapsed(),
             processes,
         }
-    } else {
+    } else if file.is_streamed() {
         Timing::Streamed {
             total: started.elapsed(),
             passes,
+        }
+    } else {
+        Timing::InMemory {
+            read,
+            fit: started.elapsed() - read,
         }
     };
     text::stderr(&summary(&model, config, &solver_plan.reason, &timing));

@@ -333,7 +333,8 @@ impl SparseFile {
     /// Opens `path` as [`SparseFile::open`] does, or an AnnData `.h5ad` file whose matrix is
     /// stored CSR or CSC, read as `options` say (`--layer`, `--mask-var`, `--columns`,
     /// `--exclude`; an error for a dense matrix), by blocks of rows of at most
-    /// [`h5ad_block_entries`] entries: never densified, never held whole.
+    /// [`h5ad_block_entries`] entries: never densified, never held whole unless
+    /// [`SparseFile::hold_within`] is asked to.
     pub fn open_with(path: &Path, options: &ReadOptions, memory_limit: u64) -> Result<Self> {
         Self::open_with_rows(path, options, memory_limit, None)
     }
@@ -361,13 +362,14 @@ impl SparseFile {
         if source.splittable() {
             source.restrict(rows.clone())?;
         }
+        let entries = source.stored_entries();
         Ok(SparseFile {
             path: path.to_owned(),
             orientation: Orientation::RowsAreSamples,
             rows,
             n_samples,
             n_features: source.n_features(),
-            declared: source.stored_entries() as usize,
+            declared: entries as usize,
             feature_names: source.column_names().map(<[String]>::to_vec),
             sample_names: None,
             storage: Storage::H5ad {
@@ -377,11 +379,51 @@ impl SparseFile {
         })
     }
 
+    /// For a fit's many passes: an `.h5ad` matrix whose rows' CSR arrays (at most the file's
+    /// entries at 12 bytes, a part or a mask keeps fewer) take at most half of `memory_limit`,
+    /// as a MatrixMarket file's are held, is read now, once, and every later pass runs from
+    /// memory (a pass from the file decodes its blocks again: an eighth of a fit's time at
+    /// 20,000 cells). Otherwise, and for other files, nothing changes. A single pass
+    /// (`transform`) streams instead: holding the rows would only add them to its peak.
+    pub fn hold_within(&mut self, memory_limit: u64) -> Result<()> {
+        if !matches!(self.storage, Storage::H5ad { .. }) {
+            return Ok(());
+        }
+        let entries = self.declared as u64;
+        let bytes = entries * ENTRY_BYTES + (self.rows.len() as u64 + 1) * 8;
+        if bytes > memory_limit / 2 {
+            return Ok(());
+        }
+        // Room for every entry first: no copy of growing arrays, so the peak is the arrays
+        // and one block being read.
+        let mut csr =
+            Csr::<f64, u32>::with_capacity(self.n_features, self.rows.len(), entries as usize);
+        let read = self.pass(&mut |block| {
+            let CsrChunk::F64U32(block) = block else {
+                unreachable!("the .h5ad reader's blocks are f64 values with u32 indices")
+            };
+            csr.append(block);
+            Ok(())
+        });
+        match read {
+            Ok(()) => {}
+            Err(PcaError::Source(e)) => match e.downcast::<IoError>() {
+                Ok(e) => return Err(*e),
+                Err(e) => return Err(format_error(&self.path, e.to_string())),
+            },
+            Err(e) => return Err(format_error(&self.path, e.to_string())),
+        }
+        self.storage = Storage::Memory(csr);
+        Ok(())
+    }
+
     /// How the passes read the rows, for `--explain`.
     pub fn reading(&self) -> String {
         match &self.storage {
             Storage::Memory(_) => {
-                "sparse rows held as CSR arrays (the matrix's own size, never densified)".into()
+                "sparse rows read once and held as CSR arrays (within half the memory limit; \
+                 the matrix's own size, never densified): every later pass runs from memory"
+                    .into()
             }
             Storage::Stream => "sparse rows sorted by row, larger than half the memory limit: \
                                 every pass reads the text a block of rows at a time"
@@ -805,6 +847,42 @@ mod tests {
         rows
     }
 
+    /// An `.h5ad` matrix whose CSR arrays take at most half the memory limit is read once by
+    /// `hold_within` (not by opening: a transform's one pass streams): its passes go on after
+    /// the file is emptied, with the rows a streamed pass reads (CSR and CSC, whole and a part
+    /// of the rows). Over half the limit, the passes read the file
+    /// (`is_streamed`; hdf5-pure may hold so small a file's blocks, so its emptying is not seen).
+    #[test]
+    fn an_h5ad_matrix_within_half_the_limit_is_read_once() {
+        let dir = std::env::temp_dir().join(format!("principal-h5ad-held-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = ReadOptions::default();
+        for name in ["x_csr_f64.h5ad", "x_csc_f64.h5ad"] {
+            for part in [None, Some(Part { rank: 1, size: 3 })] {
+                let path = dir.join(name);
+                std::fs::copy(fixture("h5ad").join(name), &path).unwrap();
+                // 133 entries: 1.6 kB as CSR arrays.
+                let open = |limit| {
+                    let mut file = SparseFile::open_with_rows(&path, &options, limit, part)?;
+                    file.hold_within(limit)?;
+                    Ok::<_, IoError>(file)
+                };
+                let mut streamed = open(2048).unwrap();
+                let mut held = open(1 << 20).unwrap();
+                let opened = SparseFile::open_with_rows(&path, &options, 1 << 20, part);
+                assert!(opened.unwrap().is_streamed(), "{name}: opened, not held");
+                assert!(streamed.is_streamed() && !held.is_streamed(), "{name}");
+                let want = rows_of(&mut streamed);
+                assert_eq!(want.len(), held.rows().len(), "{name} {part:?}");
+                // Emptied in place (an open handle would still read a removed file).
+                std::fs::write(&path, b"").unwrap();
+                assert_eq!(rows_of(&mut held), want, "{name} {part:?}");
+                assert_eq!(rows_of(&mut held), want, "{name} {part:?}: a second pass");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// The parts of 1 to 4 processes hand out their equal ranges of the rows, which together
     /// are the whole file's rows in order: a shuffled MatrixMarket file held in memory, one
     /// sorted by row and streamed, a 10x directory (its barcodes sliced alike), and .h5ad CSR
@@ -837,6 +915,8 @@ mod tests {
             (fixture("sparse/tenx"), 1 << 30),
             (fixture("h5ad/x_csr_f64.h5ad"), 1 << 30),
             (fixture("h5ad/x_csc_f64.h5ad"), 1 << 30),
+            (fixture("h5ad/x_csr_f64.h5ad"), 2048),
+            (fixture("h5ad/x_csc_f64.h5ad"), 2048),
             (sorted.clone(), 1 << 18),
         ];
         let options = ReadOptions::default();

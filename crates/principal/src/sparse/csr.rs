@@ -212,6 +212,35 @@ impl<T: Real, I: SparseIndex> Csr<T, I> {
         }
     }
 
+    /// No rows yet, of `ncols` columns, with room for `rows` rows and `entries` entries (a
+    /// reader that knows the sizes fills it without the copies of a growing array, each of
+    /// which would briefly hold the old and the new arrays).
+    pub fn with_capacity(ncols: usize, rows: usize, entries: usize) -> Self {
+        let mut indptr = Vec::with_capacity(rows + 1);
+        indptr.push(0);
+        Csr {
+            ncols,
+            indptr,
+            indices: Vec::with_capacity(entries),
+            values: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Appends the rows of `block`, which has as many columns.
+    ///
+    /// # Panics
+    /// When `block` has another number of columns.
+    #[track_caller]
+    pub fn append(&mut self, block: CsrRef<'_, T, I>) {
+        assert_eq!(block.ncols(), self.ncols, "a block of another width");
+        let offset = self.values.len();
+        let start = block.indptr()[0];
+        self.indices.extend_from_slice(block.indices());
+        self.values.extend_from_slice(block.values());
+        self.indptr
+            .extend(block.indptr()[1..].iter().map(|&p| p - start + offset));
+    }
+
     /// From whole arrays, checked as [`CsrRef::new`] checks them.
     pub fn from_parts(
         ncols: usize,
