@@ -264,6 +264,7 @@ mod tests {
 
     /// The parts of every data set, for 1 to 6 processes, are its rows in order, each once;
     /// and a FileSource over a part gives the same rows on every pass.
+    #[cfg(feature = "parquet")]
     #[test]
     fn parts_in_rank_order_are_the_rows_in_order() {
         let dir = TempDir::new().unwrap();
