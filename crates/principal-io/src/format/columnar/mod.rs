@@ -492,8 +492,9 @@ impl ColumnarSource {
     }
 }
 
+#[cfg(test)]
 // The tests write files of both formats.
-#[cfg(all(test, feature = "parquet", feature = "arrow"))]
+#[cfg(all(feature = "parquet", feature = "arrow"))]
 mod tests {
     use std::sync::Arc;
 
