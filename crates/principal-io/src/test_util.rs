@@ -113,7 +113,8 @@ pub(crate) fn parquet_file(
     path
 }
 
-#[cfg(feature = "arrow")]
+// Its tests write both formats.
+#[cfg(all(feature = "parquet", feature = "arrow"))]
 /// An Arrow IPC file (`stream: false`) or stream of `batches`.
 pub(crate) fn arrow_file(
     dir: &Path,
@@ -140,7 +141,7 @@ pub(crate) fn arrow_file(
     path
 }
 
-#[cfg(any(feature = "parquet", feature = "arrow"))]
+#[cfg(feature = "parquet")]
 /// A record batch of the named columns.
 pub(crate) fn batch(columns: Vec<(&str, arrow_array::ArrayRef)>) -> arrow_array::RecordBatch {
     arrow_array::RecordBatch::try_from_iter(columns).unwrap()
