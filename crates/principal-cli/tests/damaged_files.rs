@@ -18,10 +18,14 @@ use crate::io_files;
 use std::time::{Duration, Instant};
 
 use common::Env;
+#[cfg(feature = "arrow")]
+use io_files::arrow_bytes;
+#[cfg(feature = "parquet")]
+use io_files::{parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes};
 use io_files::{
-    Mutation, Rng, arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, labels,
-    leftovers, model_bytes, npy, npy_gaps_bytes, npy_labels_bytes, npy_with, parquet_bytes,
-    parquet_gaps_bytes, parquet_labels_bytes, statistics_bytes, text_labels_bytes,
+    Mutation, Rng, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, labels, leftovers,
+    model_bytes, npy, npy_gaps_bytes, npy_labels_bytes, npy_with, statistics_bytes,
+    text_labels_bytes,
 };
 
 const SEED: u64 = 0x5eed_c119;
@@ -89,12 +93,15 @@ fn lying_headers_fail_fit_and_transform_cleanly_and_leave_outputs_alone() {
 fn damaged_gzip_trailers_fail_in_every_format() {
     let env = Env::new();
     let data: Vec<f64> = (0..80).map(f64::from).collect();
-    for (name, content) in [
+    #[allow(unused_mut)] // without the `arrow` feature
+    let mut contents = vec![
         ("d.npy.gz", npy(&data, 20, 4)),
         ("d-idx3-ubyte.gz", idx(12)),
         ("d.csv.gz", csv_bytes()),
-        ("d.arrows.gz", arrow_bytes(true, false)),
-    ] {
+    ];
+    #[cfg(feature = "arrow")]
+    contents.push(("d.arrows.gz", arrow_bytes(true, false)));
+    for (name, content) in contents {
         let mut bytes = gz(&content);
         env.write(name, &bytes);
         env.ok(&["fit", name, "-o", "m.pca"]);
@@ -107,6 +114,7 @@ fn damaged_gzip_trailers_fail_in_every_format() {
     }
 }
 
+#[cfg(feature = "arrow")]
 #[test]
 fn a_damaged_arrow_stream_is_an_error_about_the_file() {
     let env = Env::new();
@@ -148,7 +156,8 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
     let data: Vec<f64> = (0..80)
         .map(|k| f64::from(k) * 0.125 - 4.0 + (k % 7) as f64)
         .collect();
-    let formats: Vec<Format> = vec![
+    #[allow(unused_mut)] // without the format features
+    let mut formats: Vec<Format> = vec![
         ("CSV", "d.csv", csv_bytes(), None, false),
         (
             "CSV.gz",
@@ -173,7 +182,38 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
             Some(idx(12)),
             true,
         ),
-        ("Parquet", "d.parquet", parquet_bytes(), None, false),
+        ("model file", "m.safetensors", model_bytes(dir), None, true),
+        // Sparse text (fixtures/sparse): a MatrixMarket file, gzipped, and a 10x directory's
+        // matrix (its genes and barcodes left whole).
+        (
+            "MatrixMarket",
+            "d.mtx",
+            sparse_fixture("counts.mtx"),
+            None,
+            false,
+        ),
+        (
+            "MatrixMarket.gz",
+            "d.mtx.gz",
+            gz(&sparse_fixture("counts.mtx")),
+            Some(sparse_fixture("counts.mtx")),
+            false,
+        ),
+        (
+            "10x matrix.mtx.gz",
+            "tenx/matrix.mtx.gz",
+            sparse_fixture("tenx/matrix.mtx.gz"),
+            Some(gunzip(&sparse_fixture("tenx/matrix.mtx.gz"))),
+            false,
+        ),
+    ];
+    // The formats behind cargo features, when built.
+    #[cfg(feature = "parquet")]
+    formats.push(
+("Parquet", "d.parquet", parquet_bytes(), None, false)
+    );
+    #[cfg(feature = "arrow")]
+    formats.extend([
         (
             "Arrow IPC file",
             "d.arrow",
@@ -202,7 +242,9 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
             Some(arrow_bytes(true, false)),
             true,
         ),
-        ("model file", "m.safetensors", model_bytes(dir), None, true),
+    ]);
+    #[cfg(feature = "h5ad")]
+    formats.extend([
         // Written by the anndata package (fixtures/generate_h5ad.py); HDF5 has no overall
         // length to check, so an appended byte may go unnoticed.
         (
@@ -227,30 +269,7 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
             None,
             false,
         ),
-        // Sparse text (fixtures/sparse): a MatrixMarket file, gzipped, and a 10x directory's
-        // matrix (its genes and barcodes left whole).
-        (
-            "MatrixMarket",
-            "d.mtx",
-            sparse_fixture("counts.mtx"),
-            None,
-            false,
-        ),
-        (
-            "MatrixMarket.gz",
-            "d.mtx.gz",
-            gz(&sparse_fixture("counts.mtx")),
-            Some(sparse_fixture("counts.mtx")),
-            false,
-        ),
-        (
-            "10x matrix.mtx.gz",
-            "tenx/matrix.mtx.gz",
-            sparse_fixture("tenx/matrix.mtx.gz"),
-            Some(gunzip(&sparse_fixture("tenx/matrix.mtx.gz"))),
-            false,
-        ),
-    ];
+    ]);
     std::fs::create_dir_all(dir.join("tenx")).unwrap();
     for name in ["features.tsv.gz", "barcodes.tsv.gz"] {
         env.write(
@@ -651,14 +670,19 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
     let data: Vec<f64> = (0..80)
         .map(|k| f64::from(k) * 0.125 - 4.0 + (k % 7) as f64)
         .collect();
-    for (file, bytes) in [
+    #[allow(unused_mut)] // without the `parquet` feature
+    let mut fits = vec![
         ("fit-csv.csv", csv_bytes()),
         ("fit-npy.npy", npy(&data, 20, 4)),
-        ("fit-parquet.parquet", parquet_bytes()),
         ("fit-gaps-csv.csv", csv_gaps_bytes()),
         ("fit-gaps-npy.npy", npy_gaps_bytes()),
+    ];
+    #[cfg(feature = "parquet")]
+    fits.extend([
+        ("fit-parquet.parquet", parquet_bytes()),
         ("fit-gaps-parquet.parquet", parquet_gaps_bytes()),
-    ] {
+    ]);
+    for (file, bytes) in fits {
         env.write(file, bytes);
         let model = format!("{}.pca", file.split('.').next().unwrap());
         env.ok(&["fit", file, "-k", "1", "--missing", "em", "-o", &model]);
@@ -675,17 +699,20 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
         })
     };
     let out = Writes::File("out.csv");
-    for (format, file, good, lengths, model) in [
+    #[allow(unused_mut)] // without the `parquet` feature
+    let mut plain = vec![
         ("CSV", "d.csv", csv_bytes(), false, "fit-csv.pca"),
         ("NPY", "d.npy", npy(&data, 20, 4), true, "fit-npy.pca"),
-        (
-            "Parquet",
-            "d.parquet",
-            parquet_bytes(),
-            false,
-            "fit-parquet.pca",
-        ),
-    ] {
+    ];
+    #[cfg(feature = "parquet")]
+    plain.push((
+        "Parquet",
+        "d.parquet",
+        parquet_bytes(),
+        false,
+        "fit-parquet.pca",
+    ));
+    for (format, file, good, lengths, model) in plain {
         add(
             format,
             file,
@@ -703,7 +730,8 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
             out,
         );
     }
-    for (format, file, good, lengths, model) in [
+    #[allow(unused_mut)] // without the `parquet` feature
+    let mut gaps = vec![
         (
             "CSV, missing",
             "g.csv",
@@ -718,14 +746,16 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
             true,
             "fit-gaps-npy.pca",
         ),
-        (
-            "Parquet, missing",
-            "g.parquet",
-            parquet_gaps_bytes(),
-            false,
-            "fit-gaps-parquet.pca",
-        ),
-    ] {
+    ];
+    #[cfg(feature = "parquet")]
+    gaps.push((
+        "Parquet, missing",
+        "g.parquet",
+        parquet_gaps_bytes(),
+        false,
+        "fit-gaps-parquet.pca",
+    ));
+    for (format, file, good, lengths, model) in gaps {
         add(
             format,
             file,
@@ -769,12 +799,15 @@ fn seeded_damaged_files_through_every_command_that_reads_one() {
         &merge,
         Writes::File("out.pca"),
     );
-    for (format, file, good, lengths) in [
+    #[allow(unused_mut)] // without the `parquet` feature
+    let mut label_files = vec![
         ("IDX labels", "l-idx1-ubyte", idx_labels_bytes(), true),
         ("text labels", "l.txt", text_labels_bytes(), false),
         ("NPY labels", "l.npy", npy_labels_bytes(), true),
-        ("Parquet labels", "l.parquet", parquet_labels_bytes(), false),
-    ] {
+    ];
+    #[cfg(feature = "parquet")]
+    label_files.push(("Parquet labels", "l.parquet", parquet_labels_bytes(), false));
+    for (format, file, good, lengths) in label_files {
         let report = [
             "report", "good.pca", "--data", "good.csv", "--labels", file, "-o", "rep",
         ];
@@ -908,6 +941,7 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+#[cfg(feature = "h5ad")]
 fn h5ad_fixture(name: &str) -> String {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/h5ad")
@@ -918,6 +952,7 @@ fn h5ad_fixture(name: &str) -> String {
 
 /// AnnData files damaged inside valid HDF5 (an indptr that decreases, an index out of range, a
 /// shape attribute that disagrees with indptr), and a good one cut short everywhere.
+#[cfg(feature = "h5ad")]
 #[test]
 fn damaged_h5ad_files_are_clear_errors() {
     let env = Env::new();

@@ -16,12 +16,17 @@ mod damaged_files;
 mod data_errors;
 mod describe;
 mod fit;
+// Only builds without a format's feature have tests there.
+#[cfg(not(all(feature = "parquet", feature = "arrow", feature = "h5ad")))]
+mod formats_not_built;
+#[cfg(feature = "h5ad")]
 mod h5ad;
 mod interpretation_figures;
 mod latent_models;
 mod layering;
 mod models;
 mod mpi;
+#[cfg(feature = "parquet")]
 mod parquet;
 mod probabilistic;
 mod regressions;

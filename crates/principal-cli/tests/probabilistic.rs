@@ -2,6 +2,7 @@
 //! `transform --posterior`, and missing values (`fit --missing em`, `transform --missing em`,
 //! `impute`).
 
+#[cfg(feature = "parquet")]
 use crate::io_files;
 use std::fs;
 
@@ -664,6 +665,7 @@ fn impute_transform_and_score_rows_with_holes() {
 }
 
 /// The Iris rows with holes as a Parquet file whose missing values are nulls.
+#[cfg(feature = "parquet")]
 fn write_parquet_with_nulls(env: &Env, names: &[String], holed: &Holed) {
     use std::sync::Arc;
 
@@ -692,6 +694,7 @@ fn write_parquet_with_nulls(env: &Env, names: &[String], holed: &Holed) {
 /// Parquet nulls are missing values under `--missing em` (and for `impute`): the fit and the
 /// filled values are those of the same holes in CSV; without the flag a null is an error
 /// naming the file, row and column, and nothing is written.
+#[cfg(feature = "parquet")]
 #[test]
 fn parquet_nulls_are_missing_values() {
     let env = Env::new();

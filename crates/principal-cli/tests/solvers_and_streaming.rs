@@ -479,7 +479,11 @@ fn transform_and_inverse_stream_files_larger_than_the_memory_limit() {
     let back = model.inverse_transform(codes.as_ref()).unwrap();
     assert_matrix_close(&read("back.npy"), &back, 1e-13, "reconstruction");
     // In CSV and Parquet too (written a chunk at a time).
-    for name in ["codes.csv", "codes.parquet"] {
+    let parquet = cfg!(feature = "parquet");
+    for name in ["codes.csv", "codes.parquet"]
+        .into_iter()
+        .filter(|name| parquet || !name.ends_with(".parquet"))
+    {
         streamed(&["transform", "m.pca", "big.npy", "-o", name]);
         assert_matrix_close(&read(name), &codes, 1e-13, name);
     }
@@ -504,7 +508,11 @@ fn a_bad_value_in_a_late_chunk_leaves_the_old_output_and_no_temporary() {
     );
     env.write("bad.csv", text);
     env.ok(&["fit", "good.csv", "-k", "2", "-o", "m.pca"]);
-    for output in ["codes.npy", "codes.csv", "codes.parquet"] {
+    let parquet = cfg!(feature = "parquet");
+    for output in ["codes.npy", "codes.csv", "codes.parquet"]
+        .into_iter()
+        .filter(|output| parquet || !output.ends_with(".parquet"))
+    {
         env.write(output, "precious\n");
         let stderr = env.fails(
             1,

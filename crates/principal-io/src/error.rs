@@ -189,6 +189,22 @@ pub enum IoError {
         columns: usize,
         max: usize,
     },
+    /// A file of a format whose cargo feature this build was made without (`parquet`, `arrow`,
+    /// `h5ad`): recognised as today, by its magic bytes or extension, but not read or written.
+    #[error(
+        "{}: {format} files are not {verb} by this build of principal (built without the cargo \
+         feature \"{feature}\"; the default build has it: cargo build --release)",
+        path.display()
+    )]
+    FormatNotBuilt {
+        path: PathBuf,
+        /// "Parquet", "Arrow IPC", "AnnData (.h5ad)".
+        format: &'static str,
+        /// The cargo feature that brings it.
+        feature: &'static str,
+        /// "read" or "written".
+        verb: &'static str,
+    },
     /// Column or feature names whose count differs from the number of columns.
     #[error("{}: {names} column name(s) given for {columns} column(s)", path.display())]
     NameCount {
@@ -229,6 +245,40 @@ pub enum IoError {
     /// A model file whose parts do not make a consistent model.
     #[error("model file {}: {source}", path.display())]
     InvalidModel { path: PathBuf, source: PcaError },
+}
+
+/// A format behind a cargo feature, for [`IoError::FormatNotBuilt`].
+#[cfg(not(all(feature = "parquet", feature = "arrow", feature = "h5ad")))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Gated {
+    #[cfg(not(feature = "parquet"))]
+    Parquet,
+    #[cfg(not(feature = "arrow"))]
+    Arrow,
+    #[cfg(not(feature = "h5ad"))]
+    H5ad,
+}
+
+#[cfg(not(all(feature = "parquet", feature = "arrow", feature = "h5ad")))]
+impl Gated {
+    /// The error for a file of this format at `path`, which this build has not `verb` (read,
+    /// written).
+    pub(crate) fn error(self, path: &Path, verb: &'static str) -> IoError {
+        let (format, feature) = match self {
+            #[cfg(not(feature = "parquet"))]
+            Gated::Parquet => ("Parquet", "parquet"),
+            #[cfg(not(feature = "arrow"))]
+            Gated::Arrow => ("Arrow IPC", "arrow"),
+            #[cfg(not(feature = "h5ad"))]
+            Gated::H5ad => ("AnnData (.h5ad)", "h5ad"),
+        };
+        IoError::FormatNotBuilt {
+            path: path.to_owned(),
+            format,
+            feature,
+            verb,
+        }
+    }
 }
 
 impl IoError {

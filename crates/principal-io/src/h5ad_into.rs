@@ -7,14 +7,20 @@
 //! else in the file is left as it was. The file is edited as a copy renamed over it
 //! ([`edit_atomically`]), so a failure leaves it untouched.
 
+#[cfg(feature = "h5ad")]
 use std::collections::HashMap;
 use std::path::Path;
 
 use faer::MatRef;
+#[cfg(feature = "h5ad")]
 use hdf5_pure::{AttrValue, DatasetBuilder, File};
 
-use crate::error::{IoError, Result};
+#[cfg(feature = "h5ad")]
+use crate::error::IoError;
+use crate::error::Result;
+#[cfg(feature = "h5ad")]
 use crate::format::h5ad::{hdf5_message, read_index};
+#[cfg(feature = "h5ad")]
 use crate::write::edit_atomically;
 
 /// What `sc.pp.pca` stores, as principal computed it.
@@ -38,6 +44,7 @@ pub struct ScanpyPca<'a> {
     pub zero_center: bool,
 }
 
+#[cfg(feature = "h5ad")]
 fn format_error(path: &Path, detail: impl Into<String>) -> IoError {
     IoError::Format {
         path: path.to_owned(),
@@ -45,10 +52,12 @@ fn format_error(path: &Path, detail: impl Into<String>) -> IoError {
     }
 }
 
+#[cfg(feature = "h5ad")]
 fn h5<T>(path: &Path, what: &str, result: std::result::Result<T, hdf5_pure::Error>) -> Result<T> {
     result.map_err(|e| format_error(path, format!("{what}: {}", hdf5_message(&e))))
 }
 
+#[cfg(feature = "h5ad")]
 /// anndata's encoding attributes.
 fn encoding(kind: &str, version: &str) -> [(&'static str, AttrValue); 2] {
     [
@@ -60,12 +69,14 @@ fn encoding(kind: &str, version: &str) -> [(&'static str, AttrValue); 2] {
     ]
 }
 
+#[cfg(feature = "h5ad")]
 fn array_attrs(b: &mut DatasetBuilder) {
     for (name, value) in encoding("array", "0.2.0") {
         b.set_attr(name, value);
     }
 }
 
+#[cfg(feature = "h5ad")]
 /// Writes `pca` into the `.h5ad` file at `path` (see the module's documentation).
 pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
     let (n_obs, k) = (pca.scores.nrows(), pca.scores.ncols());
@@ -246,4 +257,10 @@ pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
         h5(copy, "writing the edits", file.commit())?;
         h5(copy, "closing the copy", file.close())
     })
+}
+
+/// In a build without the cargo feature `h5ad`: the error naming it.
+#[cfg(not(feature = "h5ad"))]
+pub fn write_scanpy_pca(path: &Path, _pca: &ScanpyPca<'_>) -> Result<()> {
+    Err(crate::error::Gated::H5ad.error(path, "written"))
 }

@@ -3,10 +3,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "parquet")]
 use parquet::basic::Compression;
 
 use crate::{ColumnSelector, Matrix, ReadOptions, Result, Table, read_table};
 
+#[cfg(feature = "parquet")]
 #[path = "../tests/common/arrow_to_parquet.rs"]
 mod arrow_to_parquet;
 
@@ -97,6 +99,7 @@ pub(crate) fn names(list: &[&str]) -> Option<Vec<String>> {
     Some(list.iter().map(|s| s.to_string()).collect())
 }
 
+#[cfg(feature = "parquet")]
 /// A Parquet file of `batch`, in row groups of at most `row_group_rows` rows.
 pub(crate) fn parquet_file(
     dir: &Path,
@@ -110,6 +113,8 @@ pub(crate) fn parquet_file(
     path
 }
 
+// Its tests write both formats.
+#[cfg(all(feature = "parquet", feature = "arrow"))]
 /// An Arrow IPC file (`stream: false`) or stream of `batches`.
 pub(crate) fn arrow_file(
     dir: &Path,
@@ -136,6 +141,7 @@ pub(crate) fn arrow_file(
     path
 }
 
+#[cfg(feature = "parquet")]
 /// A record batch of the named columns.
 pub(crate) fn batch(columns: Vec<(&str, arrow_array::ArrayRef)>) -> arrow_array::RecordBatch {
     arrow_array::RecordBatch::try_from_iter(columns).unwrap()

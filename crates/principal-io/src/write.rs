@@ -7,13 +7,19 @@ use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(feature = "parquet")]
 use std::sync::Arc;
 
 use faer::MatRef;
+#[cfg(feature = "parquet")]
 use parquet::basic::{Compression, Repetition, Type as PhysicalType};
+#[cfg(feature = "parquet")]
 use parquet::data_type::DoubleType;
+#[cfg(feature = "parquet")]
 use parquet::file::properties::WriterProperties;
+#[cfg(feature = "parquet")]
 use parquet::file::writer::SerializedFileWriter;
+#[cfg(feature = "parquet")]
 use parquet::schema::types::Type;
 
 use crate::error::{IoError, Result};
@@ -55,6 +61,8 @@ pub fn write_atomically(
 /// Edits a file atomically: `path` is copied to a temporary file in the same directory, `edit`
 /// changes the copy (given its path), and the copy is synced and renamed over `path` only when
 /// `edit` succeeded. On any error the copy is removed and `path` is left as it was.
+// Used by `transform --into`'s .h5ad writer only.
+#[cfg_attr(not(feature = "h5ad"), allow(dead_code))]
 pub(crate) fn edit_atomically(path: &Path, edit: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     let (staged, mut file) = Staged::create(path)?;
     let copied = File::open(path).and_then(|mut original| io::copy(&mut original, &mut file));
@@ -202,12 +210,17 @@ pub struct MatrixWriter {
 }
 
 /// Where the rows go, by format.
+// One per output file, so its size does not matter; with Parquet's variant (the largest) the
+// lint does not fire.
+#[cfg_attr(not(feature = "parquet"), allow(clippy::large_enum_variant))]
 enum Sink {
     Npy(BufWriter<File>),
     Delimited(::csv::Writer<BufWriter<File>>),
+    #[cfg(feature = "parquet")]
     Parquet(ParquetSink),
 }
 
+#[cfg(feature = "parquet")]
 /// A Parquet file being written: the rows of the open row group, held by column until the
 /// group is full, then written one column after the other (so only one column's encoder is
 /// alive at a time).
@@ -223,6 +236,7 @@ impl std::fmt::Debug for Sink {
         f.write_str(match self {
             Sink::Npy(_) => "Npy",
             Sink::Delimited(_) => "Delimited",
+            #[cfg(feature = "parquet")]
             Sink::Parquet(_) => "Parquet",
         })
     }
@@ -257,6 +271,10 @@ impl MatrixWriter {
                 allowed: MATRIX_EXTENSIONS,
             });
         }
+        #[cfg(not(feature = "parquet"))]
+        if matches!(extension.as_str(), "parquet" | "pq") {
+            return Err(crate::error::Gated::Parquet.error(path, "written"));
+        }
         IoError::check_name_count(path, column_names, ncols)?;
         // Refused before the temporary file exists: running out of memory later would abort
         // with no chance to remove it.
@@ -285,7 +303,10 @@ impl MatrixWriter {
                 }
                 .map(|()| Sink::Delimited(csv))
             }
+            #[cfg(feature = "parquet")]
             _ => parquet_sink(out, ncols, column_names, group_rows),
+            #[cfg(not(feature = "parquet"))]
+            _ => unreachable!("Parquet ({group_rows} rows a group) is refused above"),
         };
         match sink {
             Ok(sink) => Ok(MatrixWriter {
@@ -310,6 +331,7 @@ impl MatrixWriter {
         let written = match &mut self.sink {
             Sink::Npy(out) => npy::write_f64_rows(out, data),
             Sink::Delimited(out) => write_delimited_rows(out, data),
+            #[cfg(feature = "parquet")]
             Sink::Parquet(sink) => sink.write_rows(data),
         };
         written.map_err(|e| IoError::Write {
@@ -347,6 +369,7 @@ impl MatrixWriter {
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .and_then(|out| out.into_inner().map_err(|e| e.into_error())),
+            #[cfg(feature = "parquet")]
             Sink::Parquet(sink) => sink
                 .finish()
                 .and_then(|out| out.into_inner().map_err(|e| e.into_error())),
@@ -363,6 +386,7 @@ fn row_group_rows(d: usize) -> usize {
     (ROW_GROUP_VALUES / d.max(1)).clamp(1024, 1 << 20)
 }
 
+#[cfg(feature = "parquet")]
 fn parquet_sink(
     out: BufWriter<File>,
     d: usize,
@@ -399,6 +423,7 @@ fn parquet_sink(
     }))
 }
 
+#[cfg(feature = "parquet")]
 /// A `parquet` writer's error as an I/O error: the file's own (a full disk) keeps its kind.
 fn parquet_io(e: parquet::errors::ParquetError) -> io::Error {
     match e {
@@ -410,6 +435,7 @@ fn parquet_io(e: parquet::errors::ParquetError) -> io::Error {
     }
 }
 
+#[cfg(feature = "parquet")]
 impl ParquetSink {
     /// Rows into the open row group, which is written out each time it holds `group_rows`
     /// rows: row groups are cut across calls.
@@ -494,6 +520,19 @@ mod tests {
             .collect()
     }
 
+    /// Of `names`, those whose format this build writes (Parquet's behind its feature).
+    fn written<'a>(names: &[&'a str]) -> Vec<&'a str> {
+        let parquet = |n: &str| {
+            let n = n.to_lowercase();
+            n.ends_with("parquet") || n.ends_with("pq")
+        };
+        names
+            .iter()
+            .copied()
+            .filter(|n| cfg!(feature = "parquet") || !parquet(n))
+            .collect()
+    }
+
     fn sample() -> Mat<f64> {
         Mat::from_fn(3, 2, |i, j| {
             [[0.1, -2.5e-12], [1e300, 7.0], [1.0 / 3.0, -0.0]][i][j]
@@ -505,7 +544,7 @@ mod tests {
         let dir = TempDir::new().unwrap();
         let m = sample();
         let header = names(&["first, with comma", "second \"quoted\""]);
-        for name in ["m.npy", "m.csv", "m.tsv", "UPPER.CSV", "m.parquet", "m.PQ"] {
+        for name in written(&["m.npy", "m.csv", "m.tsv", "UPPER.CSV", "m.parquet", "m.PQ"]) {
             let path = dir.path().join(name);
             write_matrix(&path, m.as_ref(), header.as_deref()).unwrap();
             let t = read_table(&[path], &ReadOptions::default()).unwrap();
@@ -554,6 +593,7 @@ mod tests {
         assert!(!dir.path().join("m.csv").exists());
     }
 
+    #[cfg(feature = "parquet")]
     #[test]
     fn parquet_output_has_named_float64_columns_in_row_groups() {
         let dir = TempDir::new().unwrap();
@@ -595,6 +635,32 @@ mod tests {
             read_table(&[path], &ReadOptions::default()).unwrap().data,
             Matrix::F64(RowMajorMat::from_mat_ref(small.as_ref()))
         );
+    }
+
+    #[cfg(not(feature = "parquet"))]
+    #[test]
+    fn parquet_output_names_the_missing_feature_and_leaves_the_old_file() {
+        let dir = TempDir::new().unwrap();
+        for name in ["codes.parquet", "codes.PQ"] {
+            let path = dir.path().join(name);
+            fs::write(&path, "old contents\n").unwrap();
+            let e = write_matrix(&path, sample().as_ref(), None).unwrap_err();
+            assert!(
+                matches!(e, IoError::FormatNotBuilt { feature: "parquet", .. }),
+                "{e:?}"
+            );
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "{}: Parquet files are not written by this build of principal (built \
+                     without the cargo feature \"parquet\"; the default build has it: cargo \
+                     build --release)",
+                    path.display()
+                )
+            );
+            assert_eq!(fs::read_to_string(&path).unwrap(), "old contents\n");
+        }
+        assert_eq!(leftovers(dir.path()), Vec::<String>::new());
     }
 
     #[test]
@@ -645,7 +711,7 @@ mod tests {
         let (n, d) = (1000, 4);
         let m = Mat::from_fn(n, d, |i, j| ((i * d + j) as f64).sqrt() - 7.0);
         let header = names(&["a", "b", "c", "d"]);
-        for ext in ["npy", "csv", "tsv", "parquet"] {
+        for ext in written(&["npy", "csv", "tsv", "parquet"]) {
             let whole = dir.path().join(format!("whole.{ext}"));
             write_matrix(&whole, m.as_ref(), header.as_deref()).unwrap();
             let blocks = dir.path().join(format!("blocks.{ext}"));
@@ -688,7 +754,7 @@ mod tests {
     fn an_unfinished_writer_leaves_the_old_file_and_no_temporary() {
         let dir = TempDir::new().unwrap();
         let m = sample();
-        for ext in ["npy", "csv", "parquet"] {
+        for ext in written(&["npy", "csv", "parquet"]) {
             let path = dir.path().join(format!("out.{ext}"));
             fs::write(&path, "old contents\n").unwrap();
             let mut out = MatrixWriter::create(&path, m.ncols(), None).unwrap();

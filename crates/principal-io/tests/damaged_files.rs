@@ -11,7 +11,9 @@ use crate::common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::{arrow_bytes, gz, npy_with};
+#[cfg(feature = "arrow")]
+use common::arrow_bytes;
+use common::{gz, npy_with};
 
 use principal_io::{ReadOptions, read_labels, read_table};
 use tempfile::TempDir;
@@ -269,12 +271,14 @@ fn damaged_gzip_trailers_are_refused_in_every_format() {
     for i in 0..10 {
         csv.push_str(&format!("{i},{},{},{}\n", i * 2, i * 3, i * 4));
     }
-    let contents: Vec<(&str, Vec<u8>)> = vec![
+    #[allow(unused_mut)] // without the `arrow` feature
+    let mut contents: Vec<(&str, Vec<u8>)> = vec![
         ("d.npy.gz", npy_f8("(10, 4)", &data)),
         ("d-idx2-ubyte.gz", idx(0x08, &[10, 4], &[7; 40])),
         ("d.csv.gz", csv.into_bytes()),
-        ("d.arrows.gz", arrow_bytes(true, false)),
     ];
+    #[cfg(feature = "arrow")]
+    contents.push(("d.arrows.gz", arrow_bytes(true, false)));
     for (name, content) in &contents {
         // The intact file reads.
         let p = write(dir.path(), name, &gz(content));
@@ -308,6 +312,7 @@ fn damaged_gzip_trailers_are_refused_in_every_format() {
 /// (0xff: huge or negative; 0x7f: huge; 0x00: zero): each read is an error naming the file or
 /// a read of valid data, never a panic or an abort; the panics of the decoders that are still
 /// contained are counted.
+#[cfg(any(feature = "parquet", feature = "arrow"))]
 fn damage_every_byte(dir: &Path, name: &str, good: &[u8], range: std::ops::Range<usize>) -> usize {
     let mut contained = 0;
     for at in range {
@@ -331,6 +336,7 @@ fn damage_every_byte(dir: &Path, name: &str, good: &[u8], range: std::ops::Range
     contained
 }
 
+#[cfg(feature = "arrow")]
 #[test]
 fn damaged_arrow_metadata_at_every_byte_is_an_error_or_a_valid_read() {
     let dir = TempDir::new().unwrap();
@@ -345,6 +351,7 @@ fn damaged_arrow_metadata_at_every_byte_is_an_error_or_a_valid_read() {
     damage_every_byte(dir.path(), "f.arrow", &file, n.saturating_sub(400)..n);
 }
 
+#[cfg(feature = "parquet")]
 #[test]
 fn damaged_parquet_footer_at_every_byte_is_an_error_or_a_valid_read() {
     let dir = TempDir::new().unwrap();
@@ -360,6 +367,7 @@ fn damaged_parquet_footer_at_every_byte_is_an_error_or_a_valid_read() {
 }
 
 /// The panics the readers contain are errors; keep the test output free of their messages.
+#[cfg(any(feature = "parquet", feature = "arrow"))]
 fn principal_io_quiet() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {

@@ -8,10 +8,16 @@ mod common;
 mod build_budget;
 mod damaged_files;
 mod disk_full;
+// Only builds without a format's feature have tests there.
+#[cfg(not(all(feature = "parquet", feature = "arrow", feature = "h5ad")))]
+mod formats_not_built;
 mod layering;
 mod mutations;
+#[cfg(feature = "parquet")]
 mod parquet_codecs;
+#[cfg(feature = "parquet")]
 mod pyarrow_parquet;
+#[cfg(feature = "parquet")]
 mod wide_parquet;
 
 #[test]

@@ -28,11 +28,14 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 
+#[cfg(feature = "arrow")]
+use common::arrow_bytes;
 use common::{
-    Mutation, Rng, arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes,
-    npy, npy_gaps_bytes, npy_labels_bytes, parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes,
-    statistics_bytes, text_labels_bytes,
+    Mutation, Rng, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes, npy,
+    npy_gaps_bytes, npy_labels_bytes, statistics_bytes, text_labels_bytes,
 };
+#[cfg(feature = "parquet")]
+use common::{parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes};
 use principal_io::{
     Missing, ReadOptions, Table, load_model, load_statistics, panic_is_contained, read_label_files,
     read_table,
@@ -109,14 +112,78 @@ fn formats(dir: &Path) -> Vec<Format> {
         reader: Reader::Data(Missing::Reject),
         gz_of: Some(content),
     };
-    vec![
+    #[allow(unused_mut)] // without the format features
+    let mut all = vec![
         plain("CSV", "d.csv", csv_bytes(), Detects::Structure),
         zipped("CSV.gz", "d.csv.gz", csv_bytes()),
         plain("NPY", "d.npy", npy(&data, 20, 4), Detects::LengthChanges),
         zipped("NPY.gz", "d.npy.gz", npy(&data, 20, 4)),
         plain("IDX", "d-idx3-ubyte", idx(12), Detects::LengthChanges),
         zipped("IDX.gz", "d-idx3-ubyte.gz", idx(12)),
+        read_by(
+            "model file",
+            "m.safetensors",
+            model_bytes(dir),
+            Detects::LengthChanges,
+            Reader::Model,
+        ),
+        gaps(
+            "CSV, missing",
+            "g.csv",
+            csv_gaps_bytes(),
+            Detects::Structure,
+        ),
+        gaps(
+            "NPY, missing",
+            "g.npy",
+            npy_gaps_bytes(),
+            Detects::LengthChanges,
+        ),
+        labels(
+            "IDX labels",
+            "l-idx1-ubyte",
+            idx_labels_bytes(),
+            Detects::LengthChanges,
+        ),
+        labels(
+            "text labels",
+            "l.csv",
+            text_labels_bytes(),
+            Detects::Structure,
+        ),
+        labels(
+            "NPY labels",
+            "l.npy",
+            npy_labels_bytes(),
+            Detects::LengthChanges,
+        ),
+        read_by(
+            "statistics file",
+            "s.stats",
+            statistics_bytes(dir),
+            Detects::LengthChanges,
+            Reader::Statistics,
+        ),
+    ];
+    // The formats behind cargo features, when built.
+    #[cfg(feature = "parquet")]
+    all.extend([
         plain("Parquet", "d.parquet", parquet_bytes(), Detects::Structure),
+        gaps(
+            "Parquet, missing",
+            "g.parquet",
+            parquet_gaps_bytes(),
+            Detects::Structure,
+        ),
+        labels(
+            "Parquet labels",
+            "l.parquet",
+            parquet_labels_bytes(),
+            Detects::Structure,
+        ),
+    ]);
+    #[cfg(feature = "arrow")]
+    all.extend([
         plain(
             "Arrow IPC file",
             "d.arrow",
@@ -140,63 +207,8 @@ fn formats(dir: &Path) -> Vec<Format> {
             "d.arrows.gz",
             arrow_bytes(true, false),
         ),
-        read_by(
-            "model file",
-            "m.safetensors",
-            model_bytes(dir),
-            Detects::LengthChanges,
-            Reader::Model,
-        ),
-        gaps(
-            "CSV, missing",
-            "g.csv",
-            csv_gaps_bytes(),
-            Detects::Structure,
-        ),
-        gaps(
-            "NPY, missing",
-            "g.npy",
-            npy_gaps_bytes(),
-            Detects::LengthChanges,
-        ),
-        gaps(
-            "Parquet, missing",
-            "g.parquet",
-            parquet_gaps_bytes(),
-            Detects::Structure,
-        ),
-        labels(
-            "IDX labels",
-            "l-idx1-ubyte",
-            idx_labels_bytes(),
-            Detects::LengthChanges,
-        ),
-        labels(
-            "text labels",
-            "l.csv",
-            text_labels_bytes(),
-            Detects::Structure,
-        ),
-        labels(
-            "NPY labels",
-            "l.npy",
-            npy_labels_bytes(),
-            Detects::LengthChanges,
-        ),
-        labels(
-            "Parquet labels",
-            "l.parquet",
-            parquet_labels_bytes(),
-            Detects::Structure,
-        ),
-        read_by(
-            "statistics file",
-            "s.stats",
-            statistics_bytes(dir),
-            Detects::LengthChanges,
-            Reader::Statistics,
-        ),
-    ]
+    ]);
+    all
 }
 
 /// What a read gives, to compare: a table's shape, type and values (as bits, so that NaN

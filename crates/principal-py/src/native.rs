@@ -20,7 +20,7 @@ use principal_report::{
 };
 use pyo3::exceptions::{PyKeyError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 /// A library error as Python's `ValueError` (bad data or parameters), with its message.
 pub(crate) fn value_error(e: impl ToString) -> PyErr {
@@ -941,6 +941,23 @@ fn describe<'py>(
     Ok(out)
 }
 
+/// The data formats this build reads (`principal.FORMATS`): the core ones, and those of the
+/// cargo features it was built with (`parquet`, `arrow`, `h5ad`: on by default, off in a build
+/// with `--no-default-features`, which then names the feature a file needs).
+fn formats() -> Vec<&'static str> {
+    let mut formats = vec!["csv", "tsv", "text", "npy", "idx", "mtx"];
+    for (built, name) in [
+        (cfg!(feature = "parquet"), "parquet"),
+        (cfg!(feature = "arrow"), "arrow"),
+        (cfg!(feature = "h5ad"), "h5ad"),
+    ] {
+        if built {
+            formats.push(name);
+        }
+    }
+    formats
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
@@ -965,5 +982,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(fit_weighted, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("FORMATS", PyTuple::new(m.py(), formats())?)?;
     Ok(())
 }

@@ -79,3 +79,32 @@ def cli():
     """The principal binary of the workspace (release), if built."""
     path = REPO / "target" / "release" / "principal"
     return path if path.exists() else None
+
+
+def not_built_message(feature):
+    """What a build without the cargo feature `feature` says of a file that needs it."""
+    return f'built without the cargo feature "{feature}"'
+
+
+def requires_format(feature):
+    """Marks a test that reads `feature`'s files (parquet, arrow, h5ad) through the extension:
+    skipped, with the reason listed by pytest -rs, when the extension was built without it
+    (MATURIN_PEP517_ARGS=--no-default-features; principal.FORMATS lists what it reads)."""
+    import principal
+    return pytest.mark.skipif(
+        feature not in principal.FORMATS,
+        reason=f"the extension was built without the cargo feature {feature!r} "
+        f"(principal.FORMATS = {principal.FORMATS})")
+
+
+def run_cli(args, feature):
+    """Runs the principal binary on `args` (a file of `feature`'s format among them) and returns
+    the finished process; skips the test, with the binary's message as the reason, when the
+    binary was built without that cargo feature (cargo build --release --no-default-features)."""
+    import subprocess
+    done = subprocess.run([cli(), *args], capture_output=True, text=True)
+    if done.returncode != 0 and not_built_message(feature) in done.stderr:
+        pytest.skip(f"the principal binary was built without the cargo feature {feature!r}: "
+                    f"{done.stderr.strip()}")
+    assert done.returncode == 0, f"principal {args}: {done.stderr}"
+    return done

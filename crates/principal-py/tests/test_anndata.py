@@ -3,14 +3,13 @@ by the anndata package: the same fields, shapes, dtypes and numbers (up to each 
 sign)."""
 
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import principal
-from conftest import REPO, cli, import_extra
+from conftest import REPO, cli, import_extra, run_cli
 
 ad = import_extra("anndata")
 sc = import_extra("scanpy")
@@ -78,10 +77,9 @@ def test_transform_into_is_read_by_anndata_as_sc_pp_pca_writes_it(tmp_path):
     data = tmp_path / "data.h5ad"
     shutil.copy(H5AD / "mask.h5ad", data)
     before = ad.read_h5ad(data)
-    subprocess.run([cli(), "fit", data, "--mask-var", "highly_variable", "-k", "4",
-                    "--output", tmp_path / "m.pca"], check=True, capture_output=True)
-    subprocess.run([cli(), "transform", tmp_path / "m.pca", data, "--into", data],
-                   check=True, capture_output=True)
+    run_cli(["fit", data, "--mask-var", "highly_variable", "-k", "4",
+             "--output", tmp_path / "m.pca"], "h5ad")
+    run_cli(["transform", tmp_path / "m.pca", data, "--into", data], "h5ad")
     ours = ad.read_h5ad(data)
     theirs = before.copy()
     theirs.X = theirs.X.astype(np.float64)

@@ -131,6 +131,11 @@ pub fn panic_is_contained() -> bool {
 /// error naming the file and `what` was being decoded. The crates check most damage and return
 /// errors, but some damaged files still make them panic (a slice out of bounds, an unknown
 /// type code); the readers check what they can before calling them, and this is the backstop.
+// Used by the readers behind the format features only.
+#[cfg_attr(
+    not(any(feature = "parquet", feature = "arrow", feature = "h5ad")),
+    allow(dead_code)
+)]
 pub(crate) fn contain<T>(
     path: &Path,
     what: impl FnOnce() -> String,

@@ -27,6 +27,11 @@ impl RowBuf {
     }
 
     /// Appends `n` zeros and returns them, to be filled in place.
+    // Used by the readers behind the format features only.
+    #[cfg_attr(
+        not(any(feature = "parquet", feature = "arrow", feature = "h5ad")),
+        allow(dead_code)
+    )]
     pub(crate) fn grow(&mut self, n: usize) -> Dst<'_> {
         match self {
             RowBuf::F32(v) => {
@@ -72,6 +77,10 @@ impl RowBuf {
 }
 
 /// The new rows of a [`RowBuf`], to be filled in place.
+#[cfg_attr(
+    not(any(feature = "parquet", feature = "arrow", feature = "h5ad")),
+    allow(dead_code)
+)]
 pub(crate) enum Dst<'a> {
     F32(&'a mut [f32]),
     F64(&'a mut [f64]),

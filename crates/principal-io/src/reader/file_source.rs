@@ -296,6 +296,7 @@ mod tests {
         (all, f32.unwrap_or(false))
     }
 
+    #[cfg(all(feature = "parquet", feature = "arrow"))]
     #[test]
     fn file_source_equals_read_table_for_every_layout() {
         let dir = TempDir::new().unwrap();

@@ -6,10 +6,12 @@
 
 use std::io::Write;
 use std::path::Path;
+#[cfg(any(feature = "parquet", feature = "arrow"))]
 use std::sync::Arc;
 
 use principal_io::save_model;
 
+#[cfg(feature = "parquet")]
 pub mod arrow_to_parquet;
 
 /// Gzip of `bytes`, as one member.
@@ -61,6 +63,7 @@ pub fn idx(rows: u32) -> Vec<u8> {
     out
 }
 
+#[cfg(any(feature = "parquet", feature = "arrow"))]
 /// Three columns (f64, f32, i32) of `rows` rows.
 pub fn record_batch(rows: usize, offset: f64) -> arrow_array::RecordBatch {
     use arrow_array::{ArrayRef, Float32Array, Float64Array, Int32Array};
@@ -78,11 +81,13 @@ pub fn record_batch(rows: usize, offset: f64) -> arrow_array::RecordBatch {
     arrow_array::RecordBatch::try_from_iter([("a", a), ("b", b), ("c", c)]).unwrap()
 }
 
+#[cfg(feature = "parquet")]
 /// A Snappy Parquet file of 40 rows in row groups of 16.
 pub fn parquet_bytes() -> Vec<u8> {
     parquet_of(&record_batch(40, 1.0), parquet::basic::Compression::SNAPPY)
 }
 
+#[cfg(feature = "arrow")]
 /// An Arrow IPC stream or file of two batches (21 rows), LZ4-compressed or not.
 pub fn arrow_bytes(stream: bool, compressed: bool) -> Vec<u8> {
     use arrow_ipc::writer::{FileWriter, IpcWriteOptions, StreamWriter};
@@ -177,6 +182,7 @@ pub fn npy_gaps_bytes() -> Vec<u8> {
 
 /// A Snappy Parquet file of 40 rows, three nullable f64 columns with nulls and NaN, in row
 /// groups of 16.
+#[cfg(feature = "parquet")]
 pub fn parquet_gaps_bytes() -> Vec<u8> {
     use arrow_array::{ArrayRef, Float64Array};
     let column = |k: usize| -> ArrayRef {
@@ -200,6 +206,7 @@ pub fn parquet_gaps_bytes() -> Vec<u8> {
 }
 
 /// `batch` as a Parquet file compressed with `codec`, in row groups of 16 rows.
+#[cfg(feature = "parquet")]
 pub fn parquet_of(batch: &arrow_array::RecordBatch, codec: parquet::basic::Compression) -> Vec<u8> {
     arrow_to_parquet::write_parquet(batch, Vec::new(), 16, codec)
 }
@@ -233,6 +240,7 @@ pub fn npy_labels_bytes() -> Vec<u8> {
 }
 
 /// A one-column Parquet file of [`labels`] as i32.
+#[cfg(feature = "parquet")]
 pub fn parquet_labels_bytes() -> Vec<u8> {
     use arrow_array::{ArrayRef, Int32Array};
     let column: ArrayRef = Arc::new(Int32Array::from(

@@ -17,7 +17,7 @@ the drop-in for ``sklearn.decomposition.TruncatedSVD`` (no centring, dense or sp
 (100, 2)
 """
 
-from ._native import __version__
+from ._native import FORMATS, __version__
 from ._anndata import pca
 from ._latent import BayesianPCA, FactorAnalysis, FastICA, KernelPCA, MixturePPCA
 from ._pca import PCA, Posterior, align, choose, fit_files, report
@@ -25,6 +25,7 @@ from ._truncated_svd import TruncatedSVD
 
 __all__ = [
     "BayesianPCA",
+    "FORMATS",
     "FactorAnalysis",
     "FastICA",
     "KernelPCA",

@@ -7,10 +7,21 @@
 //! files; `parquet_columns` decodes Parquet's columns into Arrow arrays with the `parquet`
 //! crate's own column readers; `copy` moves the values of Arrow arrays into rows, checking them.
 
+#[cfg(feature = "arrow")]
+pub(crate) mod arrow;
+// Each format's opener when its feature is off (the other's is on): an error naming it.
+#[cfg(not(feature = "arrow"))]
+#[path = "arrow_absent.rs"]
 pub(crate) mod arrow;
 mod copy;
+#[cfg(feature = "parquet")]
 pub(crate) mod parquet;
+#[cfg(not(feature = "parquet"))]
+#[path = "parquet_absent.rs"]
+pub(crate) mod parquet;
+#[cfg(feature = "parquet")]
 mod parquet_columns;
+#[cfg(feature = "parquet")]
 mod thrift;
 
 use std::path::{Path, PathBuf};
@@ -28,17 +39,21 @@ use crate::read::rows::RowBuf;
 
 /// Values per record batch: big enough to amortise the per-batch work, small enough that a
 /// batch (8 MiB of f64) is nothing next to a chunk.
+// Parquet's only (as are the items below so marked): Arrow's batches are the file's.
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
 const BATCH_VALUES: usize = 1 << 20;
 
 /// Where record batches come from.
 pub(crate) enum Batches {
     /// Parquet's column readers, with the last row of every row group (counting from 0), to
     /// name the row group of an error.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     Parquet {
         reader: Box<dyn GroupBatches>,
         group_ends: Vec<u64>,
     },
     /// Arrow IPC's batches, framed and checked by `arrow`.
+    #[cfg_attr(not(feature = "arrow"), allow(dead_code))]
     Arrow(Box<dyn Iterator<Item = Result<RecordBatch>> + Send>),
     /// After an error or a contained panic: the decoder's state is not to be trusted.
     Failed,
@@ -230,6 +245,7 @@ fn select(path: &Path, schema: &Schema, options: &ReadOptions) -> Result<Selecte
 }
 
 /// Rows per record batch for rows of `width` values (unknown: 0).
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
 fn batch_rows(width: Option<usize>) -> usize {
     match width {
         Some(w) if w > 0 => (BATCH_VALUES / w).clamp(64, 65_536),
@@ -343,6 +359,7 @@ impl ColumnarSource {
     }
 
     /// Numbers the rows from `row` in messages (a part that starts inside the file).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     pub(crate) fn first_row(&mut self, row: usize) {
         self.row = row as u64;
     }
@@ -476,6 +493,8 @@ impl ColumnarSource {
 }
 
 #[cfg(test)]
+// The tests write files of both formats.
+#[cfg(all(feature = "parquet", feature = "arrow"))]
 mod tests {
     use std::sync::Arc;
 
