@@ -853,6 +853,7 @@ mod tests {
     /// of the rows). Over half the limit, the passes read the file
     /// (`is_streamed`; hdf5-pure may hold so small a file's blocks, so its emptying is not seen).
     #[test]
+    #[cfg(feature = "h5ad")]
     fn an_h5ad_matrix_within_half_the_limit_is_read_once() {
         let dir = std::env::temp_dir().join(format!("principal-h5ad-held-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
