@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 use common::Env;
 #[cfg(feature = "arrow")]
 use io_files::arrow_bytes;
-#[cfg(feature = "parquet")]
-use io_files::{parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes};
 use io_files::{
     Mutation, Rng, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, labels, leftovers,
     model_bytes, npy, npy_gaps_bytes, npy_labels_bytes, npy_with, statistics_bytes,
     text_labels_bytes,
 };
+#[cfg(feature = "parquet")]
+use io_files::{parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes};
 
 const SEED: u64 = 0x5eed_c119;
 /// A command that runs longer than this on a file of a few kilobytes is hung.
@@ -209,9 +209,7 @@ fn seeded_damaged_files_never_crash_hang_or_lose_an_output() {
     ];
     // The formats behind cargo features, when built.
     #[cfg(feature = "parquet")]
-    formats.push(
-("Parquet", "d.parquet", parquet_bytes(), None, false)
-    );
+    formats.push(("Parquet", "d.parquet", parquet_bytes(), None, false));
     #[cfg(feature = "arrow")]
     formats.extend([
         (

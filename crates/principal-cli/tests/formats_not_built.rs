@@ -50,7 +50,10 @@ fn parquet_inputs_outputs_and_labels_name_the_missing_feature() {
             && stderr.contains("cargo feature \"parquet\""),
         "{stderr}"
     );
-    assert_eq!(std::fs::read(env.path("codes.parquet")).unwrap(), b"precious\n");
+    assert_eq!(
+        std::fs::read(env.path("codes.parquet")).unwrap(),
+        b"precious\n"
+    );
     assert_eq!(
         new_files(&env, &["d.parquet", "x.csv", "m.pca", "codes.parquet"]),
         Vec::<String>::new()
@@ -62,7 +65,10 @@ fn parquet_inputs_outputs_and_labels_name_the_missing_feature() {
 fn arrow_inputs_name_the_missing_feature() {
     let env = Env::new();
     env.write("d.feather", b"ARROW1\0\0\xff\xff\xff\xff\0\0\0\0ARROW1");
-    env.write("d.arrows", b"\xff\xff\xff\xff\x10\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    env.write(
+        "d.arrows",
+        b"\xff\xff\xff\xff\x10\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+    );
     for file in ["d.feather", "d.arrows"] {
         let stderr = env.fails(1, &["fit", file, "-o", "d.pca"]);
         assert!(
@@ -80,7 +86,11 @@ fn h5ad_inputs_and_into_name_the_missing_feature() {
     let cells = b"\x89HDF\r\n\x1a\n\0\0\0\0\0\0\0\0";
     env.write("cells.h5ad", cells);
     let read = not_built("cells.h5ad", "AnnData (.h5ad)", "h5ad", "read");
-    for extra in [&[][..], &["--layer", "counts"], &["--mask-var", "highly_variable"]] {
+    for extra in [
+        &[][..],
+        &["--layer", "counts"],
+        &["--mask-var", "highly_variable"],
+    ] {
         let mut args = vec!["fit", "cells.h5ad", "-o", "c.pca"];
         args.extend(extra);
         let stderr = env.fails(1, &args);
@@ -92,5 +102,8 @@ fn h5ad_inputs_and_into_name_the_missing_feature() {
     let stderr = env.fails(1, &["transform", "m.pca", "x.csv", "--into", "cells.h5ad"]);
     assert!(stderr.contains("cargo feature \"h5ad\""), "{stderr}");
     assert_eq!(std::fs::read(env.path("cells.h5ad")).unwrap(), cells);
-    assert_eq!(new_files(&env, &["cells.h5ad", "x.csv", "m.pca"]), Vec::<String>::new());
+    assert_eq!(
+        new_files(&env, &["cells.h5ad", "x.csv", "m.pca"]),
+        Vec::<String>::new()
+    );
 }

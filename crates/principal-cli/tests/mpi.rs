@@ -998,9 +998,9 @@ fn sparse_inputs_over_three_ranks_fit_the_model_of_one_process() {
         sparse_fixture("h5ad/x_csc_f64.h5ad"),
         "big.mtx".to_string(),
     ]
-        .into_iter()
-        .filter(|input| cfg!(feature = "h5ad") || !input.ends_with(".h5ad"))
-        .collect();
+    .into_iter()
+    .filter(|input| cfg!(feature = "h5ad") || !input.ends_with(".h5ad"))
+    .collect();
     let cases: [&[&str]; 4] = [
         &["--solver", "covariance", "-k", "3"],
         &["--solver", "covariance", "-k", "3", "--standardize"],
@@ -1041,7 +1041,8 @@ fn transform_of_sparse_inputs_writes_parts_that_concatenate_to_the_whole() {
         sparse_fixture("h5ad/x_csc_f64.h5ad"),
     ]
     .into_iter()
-        .filter(|input| cfg!(feature = "h5ad") || !input.ends_with(".h5ad")) {
+    .filter(|input| cfg!(feature = "h5ad") || !input.ends_with(".h5ad"))
+    {
         if input.ends_with(".h5ad") {
             // The h5ad fixtures hold other counts (40 × 15): their own model.
             env.ok(&["fit", &input, "-k", "3", "-o", "m.pca"]);

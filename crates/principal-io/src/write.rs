@@ -646,7 +646,13 @@ mod tests {
             fs::write(&path, "old contents\n").unwrap();
             let e = write_matrix(&path, sample().as_ref(), None).unwrap_err();
             assert!(
-                matches!(e, IoError::FormatNotBuilt { feature: "parquet", .. }),
+                matches!(
+                    e,
+                    IoError::FormatNotBuilt {
+                        feature: "parquet",
+                        ..
+                    }
+                ),
                 "{e:?}"
             );
             assert_eq!(

@@ -102,7 +102,10 @@ fn a_size_limit_hit_while_writing_fails_cleanly_in_every_format() {
         String::from_utf8_lossy(&output.stderr)
     );
     // Not vacuous: the child ran the writes (the last one, whichever formats are built).
-    assert!(stdout.contains("model.safetensors: cannot write"), "{stdout}");
+    assert!(
+        stdout.contains("model.safetensors: cannot write"),
+        "{stdout}"
+    );
     for (path, bytes) in before {
         assert_eq!(
             std::fs::read(&path).unwrap(),

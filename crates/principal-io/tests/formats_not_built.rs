@@ -42,13 +42,16 @@ fn parquet_files_name_the_missing_feature() {
         let expected = not_built(&p, "Parquet", "parquet", "read");
         assert_eq!(read_error(&p, &options), expected);
         // A part of a data set is cut at Parquet's row groups.
-        let part = ChunkReader::open_part(std::slice::from_ref(&p), &options, Part {
-            rank: 1,
-            size: 2,
-        });
+        let part = ChunkReader::open_part(
+            std::slice::from_ref(&p),
+            &options,
+            Part { rank: 1, size: 2 },
+        );
         assert_eq!(part.err().unwrap().to_string(), expected);
         assert_eq!(
-            read_label_files(std::slice::from_ref(&p)).unwrap_err().to_string(),
+            read_label_files(std::slice::from_ref(&p))
+                .unwrap_err()
+                .to_string(),
             expected
         );
     }
