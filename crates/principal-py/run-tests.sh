@@ -29,14 +29,11 @@ if [[ $steps == *,prepare,* ]]; then
     if [ ! -x "$venv/bin/python" ]; then
         "$python" -m venv "$venv"
     fi
-    # --no-compile: byte-compiling every installed module (scipy, scikit-learn, pandas) took
-    # 26 s of CPU here, while scripts/test.sh runs this beside cargo's build; Python compiles
-    # the few modules the tests import when it imports them.
-    "$venv/bin/python" -m pip install --quiet --no-compile --disable-pip-version-check -r "$here/requirements-test.txt"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-test.txt"
     # The heavy extras (AnnData, scanpy): only when asked for, as .ci/run does; the tests that
     # need them then fail, rather than skip, if they cannot be imported (tests/conftest.py).
     if [ "${PRINCIPAL_PY_EXTRAS:-0}" = 1 ]; then
-        "$venv/bin/python" -m pip install --quiet --no-compile --disable-pip-version-check -r "$here/requirements-extra.txt"
+        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements-extra.txt"
     fi
 fi
 if [[ $steps == *,build,* ]]; then
