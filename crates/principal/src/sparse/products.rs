@@ -110,25 +110,35 @@ impl<'a> ScatterProduct<'a> {
         self.y.resize(n * l, 0.0);
         let (p_rows, shift) = (self.p_rows, self.shift);
         // Rows whose columns increase (scipy's canonical form, the readers' blocks) give a
-        // group's entries by a cursor or two binary searches instead of a look at every entry.
+        // group's entries from where each row's entries of each group start, found once per
+        // block by a walk of the row (the products' threads then slice their entries; a binary
+        // search per row and group had taken half of the scatter product's time).
         let sorted = (0..n).into_par_iter().all(|i| {
             x.row(i)
                 .0
                 .windows(2)
                 .all(|p| p[0].to_usize() < p[1].to_usize())
         });
+        let bounds = if sorted {
+            group_bounds(x, &self.groups)
+        } else {
+            Vec::new()
+        };
+        let bounds: &[usize] = &bounds;
+        let stride = self.groups.len();
         let y = &mut self.y[..n * l];
-        let groups = &self.groups;
         y.par_chunks_mut(Y_ROWS * l)
             .enumerate()
             .for_each(|(chunk, rows)| {
-                let x = x.subrows(chunk * Y_ROWS, rows.len() / l);
+                let first = chunk * Y_ROWS;
+                let x = x.subrows(first, rows.len() / l);
                 if sorted {
                     dispatch(ProjectRowsByGroups {
                         x,
                         p_rows,
                         shift,
-                        groups,
+                        bounds: &bounds[first * stride..(first + x.nrows()) * stride],
+                        stride,
                         out: rows,
                     })
                 } else {
@@ -148,15 +158,6 @@ impl<'a> ScatterProduct<'a> {
                 .for_each(|(a, b)| *a += b);
         }
         let y: &[f64] = y;
-        // Sorted rows: where each row's entries of each group start, found once per block by a
-        // walk of the row (the groups' threads then slice their entries; a binary search per row
-        // and group had taken half of this product's time).
-        let bounds = if sorted {
-            group_bounds(x, &self.groups)
-        } else {
-            Vec::new()
-        };
-        let bounds: &[usize] = &bounds;
         let mut parts: Vec<(usize, usize, &mut [f64])> = Vec::with_capacity(self.groups.len());
         let mut rest: &mut [f64] = &mut self.w;
         for g in self.groups.windows(2) {
@@ -164,7 +165,6 @@ impl<'a> ScatterProduct<'a> {
             parts.push((g[0], g[1], part));
             rest = tail;
         }
-        let stride = self.groups.len();
         parts
             .into_par_iter()
             .enumerate()
@@ -173,7 +173,7 @@ impl<'a> ScatterProduct<'a> {
                     x,
                     y,
                     features: first..last,
-                    bounds: (sorted).then_some((bounds, stride, group)),
+                    bounds: sorted.then_some((bounds, stride, group)),
                     w,
                 })
             });
@@ -270,6 +270,14 @@ fn project_typed<T: Real, I: SparseIndex>(
 // `dispatch`'s AVX2+FMA code, the same bits on a machine without FMA), half the instructions of
 // a product then a sum on these loops, which are most of a sparse fit's time.
 
+/// `y += v · x`, fused (inlined into the [`dispatch`]ed kernels, compiled for their width).
+#[inline(always)]
+fn add_scaled(y: &mut [f64], v: f64, x: &[f64]) {
+    y.iter_mut()
+        .zip(x)
+        .for_each(|(a, b)| *a = v.mul_add(*b, *a));
+}
+
 /// Columns of `Y` a row's entries are summed into at once, held in registers (two AVX2
 /// vectors of f64): P's rows are read a tile at a time, and `Y` is written once per tile
 /// instead of once per entry. Each value is still summed over the row's entries in order: the
@@ -311,11 +319,8 @@ impl<T: Real, I: SparseIndex> Kernel for ProjectRows<'_, T, I> {
                 .zip(&self.shift[tiles..])
                 .for_each(|(a, s)| *a = -s);
             for (&j, &v) in indices.iter().zip(values) {
-                let (j, v) = (j.to_usize(), v.to_f64());
-                let pj = &self.p_rows[j * l + tiles..(j + 1) * l];
-                y.iter_mut()
-                    .zip(pj)
-                    .for_each(|(a, b)| *a = v.mul_add(*b, *a));
+                let j = j.to_usize();
+                add_scaled(y, v.to_f64(), &self.p_rows[j * l + tiles..(j + 1) * l]);
             }
         }
     }
@@ -331,8 +336,9 @@ struct ProjectRowsByGroups<'a, T: Real, I: SparseIndex> {
     x: CsrRef<'a, T, I>,
     p_rows: &'a [f64],
     shift: &'a [f64],
-    /// The first feature of every group, then D.
-    groups: &'a [usize],
+    /// [`group_bounds`]'s array for these rows, and its stride (G + 1).
+    bounds: &'a [usize],
+    stride: usize,
     out: &'a mut [f64],
 }
 
@@ -340,27 +346,17 @@ impl<T: Real, I: SparseIndex> Kernel for ProjectRowsByGroups<'_, T, I> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
-        let l = self.shift.len();
-        let n = self.x.nrows();
+        let (l, stride) = (self.shift.len(), self.stride);
         for y in self.out.chunks_exact_mut(l) {
             y.iter_mut().zip(self.shift).for_each(|(a, s)| *a = -s);
         }
-        // Each row's next entry: the groups advance every row's cursor.
-        let mut cursor = vec![0usize; n];
-        for &last in &self.groups[1..] {
-            for (i, (y, at)) in self.out.chunks_exact_mut(l).zip(&mut cursor).enumerate() {
+        for g in 0..stride - 1 {
+            for (i, y) in self.out.chunks_exact_mut(l).enumerate() {
                 let (indices, values) = self.x.row(i);
-                while *at < indices.len() {
-                    let j = indices[*at].to_usize();
-                    if j >= last {
-                        break;
-                    }
-                    let v = values[*at].to_f64();
-                    let pj = &self.p_rows[j * l..(j + 1) * l];
-                    y.iter_mut()
-                        .zip(pj)
-                        .for_each(|(a, b)| *a = v.mul_add(*b, *a));
-                    *at += 1;
+                let (a, b) = (self.bounds[i * stride + g], self.bounds[i * stride + g + 1]);
+                for (&j, &v) in indices[a..b].iter().zip(&values[a..b]) {
+                    let j = j.to_usize();
+                    add_scaled(y, v.to_f64(), &self.p_rows[j * l..(j + 1) * l]);
                 }
             }
         }
@@ -399,11 +395,11 @@ impl<T: Real, I: SparseIndex> Kernel for ScatterGroup<'_, T, I> {
                 if j < first || j >= last {
                     continue;
                 }
-                let v = v.to_f64();
-                let wj = &mut self.w[(j - first) * l..(j - first + 1) * l];
-                wj.iter_mut()
-                    .zip(yi)
-                    .for_each(|(a, b)| *a = v.mul_add(*b, *a));
+                add_scaled(
+                    &mut self.w[(j - first) * l..(j - first + 1) * l],
+                    v.to_f64(),
+                    yi,
+                );
             }
         }
     }
