@@ -11,9 +11,9 @@
 #
 # The Python steps overlap the Rust ones where they use different resources: the virtual
 # environment downloads its packages while cargo compiles (the network against the cores),
-# and the extension is built while the Rust tests run (cargo holds the build directory's lock
-# only while it compiles; the longest tests leave a core idle). Their output is kept in
-# target/python-*.log and shown when they end.
+# the extension is built while the Rust tests run (cargo holds the build directory's lock only
+# while it compiles; the longest tests leave a core idle), and pytest runs beside the doc tests.
+# Their output is kept in target/python-*.log and shown when they end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -55,6 +55,9 @@ finish "$prepare" target/python-prepare.log
 PRINCIPAL_PY_STEPS=build crates/principal-py/run-tests.sh > target/python-build.log 2>&1 &
 build=$!
 cargo test --release --workspace "${features[@]}" --lib --bins --tests
-cargo test --release --workspace "${features[@]}" --doc
 finish "$build" target/python-build.log
-PRINCIPAL_PY_STEPS=test crates/principal-py/run-tests.sh
+# pytest runs on one core while rustdoc compiles the doc tests on the other.
+PRINCIPAL_PY_STEPS=test crates/principal-py/run-tests.sh > target/python-test.log 2>&1 &
+pytest=$!
+cargo test --release --workspace "${features[@]}" --doc
+finish "$pytest" target/python-test.log
