@@ -20,6 +20,11 @@ use crate::sparse::csr::{CsrChunk, CsrRef, SparseIndex, with_csr};
 /// stay in a core's cache while the rows of P of one group of features after another are read.
 const Y_ROWS: usize = 256;
 
+/// Bytes of a piece's `Y` ([`ScatterProduct`] cuts a block into pieces of at most so many
+/// rows too): `Y` is held for a piece at a time, and a block of many empty rows would
+/// otherwise make it as large as the block's rows times L.
+const PIECE_Y_BYTES: usize = 256 << 10;
+
 /// Entries of a block [`ScatterProduct`] takes at once (3 MB of f64 values and u32 indices):
 /// they stay in the last-level cache while every group of features reads its entries.
 const PIECE_ENTRIES: usize = 1 << 18;
@@ -47,6 +52,8 @@ pub(crate) struct ScatterProduct<'a> {
     y: Vec<f64>,
     /// The first feature of every group, then D; from the first non-empty block's entries.
     groups: Vec<usize>,
+    /// The piece's [`group_bounds`], reused from piece to piece.
+    bounds: Vec<usize>,
     column_sums: Vec<f64>,
 }
 
@@ -65,6 +72,7 @@ impl<'a> ScatterProduct<'a> {
             w: vec![0.0; p_rows.len()],
             y: Vec::new(),
             groups: Vec::new(),
+            bounds: Vec::new(),
             column_sums: vec![0.0; l],
         }
     }
@@ -74,11 +82,13 @@ impl<'a> ScatterProduct<'a> {
         with_csr!(x, x => self.push_typed(x))
     }
 
-    /// A large block is taken in pieces of at most [`PIECE_ENTRIES`] entries (rows in order:
-    /// the same sums), whose arrays stay in cache while every group of features reads its
-    /// entries of each row: a block of 4 M entries (48 MB) read from memory by each of 37
-    /// groups took a third more time than the streamed blocks of 2¹⁹.
+    /// A large block is taken in pieces of at most [`PIECE_ENTRIES`] entries and
+    /// [`PIECE_Y_BYTES`] of `Y` (rows in order: the same sums), whose arrays stay in cache
+    /// while every group of features reads its entries of each row: a block of 4 M entries
+    /// (48 MB) read from memory by each of 37 groups took a third more time than the streamed
+    /// blocks of 2¹⁹.
     fn push_typed<T: Real, I: SparseIndex>(&mut self, x: CsrRef<'_, T, I>) {
+        let most_rows = (PIECE_Y_BYTES / (8 * self.l)).max(1);
         let mut start = 0;
         while start < x.nrows() {
             let base = x.indptr()[start];
@@ -87,6 +97,7 @@ impl<'a> ScatterProduct<'a> {
                 .partition_point(|&p| p - base <= PIECE_ENTRIES)
                 .saturating_sub(1)
                 .min(x.nrows() - end);
+            end = end.min(start + most_rows);
             self.push_piece(x.subrows(start, end - start));
             start = end;
         }
@@ -119,12 +130,10 @@ impl<'a> ScatterProduct<'a> {
                 .windows(2)
                 .all(|p| p[0].to_usize() < p[1].to_usize())
         });
-        let bounds = if sorted {
-            group_bounds(x, &self.groups)
-        } else {
-            Vec::new()
-        };
-        let bounds: &[usize] = &bounds;
+        if sorted {
+            group_bounds(x, &self.groups, &mut self.bounds);
+        }
+        let bounds: &[usize] = &self.bounds;
         let stride = self.groups.len();
         let y = &mut self.y[..n * l];
         y.par_chunks_mut(Y_ROWS * l)
@@ -158,7 +167,7 @@ impl<'a> ScatterProduct<'a> {
                 .for_each(|(a, b)| *a += b);
         }
         let y: &[f64] = y;
-        let mut parts: Vec<(usize, usize, &mut [f64])> = Vec::with_capacity(self.groups.len());
+        let mut parts: Vec<(usize, usize, &mut [f64])> = Vec::with_capacity(stride - 1);
         let mut rest: &mut [f64] = &mut self.w;
         for g in self.groups.windows(2) {
             let (part, tail) = std::mem::take(&mut rest).split_at_mut((g[1] - g[0]) * l);
@@ -217,11 +226,15 @@ fn feature_groups<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, l: usize) -> Vec
 /// For rows whose columns increase: `bounds[i·(G + 1) + g]` is where row `i`'s entries of group
 /// `g` start within the row (`groups` holds the G groups' first features, then D), and
 /// `bounds[i·(G + 1) + G]` is the row's length; one walk of every row, rows split between
-/// threads.
-fn group_bounds<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, groups: &[usize]) -> Vec<usize> {
+/// threads; into `bounds` (resized).
+fn group_bounds<T: Real, I: SparseIndex>(
+    x: CsrRef<'_, T, I>,
+    groups: &[usize],
+    bounds: &mut Vec<usize>,
+) {
     let stride = groups.len();
-    let mut bounds = vec![0usize; x.nrows() * stride];
-    bounds
+    bounds.resize(x.nrows() * stride, 0);
+    bounds[..x.nrows() * stride]
         .par_chunks_mut(Y_ROWS * stride)
         .enumerate()
         .for_each(|(chunk, rows)| {
@@ -229,6 +242,7 @@ fn group_bounds<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, groups: &[usize]) 
                 let indices = x.row(chunk * Y_ROWS + r).0;
                 let mut at = 0;
                 // groups[0] is 0: every row's first group starts at its first entry.
+                out[0] = 0;
                 for (g, &first) in groups.iter().enumerate().skip(1) {
                     while at < indices.len() && indices[at].to_usize() < first {
                         at += 1;
@@ -237,7 +251,6 @@ fn group_bounds<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, groups: &[usize]) 
                 }
             }
         });
-    bounds
 }
 
 /// `out[i·L + c] = (X P − 1 sᵀ)[i, c]` for the block's rows: codes by rows, `P` by rows as in
@@ -278,11 +291,71 @@ fn add_scaled(y: &mut [f64], v: f64, x: &[f64]) {
         .for_each(|(a, b)| *a = v.mul_add(*b, *a));
 }
 
-/// Columns of `Y` a row's entries are summed into at once, held in registers (two AVX2
-/// vectors of f64): P's rows are read a tile at a time, and `Y` is written once per tile
-/// instead of once per entry. Each value is still summed over the row's entries in order: the
-/// same bits as one entry at a time.
-const TILE: usize = 8;
+/// `out += Σ_k values[k] · m[indices[k]]` for a matrix `m` by rows of `out.len()` values, the
+/// terms added in order, fused, to each value.
+///
+/// The columns are taken a tile at a time ([`tile_width`]: up to 32, eight AVX2 vectors),
+/// whose sums stay in registers over all the entries and are stored once, instead of being
+/// loaded and stored once per entry as a loop over the whole row (generic in its length) must.
+/// Each value is still the same sum in the same order: the same bits as one entry at a time.
+#[inline(always)]
+fn add_rows<J: SparseIndex, V: Real>(out: &mut [f64], indices: &[J], values: &[V], m: &[f64]) {
+    let l = out.len();
+    let mut c = 0;
+    while c < l {
+        let width = tile_width(l - c);
+        let out = &mut out[c..c + width];
+        macro_rules! tile {
+            ($($w:literal)*) => {
+                match width {
+                    $($w => add_tile::<$w, J, V>(out, indices, values, m, l, c),)*
+                    _ => unreachable!("tile_width gives one of the widths above"),
+                }
+            };
+        }
+        tile!(32 28 24 20 16 12 8 4 3 2 1);
+        c += width;
+    }
+}
+
+/// The width of the next tile of [`add_rows`] when `rest` columns are left: 32 while at least
+/// 64 are, then two tiles of about half (multiples of 4: 60 is 32 + 28, 40 is 20 + 20), so
+/// that no tile is a single vector whose sum waits on the latency of every multiply-add; the
+/// last 1–3 columns of a width not a multiple of 4 on their own.
+#[inline(always)]
+fn tile_width(rest: usize) -> usize {
+    if rest >= 64 {
+        32
+    } else if rest > 32 {
+        (rest / 2).div_ceil(4) * 4
+    } else if rest >= 4 {
+        rest / 4 * 4
+    } else {
+        rest
+    }
+}
+
+/// [`add_rows`] on the `W` columns `c..c + W` of rows of `l` values.
+#[inline(always)]
+fn add_tile<const W: usize, J: SparseIndex, V: Real>(
+    out: &mut [f64],
+    indices: &[J],
+    values: &[V],
+    m: &[f64],
+    l: usize,
+    c: usize,
+) {
+    let out: &mut [f64; W] = out.try_into().expect("a tile of the output");
+    let mut sum = *out;
+    for (&j, &v) in indices.iter().zip(values) {
+        let (start, v) = (j.to_usize() * l + c, v.to_f64());
+        let row: &[f64; W] = m[start..start + W].try_into().expect("a tile of a row");
+        for t in 0..W {
+            sum[t] = v.mul_add(row[t], sum[t]);
+        }
+    }
+    *out = sum;
+}
 
 /// `out[i·L + c] = (X P − 1 sᵀ)[i, c]` for the rows of `x`, compiled for the machine's vector
 /// width ([`dispatch`]).
@@ -298,30 +371,10 @@ impl<T: Real, I: SparseIndex> Kernel for ProjectRows<'_, T, I> {
     #[inline(always)]
     fn run(self) {
         let l = self.shift.len();
-        let tiles = l / TILE * TILE;
         for (i, y) in self.out.chunks_exact_mut(l).enumerate() {
+            y.iter_mut().zip(self.shift).for_each(|(a, s)| *a = -s);
             let (indices, values) = self.x.row(i);
-            for c in (0..tiles).step_by(TILE) {
-                let mut acc: [f64; TILE] = std::array::from_fn(|t| -self.shift[c + t]);
-                for (&j, &v) in indices.iter().zip(values) {
-                    let (j, v) = (j.to_usize(), v.to_f64());
-                    let pj: &[f64; TILE] = self.p_rows[j * l + c..j * l + c + TILE]
-                        .try_into()
-                        .expect("a tile of P's row");
-                    for t in 0..TILE {
-                        acc[t] = v.mul_add(pj[t], acc[t]);
-                    }
-                }
-                y[c..c + TILE].copy_from_slice(&acc);
-            }
-            let y = &mut y[tiles..];
-            y.iter_mut()
-                .zip(&self.shift[tiles..])
-                .for_each(|(a, s)| *a = -s);
-            for (&j, &v) in indices.iter().zip(values) {
-                let j = j.to_usize();
-                add_scaled(y, v.to_f64(), &self.p_rows[j * l + tiles..(j + 1) * l]);
-            }
+            add_rows(y, indices, values, self.p_rows);
         }
     }
 }
@@ -354,9 +407,8 @@ impl<T: Real, I: SparseIndex> Kernel for ProjectRowsByGroups<'_, T, I> {
             for (i, y) in self.out.chunks_exact_mut(l).enumerate() {
                 let (indices, values) = self.x.row(i);
                 let (a, b) = (self.bounds[i * stride + g], self.bounds[i * stride + g + 1]);
-                for (&j, &v) in indices[a..b].iter().zip(&values[a..b]) {
-                    let j = j.to_usize();
-                    add_scaled(y, v.to_f64(), &self.p_rows[j * l..(j + 1) * l]);
+                if a < b {
+                    add_rows(y, &indices[a..b], &values[a..b], self.p_rows);
                 }
             }
         }
@@ -365,6 +417,12 @@ impl<T: Real, I: SparseIndex> Kernel for ProjectRowsByGroups<'_, T, I> {
 
 /// `W[features] += Xᵀ Y` for one group of features, over the block's rows in order, compiled
 /// for the machine's vector width ([`dispatch`]).
+///
+/// Each entry adds its row of `Y` to its feature's row of `W` in memory. Sorting the group's
+/// entries by feature first (a counting sort per piece), so that a feature's tile of `W`
+/// stays in registers over its entries as [`add_rows`] does, was measured slower on
+/// 20,000 genes (1.3–1.5 against 1.6–2.1 G multiply-adds/s on one thread): the sort costs
+/// more than the loads and stores it saves, the rows of `Y` and `W` being in cache.
 struct ScatterGroup<'a, T: Real, I: SparseIndex> {
     x: CsrRef<'a, T, I>,
     /// The block's `Y` by rows.
@@ -636,6 +694,270 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// A CSR matrix whose rows have every length class: empty, one entry, two, all `d`
+    /// columns, and random lengths; values and columns random (columns increasing when
+    /// `sorted`, else scrambled), values not exact in any product.
+    fn rows_of_every_length(n: usize, d: usize, sorted: bool, seed: u64) -> Csr<f64, u32> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut csr = Csr::new(d);
+        for i in 0..n {
+            let len = match i % 6 {
+                0 => 0,
+                1 => 1.min(d),
+                2 => 2.min(d),
+                3 => d,
+                _ => rng.random_range(0..=d.min(40)),
+            };
+            let mut columns: Vec<usize> = (0..d).collect();
+            for k in 0..len {
+                let pick = rng.random_range(k..d);
+                columns.swap(k, pick);
+            }
+            let mut row: Vec<(usize, f64)> = columns[..len]
+                .iter()
+                .map(|&j| (j, rng.random::<f64>() * 4.0 - 1.0))
+                .collect();
+            if sorted {
+                row.sort_by_key(|&(j, _)| j);
+            }
+            csr.push_row(&row).unwrap();
+        }
+        csr
+    }
+
+    /// The products as the straightforward loops over rows and their entries in order, fused
+    /// (the sums the tiled kernels must reproduce to the bit): `Y = X P − 1 sᵀ`, `Xᵀ Y` and
+    /// `1ᵀ Y`.
+    fn straightforward(
+        x: &Csr<f64, u32>,
+        p_rows: &[f64],
+        shift: &[f64],
+    ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let x = x.as_ref();
+        let l = shift.len();
+        let mut y = vec![0.0; x.nrows() * l];
+        let mut w = vec![0.0; p_rows.len()];
+        let mut sums = vec![0.0; l];
+        for i in 0..x.nrows() {
+            let (indices, values) = x.row(i);
+            let yi = &mut y[i * l..(i + 1) * l];
+            for c in 0..l {
+                yi[c] = -shift[c];
+                for (&j, &v) in indices.iter().zip(values) {
+                    yi[c] = v.mul_add(p_rows[j as usize * l + c], yi[c]);
+                }
+                sums[c] += yi[c];
+            }
+            for (&j, &v) in indices.iter().zip(values) {
+                for c in 0..l {
+                    let at = j as usize * l + c;
+                    w[at] = v.mul_add(yi[c], w[at]);
+                }
+            }
+        }
+        (y, w, sums)
+    }
+
+    fn same_bits(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+
+    /// The tiled kernels (`Y = X P` a row's tile in registers, `W += Xᵀ Y` a feature's tile
+    /// over its entries sorted by feature) give the bits of the straightforward loops, for rows
+    /// of every length, sorted or not, L below, at and above every tile width and not a
+    /// multiple of 4, pushed whole or in blocks, on one thread or two.
+    #[test]
+    fn tiled_products_give_the_bits_of_the_straightforward_loops() {
+        let mut rng = ChaCha8Rng::seed_from_u64(40);
+        for (n, d) in [(300, 50), (40, 1), (25, 700), (1, 9)] {
+            for l in [1, 2, 3, 4, 5, 7, 8, 13, 31, 32, 33, 60, 64, 67, 100] {
+                let p_rows: Vec<f64> = (0..d * l).map(|_| rng.random::<f64>() - 0.5).collect();
+                let shift: Vec<f64> = (0..l).map(|_| rng.random::<f64>() * 0.1).collect();
+                for sorted in [true, false] {
+                    let x = rows_of_every_length(n, d, sorted, (n + d + l) as u64);
+                    let (y, w, sums) = straightforward(&x, &p_rows, &shift);
+                    let case = format!("{n}×{d}, L = {l}, sorted {sorted}");
+                    let mut codes = vec![0.0; n * l];
+                    project_into(x.as_chunk(), &p_rows, &shift, &mut codes);
+                    assert!(same_bits(&codes, &y), "project_into, {case}");
+                    for (threads, block) in [(1, n), (2, n), (2, 7)] {
+                        let pool = rayon::ThreadPoolBuilder::new()
+                            .num_threads(threads)
+                            .build()
+                            .unwrap();
+                        let (got_w, got_sums) = pool.install(|| {
+                            let mut product = ScatterProduct::new(&p_rows, &shift);
+                            for start in (0..n).step_by(block) {
+                                product.push(x.as_chunk().subrows(start, block.min(n - start)));
+                            }
+                            product.finish()
+                        });
+                        let case = format!("{case}, {threads} threads, blocks of {block}");
+                        assert!(same_bits(&got_w, &w), "W, {case}");
+                        assert!(same_bits(&got_sums, &sums), "column sums, {case}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A thread's CPU time in seconds (Linux's /proc/thread-self/schedstat), which a loaded
+    /// machine disturbs less than wall time.
+    fn thread_cpu() -> f64 {
+        let stat = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .expect("Linux's per-thread CPU time");
+        stat.split_whitespace()
+            .next()
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+            * 1e-9
+    }
+
+    /// Multiply-adds per second of one thread's scatter product (`Y = X P` and `W += Xᵀ Y`,
+    /// 2·nnz·L) on a single-cell-like block (20,000 features, 2.6% non-zero, sorted rows,
+    /// L = 60), against the straightforward loops. A measurement, not a check: `cargo test
+    /// --release --workspace --lib -- --ignored --nocapture time_scatter_product`.
+    #[test]
+    #[ignore = "a timing loop, for bench/results.md"]
+    fn time_scatter_product() {
+        let var = |name: &str, default: f64| {
+            std::env::var(name).map_or(default, |v| v.parse().expect("a number"))
+        };
+        let (n, d, l) = (4000, var("TIME_D", 20_000.0) as usize, 60);
+        let density = var("TIME_DENSITY", 0.026);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut x = Csr::<f64, u32>::new(d);
+        for _ in 0..n {
+            let mut row: Vec<(usize, f64)> = Vec::new();
+            for j in 0..d {
+                if rng.random::<f64>() < density {
+                    row.push((j, rng.random::<f64>() * 3.0));
+                }
+            }
+            x.push_row(&row).unwrap();
+        }
+        let p_rows: Vec<f64> = (0..d * l).map(|_| rng.random::<f64>() - 0.5).collect();
+        let shift: Vec<f64> = (0..l).map(|_| rng.random::<f64>()).collect();
+        let work = 2.0 * (x.nnz() * l) as f64;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut rates = Vec::new();
+            for _ in 0..5 {
+                let start = thread_cpu();
+                let mut product = ScatterProduct::new(&p_rows, &shift);
+                product.push(x.as_chunk());
+                std::hint::black_box(product.finish());
+                rates.push(work / (thread_cpu() - start) / 1e9);
+            }
+            rates.sort_by(f64::total_cmp);
+            println!(
+                "scatter product, one thread: {:.2} G multiply-adds/s (median of 5; {} entries, L = {l})",
+                rates[2],
+                x.nnz()
+            );
+            // The phases of one piece, repeated: the walk for the groups' bounds, Y = XP by
+            // groups (tiled, and entry by entry as before the tiles), W += XᵀY.
+            let piece = x.as_ref().subrows(0, 500);
+            let groups = feature_groups(piece, l);
+            let stride = groups.len();
+            let mut bounds = Vec::new();
+            let mut y = vec![0.0; piece.nrows() * l];
+            let mut w = vec![0.0; d * l];
+            let reps = 20;
+            let piece_work = (piece.nnz() * l * reps) as f64;
+            let start = thread_cpu();
+            for _ in 0..reps {
+                group_bounds(piece, &groups, &mut bounds);
+            }
+            let walk = thread_cpu() - start;
+            let start = thread_cpu();
+            for _ in 0..reps {
+                dispatch(ProjectRowsByGroups {
+                    x: piece,
+                    p_rows: &p_rows,
+                    shift: &shift,
+                    bounds: &bounds,
+                    stride,
+                    out: &mut y,
+                });
+            }
+            let project = thread_cpu() - start;
+            // Y = XP by groups, each entry's product added to the row of Y in memory.
+            struct EntryByEntry<'a> {
+                x: CsrRef<'a, f64, u32>,
+                p_rows: &'a [f64],
+                bounds: &'a [usize],
+                stride: usize,
+                out: &'a mut [f64],
+            }
+            impl Kernel for EntryByEntry<'_> {
+                type Output = ();
+                #[inline(always)]
+                fn run(self) {
+                    let (l, stride) = (self.p_rows.len() / self.x.ncols(), self.stride);
+                    for g in 0..stride - 1 {
+                        for (i, y) in self.out.chunks_exact_mut(l).enumerate() {
+                            let (indices, values) = self.x.row(i);
+                            let (a, b) =
+                                (self.bounds[i * stride + g], self.bounds[i * stride + g + 1]);
+                            for (&j, &v) in indices[a..b].iter().zip(&values[a..b]) {
+                                let j = j as usize;
+                                add_scaled(y, v, &self.p_rows[j * l..(j + 1) * l]);
+                            }
+                        }
+                    }
+                }
+            }
+            let start = thread_cpu();
+            for _ in 0..reps {
+                dispatch(EntryByEntry {
+                    x: piece,
+                    p_rows: &p_rows,
+                    bounds: &bounds,
+                    stride,
+                    out: &mut y,
+                });
+            }
+            let entry_by_entry = thread_cpu() - start;
+            let start = thread_cpu();
+            for _ in 0..reps {
+                let mut rest: &mut [f64] = &mut w;
+                for (group, g) in groups.windows(2).enumerate() {
+                    let (part, tail) = std::mem::take(&mut rest).split_at_mut((g[1] - g[0]) * l);
+                    rest = tail;
+                    dispatch(ScatterGroup {
+                        x: piece,
+                        y: &y,
+                        features: g[0]..g[1],
+                        bounds: Some((&bounds, stride, group)),
+                        w: part,
+                    });
+                }
+            }
+            let scatter = thread_cpu() - start;
+            println!(
+                "one piece ({} entries, {} groups): bounds {:.2} ms, Y = XP {:.2} G/s tiled \
+                 ({:.2} entry by entry), W += XᵀY {:.2} G/s",
+                piece.nnz(),
+                stride - 1,
+                walk * 1e3 / reps as f64,
+                piece_work / project / 1e9,
+                piece_work / entry_by_entry / 1e9,
+                piece_work / scatter / 1e9
+            );
+            let start = thread_cpu();
+            std::hint::black_box(straightforward(&x, &p_rows, &shift));
+            println!(
+                "straightforward loops: {:.2} G multiply-adds/s",
+                work / (thread_cpu() - start) / 1e9
+            );
+        });
     }
 
     #[test]
