@@ -80,9 +80,11 @@ fn room<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) -> &mut [E] {
 
 #[cfg(target_arch = "x86_64")]
 impl<'a> Packed<'a> {
-    /// Packs on all threads (panel by panel, feature by feature), each task writing the whole
-    /// of its panel or feature, zeros included: serial, the packing and its zeroing were a
-    /// part of the block no other core could share.
+    /// Packs on all threads (panel by panel, feature by feature): serial, the packing and its
+    /// zeroing were a part of the block no other core could share. Every value a stored sum
+    /// reads is written here: Y's padding past `r` is zeroed, so U's (which may hold a former
+    /// block's values) adds nothing, and U's lanes past its `a + 1` rows feed only sums that
+    /// are never stored.
     fn new(scratch: &'a mut Scratch, u: &[u8], y: &[i8], a: usize, r: usize) -> Self {
         let pairs = r.div_ceil(16) * 8;
         let panels = (a + 1).div_ceil(TASK_ROWS) * TASK_ROWS / PANEL;
@@ -92,7 +94,6 @@ impl<'a> Packed<'a> {
             .par_chunks_exact_mut(panel_len)
             .enumerate()
             .for_each(|(p, panel)| {
-                panel.fill(0);
                 let rows = u.chunks(PANEL * r).nth(p).unwrap_or_default();
                 for (l, row) in rows.chunks_exact(r).enumerate() {
                     for (q, pair) in row.chunks(2).enumerate() {
