@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{IoError, Result};
 use crate::read::bounded::{GZIP_MAX_RATIO, check_memory, expect_end, read_growing};
 use crate::read::columns::resolve_columns;
-use crate::read::open::Opened;
+use crate::read::open::{Opened, read_full};
 use crate::read::options::{Missing, ReadOptions};
 use crate::read::rows::RowBuf;
 
@@ -110,6 +110,25 @@ fn extend_checked<T: Copy, const N: usize>(
         }
     }
     None
+}
+
+/// Makes `v` at least `len` long, keeping what it holds. An empty `v` (a new chunk) is
+/// replaced by zeroed memory from the allocator (for large chunks the system's fresh pages,
+/// not a pass of writing zeros) of its capacity, so later chunks of that size find their room.
+fn grow_storage<T: Copy + Default>(v: &mut Vec<T>, len: usize) -> std::io::Result<()> {
+    if v.len() >= len {
+        return Ok(());
+    }
+    if v.is_empty() && v.capacity() >= len {
+        let capacity = v.capacity();
+        *v = Vec::new();
+        *v = vec![T::default(); capacity];
+        return Ok(());
+    }
+    v.try_reserve(len - v.len())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::OutOfMemory, e.to_string()))?;
+    v.resize(len, T::default());
+    Ok(())
 }
 
 /// Accepts NaN (a missing value), rejects infinities.
@@ -375,14 +394,100 @@ impl BinaryRows {
         Ok(())
     }
 
-    /// Appends up to `max_rows` rows (kept columns only) to `out`; returns how many.
-    pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
+    /// Writes up to `max_rows` rows (kept columns only) into `out` from its element `at` on,
+    /// and returns how many; `out` keeps whatever storage it had past them (a recycled chunk's
+    /// values, stale). Rows whose stored bytes are the chunk's values (native-endian `f64`
+    /// into an f64 chunk or `f32` into an f32 one, every column in order) are read straight
+    /// into that storage: no decoding, no copy, and no zeroing where a recycled chunk already
+    /// has the room. Other rows are decoded after `out` is cut at `at`.
+    pub(crate) fn read_rows_at(
+        &mut self,
+        max_rows: usize,
+        out: &mut RowBuf,
+        at: usize,
+    ) -> Result<usize> {
         let n = max_rows.min(self.end - self.next_row);
         if n > 0 {
-            self.read_some(n, out)?;
+            // One monomorphic check per type and missing-value rule, so that it vectorises.
+            let nan_ok = self.missing == Missing::AsNan;
+            match out {
+                RowBuf::F64(v) if self.reads_in_place(Elem::F64) => {
+                    let (id, inf) = (std::convert::identity, not_infinite_f64);
+                    if nan_ok {
+                        self.read_in_place(n, v, at, inf, id)?;
+                    } else {
+                        self.read_in_place(n, v, at, f64::is_finite, id)?;
+                    }
+                }
+                RowBuf::F32(v) if self.reads_in_place(Elem::F32) => {
+                    if nan_ok {
+                        self.read_in_place(n, v, at, not_infinite_f32, f64::from)?;
+                    } else {
+                        self.read_in_place(n, v, at, f32::is_finite, f64::from)?;
+                    }
+                }
+                _ => {
+                    out.truncate(at);
+                    self.read_some(n, out)?;
+                }
+            }
         }
         self.check_end()?;
         Ok(n)
+    }
+
+    /// Whether rows go straight into a chunk of `chunk` elements: whole rows in order (the
+    /// batched path) of that very type in this machine's byte order.
+    fn reads_in_place(&self, chunk: Elem) -> bool {
+        self.batch_rows > 0
+            && self.elem.elem == chunk
+            && self.elem.big_endian == cfg!(target_endian = "big")
+    }
+
+    /// Reads the next `n` rows into `v[at..at + n·D]`, growing `v` only where it is too short,
+    /// a batch at a time: each batch is checked for non-finite values right after it arrives,
+    /// while it is in cache.
+    fn read_in_place<T: bytemuck::Pod + Default>(
+        &mut self,
+        n: usize,
+        v: &mut Vec<T>,
+        at: usize,
+        finite: impl Fn(T) -> bool,
+        widen: impl Fn(T) -> f64,
+    ) -> Result<()> {
+        let (d, row_bytes) = (self.ncols, self.row_bytes);
+        let end = at + n * d;
+        grow_storage(v, end).map_err(|e| self.read_error(e))?;
+        let mut start = at;
+        while start < end {
+            let len = (self.batch_rows * d).min(end - start);
+            let values = &mut v[start..start + len];
+            let got = read_full(&mut *self.reader, bytemuck::cast_slice_mut(values))
+                .map_err(|e| self.read_error(e))?;
+            let read_before = self.next_row as u64 * row_bytes as u64;
+            // The whole rows before a truncation are checked first, as row by row: a
+            // non-finite value in them is reported before the truncation.
+            let whole = got / row_bytes.max(1);
+            let rows = &values[..whole * d];
+            if !rows.iter().fold(true, |ok, &x| ok & finite(x)) {
+                let k = rows
+                    .iter()
+                    .position(|&x| !finite(x))
+                    .expect("a value failed");
+                return Err(IoError::NonFiniteElement {
+                    path: self.path.clone(),
+                    row: self.next_row + k / d,
+                    column: k % d,
+                    value: widen(rows[k]),
+                });
+            }
+            self.next_row += whole;
+            if got < len * size_of::<T>() {
+                return Err(self.truncated(read_before + got as u64));
+            }
+            start += len;
+        }
+        Ok(())
     }
 
     fn read_some(&mut self, n: usize, out: &mut RowBuf) -> Result<()> {
@@ -679,6 +784,17 @@ mod tests {
             .collect()
     }
 
+    impl BinaryRows {
+        /// Appends up to `max_rows` rows to `out`, as a chunk reader does with a new chunk.
+        fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
+            let at = match out {
+                RowBuf::F32(v) => v.len(),
+                RowBuf::F64(v) => v.len(),
+            };
+            self.read_rows_at(max_rows, out, at)
+        }
+    }
+
     /// Opens `path` as `principal fit` does; `batch_rows` overrides the batch size (0: row by
     /// row).
     fn rows_of(path: &Path, options: &ReadOptions, batch_rows: Option<usize>) -> BinaryRows {
@@ -776,6 +892,146 @@ mod tests {
 
     fn whole_again(path: &Path) -> BinaryRows {
         rows_of(path, &ReadOptions::default(), None)
+    }
+
+    /// An NPY file whose header is `extra` bytes longer than numpy makes it, so that the data
+    /// starts off any alignment.
+    fn npy_shifted(
+        descr: &str,
+        fortran: bool,
+        shape: &[usize],
+        data: &[u8],
+        extra: usize,
+    ) -> Vec<u8> {
+        let mut bytes = npy(descr, fortran, shape, data);
+        let len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let newline = 10 + len - 1;
+        bytes.splice(newline..newline, std::iter::repeat_n(b' ', extra));
+        bytes[8..10].copy_from_slice(&((len + extra) as u16).to_le_bytes());
+        bytes
+    }
+
+    /// A chunk recycled with stale values: longer than any read, so that a read in place keeps
+    /// its length.
+    fn stale_chunk(f32: bool, len: usize) -> RowBuf {
+        if f32 {
+            RowBuf::F32(vec![f32::NAN; len])
+        } else {
+            RowBuf::F64(vec![-1e300; len])
+        }
+    }
+
+    /// Native-endian f64 (and f32) rows in order go straight into a recycled chunk's storage
+    /// (its length kept, nothing decoded); every other layout is decoded. Either way the rows
+    /// are the bits of the row-by-row decoding: files whose data starts off any alignment,
+    /// both byte orders, f32 into f32 and f64 chunks, bytes, Fortran order, gzip, and reads
+    /// that start inside a chunk (after another shard's rows).
+    #[test]
+    fn a_recycled_chunk_is_read_in_place_with_the_decoded_bits() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (61, 5);
+        let native = if cfg!(target_endian = "little") {
+            '<'
+        } else {
+            '>'
+        };
+        for descr in ["<f8", ">f8", "<f4", ">f4", "|u1"] {
+            let mut data = values(descr, n * d);
+            // A NaN as a missing value: in place, it is checked like any other value.
+            data[17 * d + 2] = f64::NAN;
+            let options = ReadOptions {
+                missing: Missing::AsNan,
+                ..Default::default()
+            };
+            for (fortran, extra, gzip) in [
+                (false, 0, false),
+                (false, 3, false),
+                (false, 5, true),
+                (true, 1, false),
+            ] {
+                let stored = if fortran {
+                    let by_columns: Vec<f64> = (0..d)
+                        .flat_map(|j| (0..n).map(move |i| (i, j)))
+                        .map(|(i, j)| data[i * d + j])
+                        .collect();
+                    encode(descr, &by_columns)
+                } else {
+                    encode(descr, &data)
+                };
+                let bytes = npy_shifted(descr, fortran, &[n, d], &stored, extra);
+                let bytes = if gzip { gz(&bytes) } else { bytes };
+                let path = write_file(dir.path(), if gzip { "r.npy.gz" } else { "r.npy" }, &bytes);
+                let fits = rows_of(&path, &options, None).is_f32();
+                for f32 in [fits, false] {
+                    let in_place = !fortran
+                        && descr.starts_with(native)
+                        && (descr.ends_with("f8") && !f32 || descr.ends_with("f4") && f32);
+                    let what = format!(
+                        "{descr} fortran {fortran}, offset +{extra}, gzip {gzip}, f32 chunk {f32}"
+                    );
+                    let reference = drain(rows_of(&path, &options, Some(0)), n, f32).unwrap();
+                    let bits: Vec<u64> = reference.iter().map(|x| x.to_bits()).collect();
+                    for (batch, chunk, at) in [(1000, 7, 0), (3, 10, 0), (4, 61, 0), (2, 9, 13)] {
+                        let storage = at + chunk * d + 11;
+                        // Fortran order is never batched (its rows are not contiguous).
+                        let mut rows = rows_of(&path, &options, (!fortran).then_some(batch));
+                        let mut out = stale_chunk(f32, storage);
+                        let address = |out: &RowBuf| match out {
+                            RowBuf::F32(v) => v.as_ptr() as usize,
+                            RowBuf::F64(v) => v.as_ptr() as usize,
+                        };
+                        let first = address(&out);
+                        let mut got = Vec::new();
+                        loop {
+                            let k = rows.read_rows_at(chunk, &mut out, at).unwrap();
+                            if k == 0 {
+                                break;
+                            }
+                            let (len, values): (usize, Vec<f64>) = match &out {
+                                RowBuf::F32(v) => (
+                                    v.len(),
+                                    v[at..at + k * d].iter().map(|&x| f64::from(x)).collect(),
+                                ),
+                                RowBuf::F64(v) => (v.len(), v[at..at + k * d].to_vec()),
+                            };
+                            got.extend(values.iter().map(|x| x.to_bits()));
+                            if in_place {
+                                assert_eq!(len, storage, "{what}: the chunk keeps its storage");
+                                assert_eq!(address(&out), first, "{what}: not reallocated");
+                            } else {
+                                assert_eq!(len, at + k * d, "{what}: decoded after the cut");
+                            }
+                        }
+                        assert_eq!(
+                            got, bits,
+                            "{what}: batches of {batch}, chunks of {chunk} from {at}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A new, empty chunk read in place is sized from its capacity (so that the next chunks
+    /// fit) and grows where the rows outnumber it, as a whole file read at once does.
+    #[test]
+    fn a_new_chunk_read_in_place_grows_to_its_rows() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (300, 3);
+        let data = values("<f8", n * d);
+        let path = write_file(
+            dir.path(),
+            "g.npy",
+            &npy("<f8", false, &[n, d], &encode("<f8", &data)),
+        );
+        for capacity in [0, 10 * d, n * d, 2 * n * d] {
+            let mut rows = rows_of(&path, &ReadOptions::default(), Some(7));
+            let mut out = RowBuf::F64(Vec::with_capacity(capacity));
+            assert_eq!(rows.read_rows_at(n, &mut out, 0).unwrap(), n);
+            let RowBuf::F64(v) = out else { panic!() };
+            assert_eq!(v.len(), capacity.max(n * d), "capacity {capacity}");
+            assert_eq!(v[..n * d], data[..], "capacity {capacity}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The buffer rows are decoded into: row-major, in the element type of the whole stream (f32
 //! only when every shard is f32 or a small integer type), handed out as a [`Matrix`] without a
-//! copy.
+//! copy. A chunk recycled from pass to pass keeps its length: the values past the rows just
+//! read are the storage the next rows are read into (see `BinaryRows::read_rows_at`).
 
 use crate::read::matrix::{Matrix, RowMajorMat};
 
@@ -11,11 +12,11 @@ pub(crate) enum RowBuf {
 }
 
 impl RowBuf {
-    /// Empties the buffer, keeping its allocation.
-    pub(crate) fn clear(&mut self) {
+    /// Keeps the first `len` values (and the allocation).
+    pub(crate) fn truncate(&mut self, len: usize) {
         match self {
-            RowBuf::F32(v) => v.clear(),
-            RowBuf::F64(v) => v.clear(),
+            RowBuf::F32(v) => v.truncate(len),
+            RowBuf::F64(v) => v.truncate(len),
         }
     }
 
@@ -60,12 +61,13 @@ impl RowBuf {
         }
     }
 
-    /// The buffer (exactly `nrows` rows) as a matrix: moved, not copied.
+    /// The buffer's first `nrows` rows as a matrix: moved, not copied.
     pub(crate) fn into_matrix(self, nrows: usize, ncols: usize) -> Matrix {
-        /// Spare capacity (from growing while the row count was unknown) is handed back:
-        /// a no-op when the buffer was reserved exactly, and for large buffers a shrink in
-        /// place rather than a copy.
+        /// Spare capacity (from growing while the row count was unknown, or storage that the
+        /// rows did not fill) is handed back: a no-op when the buffer was reserved exactly,
+        /// and for large buffers a shrink in place rather than a copy.
         fn fit<T>(mut v: Vec<T>, nrows: usize, ncols: usize) -> RowMajorMat<T> {
+            v.truncate(nrows * ncols);
             v.shrink_to_fit();
             RowMajorMat::new(v, nrows, ncols)
         }

@@ -201,9 +201,12 @@ impl ChunkReader {
         }
     }
 
-    /// Appends up to `max_rows` rows to `out`, from as many shards as it takes; returns how
-    /// many (0 at the end).
+    /// Writes up to `max_rows` rows into `out` from its start, from as many shards as it takes;
+    /// returns how many (0 at the end): they are `out`'s first `n·D` values. What `out` held
+    /// (a recycled chunk) is storage to read into, so its length is kept: values past the rows
+    /// read are stale.
     pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
+        let d = self.data.n_features;
         let mut total = 0;
         while total < max_rows && self.shard < self.data.paths.len() {
             let slice = self.data.slices.as_ref().map(|s| &s[self.shard]);
@@ -224,7 +227,7 @@ impl ChunkReader {
                     self.current.insert(shard)
                 }
             };
-            let n = match shard.read_rows(max_rows - total, out) {
+            let n = match shard.read_rows(max_rows - total, out, total * d) {
                 Ok(n) => n,
                 Err(e) => {
                     let path = &self.data.paths[self.shard];

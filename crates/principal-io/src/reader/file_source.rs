@@ -25,6 +25,9 @@ pub struct FileSource {
     data: DataSet,
     chunk_rows: usize,
     times: PassTimes,
+    /// The chunks of the last pass, kept for the next with their storage: a chunk read in
+    /// place (`BinaryRows::read_rows_at`) is then neither allocated nor zeroed again.
+    spare: Vec<RowBuf>,
 }
 
 /// Where the passes of a [`FileSource`] spent their time, summed over the passes made so far
@@ -96,6 +99,7 @@ impl FileSource {
             data: reader.into_data_set(),
             chunk_rows: chunk_rows.max(1),
             times: PassTimes::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -124,8 +128,12 @@ fn thread_cpu_time() -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
-/// A chunk decoded by the reading thread: its rows, row-major, and how many.
+/// A chunk decoded by the reading thread: its rows, row-major, and how many (its first `n·D`
+/// values; the rest is storage).
 type Decoded = Result<(RowBuf, usize)>;
+
+/// Chunks kept from pass to pass: the one being visited and the one being read.
+const CHUNKS_IN_FLIGHT: usize = 2;
 
 impl principal::ChunkSource for FileSource {
     fn n_features(&self) -> usize {
@@ -149,21 +157,21 @@ impl principal::ChunkSource for FileSource {
             // solver takes it, so two buffers are in use (one visited, one being filled).
             let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(0);
             let (empty_tx, empty_rx) = mpsc::channel::<RowBuf>();
+            // The last pass's chunks first, as they are (their length is their storage).
+            for buf in self.spare.drain(..) {
+                let _ = empty_tx.send(buf);
+            }
             let reading = scope.spawn(move || {
                 let mut busy = Duration::ZERO;
                 let cpu = thread_cpu_time();
                 let spent = move |busy| (busy, cpu.zip(thread_cpu_time()).map(|(a, b)| b - a));
                 loop {
-                    let mut buf = match empty_rx.try_recv() {
-                        Ok(mut buf) => {
-                            buf.clear();
-                            buf
-                        }
-                        Err(_) => reader.new_buf(chunk_rows, 1 << 24),
-                    };
+                    let mut buf = empty_rx
+                        .try_recv()
+                        .unwrap_or_else(|_| reader.new_buf(chunk_rows, 1 << 24));
                     let at = Instant::now();
                     let decoded = match reader.read_rows(chunk_rows, &mut buf) {
-                        Ok(0) => return spent(busy),
+                        Ok(0) => return (spent(busy), Some(buf), empty_rx),
                         Ok(n) => Ok((buf, n)),
                         Err(e) => Err(e),
                     };
@@ -171,7 +179,7 @@ impl principal::ChunkSource for FileSource {
                     let failed = decoded.is_err();
                     // A send fails when the pass has stopped (the visitor returned an error): stop.
                     if full_tx.send(decoded).is_err() || failed {
-                        return spent(busy);
+                        return (spent(busy), None, empty_rx);
                     }
                 }
             });
@@ -198,9 +206,14 @@ impl principal::ChunkSource for FileSource {
             }
             // The channel ended: the reading thread has returned (a panic there goes on here,
             // as the scope would have raised it).
-            (times.reading, times.reading_cpu) = reading
+            let ((busy, cpu), unused, empty_rx) = reading
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (times.reading, times.reading_cpu) = (busy, cpu);
+            // Kept for the next pass: the chunks recycled, then the one the reader last took.
+            self.spare.extend(empty_rx.try_iter());
+            self.spare.extend(unused);
+            self.spare.truncate(CHUNKS_IN_FLIGHT);
             Ok::<(), principal::PcaError>(())
         })?;
         times.total = started.elapsed();
@@ -441,6 +454,58 @@ mod tests {
             // One visited, one being filled: 100 chunks in (at most) two buffers.
             assert_eq!(chunks, 100);
             assert!(buffers.len() <= 2, "{} buffers", buffers.len());
+        }
+    }
+
+    /// The two chunks of a pass are kept for the next with their storage (a native-endian f64
+    /// file is read into it, not decoded), and the passes hand out the rows of the same data
+    /// stored big-endian (decoded) bit for bit, ragged last chunk included.
+    #[test]
+    fn chunks_keep_their_storage_from_pass_to_pass() {
+        let dir = TempDir::new().unwrap();
+        let (n, d, size) = (1003, 4, 100);
+        let values: Vec<f64> = (0..n * d).map(|k| 1e6 + (k as f64).sqrt()).collect();
+        let little: Vec<u8> = values.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let big: Vec<u8> = values.iter().flat_map(|x| x.to_be_bytes()).collect();
+        let le = write_file(dir.path(), "le.npy", &npy("<f8", false, &[n, d], &little));
+        let be = write_file(dir.path(), "be.npy", &npy(">f8", false, &[n, d], &big));
+        let mut decoded = FileSource::open(&[be], &ReadOptions::default(), size).unwrap();
+        let (want, _) = pass_rows(&mut decoded, size);
+        let bits = |rows: &[Vec<f64>]| {
+            rows.iter()
+                .flat_map(|r| r.iter().map(|x| x.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            bits(&want),
+            values.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        let mut source = FileSource::open(&[le], &ReadOptions::default(), size).unwrap();
+        let mut kept = Vec::new();
+        for pass in 0..3 {
+            let (got, _) = pass_rows(&mut source, size);
+            assert_eq!(bits(&got), bits(&want), "pass {pass}");
+            // Two chunks kept, each with a whole chunk's storage (the last, ragged chunk
+            // read into one of them did not shorten it).
+            assert_eq!(source.spare.len(), CHUNKS_IN_FLIGHT, "pass {pass}");
+            let storage: Vec<(usize, usize)> = source
+                .spare
+                .iter()
+                .map(|buf| match buf {
+                    RowBuf::F64(v) => (v.as_ptr() as usize, v.len()),
+                    RowBuf::F32(_) => panic!("f64 chunks expected"),
+                })
+                .collect();
+            assert!(
+                storage.iter().all(|&(_, len)| len >= size * d),
+                "{storage:?}"
+            );
+            let mut addresses: Vec<usize> = storage.iter().map(|&(a, _)| a).collect();
+            addresses.sort_unstable();
+            if pass > 0 {
+                assert_eq!(addresses, kept, "pass {pass} read into the same two chunks");
+            }
+            kept = addresses;
         }
     }
 

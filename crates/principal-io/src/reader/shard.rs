@@ -127,13 +127,29 @@ impl Shard {
         }
     }
 
-    /// Appends up to `max_rows` rows to `out`; returns how many (0 at the end).
-    pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
+    /// Writes up to `max_rows` rows into `out` from its value `at` on; returns how many (0 at
+    /// the end). The binary reader reads into the storage `out` has past `at`; the others
+    /// append after cutting it there.
+    pub(crate) fn read_rows(
+        &mut self,
+        max_rows: usize,
+        out: &mut RowBuf,
+        at: usize,
+    ) -> Result<usize> {
         match self {
-            Shard::Csv(c) => c.read_rows(max_rows, out),
-            Shard::Binary(b) => b.read_rows(max_rows, out),
-            Shard::Columnar(c) => c.read_rows(max_rows, out),
-            Shard::H5ad(h) => h.read_rows(max_rows, out),
+            Shard::Binary(b) => b.read_rows_at(max_rows, out, at),
+            Shard::Csv(c) => {
+                out.truncate(at);
+                c.read_rows(max_rows, out)
+            }
+            Shard::Columnar(c) => {
+                out.truncate(at);
+                c.read_rows(max_rows, out)
+            }
+            Shard::H5ad(h) => {
+                out.truncate(at);
+                h.read_rows(max_rows, out)
+            }
         }
     }
 }

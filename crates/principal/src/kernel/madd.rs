@@ -47,24 +47,54 @@ const TASK_ROWS: usize = 3 * TILE_PANELS * PANEL;
 /// The packed operands: `u[((p · pairs) + q) · 16 + 2l + e] = U[8p + l][2q + e]` (rows past U's
 /// zero), `y[t · pairs + q] = Y[t][2q]` in the low half, `Y[t][2q + 1]` in the high half, both
 /// with `k` padded with zeros to `2 · pairs`, a multiple of 16.
-struct Packed {
-    u: Vec<i16>,
-    y: Vec<i32>,
+struct Packed<'a> {
+    u: &'a [i16],
+    y: &'a [i32],
     pairs: usize,
 }
 
 #[cfg(target_arch = "x86_64")]
-impl Packed {
-    /// Packs on all threads (panel by panel, feature by feature): serial, the packing was a
-    /// tenth of the kernel's CPU time and a part of the block no other core could share.
-    fn new(u: &[u8], y: &[i8], a: usize, r: usize) -> Self {
+/// Storage for the packed operands, kept from block to block on the calling thread.
+#[derive(Default)]
+struct Scratch {
+    u: Vec<i16>,
+    y: Vec<i32>,
+}
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    /// The last product's packed operands on this thread: the next block packs into them, so
+    /// that neither is allocated and zeroed on the calling thread while the other core waits
+    /// (every value the product reads is written by the packing tasks, padding included).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+#[cfg(target_arch = "x86_64")]
+/// `buffer`'s first `len` values, grown (never shrunk) to hold them.
+fn room<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) -> &mut [E] {
+    if buffer.len() < len {
+        buffer.resize(len, E::default());
+    }
+    &mut buffer[..len]
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<'a> Packed<'a> {
+    /// Packs on all threads (panel by panel, feature by feature): serial, the packing and its
+    /// zeroing were a part of the block no other core could share. Every value a stored sum
+    /// reads is written here: Y's padding past `r` is zeroed, so U's (which may hold a former
+    /// block's values) adds nothing, and U's lanes past its `a + 1` rows feed only sums that
+    /// are never stored.
+    fn new(scratch: &'a mut Scratch, u: &[u8], y: &[i8], a: usize, r: usize) -> Self {
         let pairs = r.div_ceil(16) * 8;
         let panels = (a + 1).div_ceil(TASK_ROWS) * TASK_ROWS / PANEL;
-        let mut packed_u = vec![0i16; panels * pairs * 2 * PANEL];
+        let panel_len = pairs * 2 * PANEL;
+        let packed_u = room(&mut scratch.u, panels * panel_len);
         packed_u
-            .par_chunks_exact_mut(pairs * 2 * PANEL)
-            .zip(u.par_chunks(PANEL * r))
-            .for_each(|(panel, rows)| {
+            .par_chunks_exact_mut(panel_len)
+            .enumerate()
+            .for_each(|(p, panel)| {
+                let rows = u.chunks(PANEL * r).nth(p).unwrap_or_default();
                 for (l, row) in rows.chunks_exact(r).enumerate() {
                     for (q, pair) in row.chunks(2).enumerate() {
                         panel[q * 2 * PANEL + 2 * l] = i16::from(pair[0]);
@@ -72,16 +102,18 @@ impl Packed {
                     }
                 }
             });
-        let mut packed_y = vec![0i32; a * pairs];
+        let packed_y = room(&mut scratch.y, a * pairs);
         packed_y
             .par_chunks_exact_mut(pairs)
             .zip(y.par_chunks_exact(r))
             .for_each(|(dst, row)| {
-                for (d, pair) in dst.iter_mut().zip(row.chunks(2)) {
+                let (used, padding) = dst.split_at_mut(r.div_ceil(2));
+                for (d, pair) in used.iter_mut().zip(row.chunks(2)) {
                     let low = i32::from(i16::from(pair[0]) as u16);
                     let high = pair.get(1).map_or(0, |&v| i32::from(v));
                     *d = low | (high << 16);
                 }
+                padding.fill(0);
             });
         Packed {
             u: packed_u,
@@ -103,23 +135,32 @@ pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i3
     if a == 0 {
         return true;
     }
-    let packed = Packed::new(&u[..(a + 1) * r], &y[..a * r], a, r);
-    product.fill(0);
-    product
-        .par_chunks_mut(TASK_ROWS * a)
-        .enumerate()
-        .for_each(|(task, rows)| {
-            pulp::Simd::vectorize(
-                simd,
-                Rows {
+    let mut run = |scratch: &mut Scratch| {
+        let packed = Packed::new(scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
+        product
+            .par_chunks_mut(TASK_ROWS * a)
+            .enumerate()
+            .for_each(|(task, rows)| {
+                // Zeroed by the task that sums into them, on its own core.
+                rows.fill(0);
+                pulp::Simd::vectorize(
                     simd,
-                    packed: &packed,
-                    first: task * TASK_ROWS,
-                    a,
-                    product: rows,
-                },
-            )
-        });
+                    Rows {
+                        simd,
+                        packed: &packed,
+                        first: task * TASK_ROWS,
+                        a,
+                        product: rows,
+                    },
+                )
+            });
+    };
+    // A product started while this thread waits inside another (a rayon worker that took
+    // another block's task) packs into storage of its own.
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => run(&mut scratch),
+        Err(_) => run(&mut Scratch::default()),
+    });
     true
 }
 
@@ -145,7 +186,7 @@ pub(crate) fn multiply(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) ->
 #[cfg(target_arch = "x86_64")]
 struct Rows<'a> {
     simd: pulp::x86::V3,
-    packed: &'a Packed,
+    packed: &'a Packed<'a>,
     first: usize,
     a: usize,
     product: &'a mut [i32],
