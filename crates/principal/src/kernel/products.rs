@@ -205,16 +205,7 @@ mod tests {
     #[test]
     #[ignore = "a timing loop, for bench/results.md"]
     fn time_f64_block_products() {
-        let cpu = || -> f64 {
-            let stat = std::fs::read_to_string("/proc/thread-self/schedstat")
-                .expect("Linux's per-thread CPU time");
-            stat.split_whitespace()
-                .next()
-                .unwrap()
-                .parse::<f64>()
-                .unwrap()
-                * 1e-9
-        };
+        let cpu = crate::kernel::thread_cpu_seconds;
         let mut rng = ChaCha8Rng::seed_from_u64(2);
         for (d, n) in [
             (100, 256),

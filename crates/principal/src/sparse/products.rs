@@ -803,18 +803,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// A thread's CPU time in seconds (Linux's /proc/thread-self/schedstat), which a loaded
-    /// machine disturbs less than wall time.
-    fn thread_cpu() -> f64 {
-        let stat = std::fs::read_to_string("/proc/thread-self/schedstat")
-            .expect("Linux's per-thread CPU time");
-        stat.split_whitespace()
-            .next()
-            .unwrap()
-            .parse::<f64>()
-            .unwrap()
-            * 1e-9
-    }
+    use crate::kernel::thread_cpu_seconds as thread_cpu;
 
     /// Multiply-adds per second of one thread's scatter product (`Y = X P` and `W += Xᵀ Y`,
     /// 2·nnz·L) on a single-cell-like block (20,000 features, 2.6% non-zero, sorted rows,
