@@ -444,9 +444,10 @@ impl BinaryRows {
             && self.elem.big_endian == cfg!(target_endian = "big")
     }
 
-    /// Reads the next `n` rows into `v[at..at + n·D]`, growing `v` only where it is too short,
-    /// a batch at a time: each batch is checked for non-finite values right after it arrives,
-    /// while it is in cache.
+    /// Reads the next `n` rows into `v[at..at + n·D]`, a batch at a time: each batch is checked
+    /// for non-finite values right after it arrives, while it is in cache. `v` grows only where
+    /// it is too short, and only by the batch about to be read: as with decoding, memory follows
+    /// the bytes that arrive, not a row count a damaged header may overstate.
     fn read_in_place<T: bytemuck::Pod + Default>(
         &mut self,
         n: usize,
@@ -457,10 +458,10 @@ impl BinaryRows {
     ) -> Result<()> {
         let (d, row_bytes) = (self.ncols, self.row_bytes);
         let end = at + n * d;
-        grow_storage(v, end).map_err(|e| self.read_error(e))?;
         let mut start = at;
         while start < end {
             let len = (self.batch_rows * d).min(end - start);
+            grow_storage(v, start + len).map_err(|e| self.read_error(e))?;
             let values = &mut v[start..start + len];
             let got = read_full(&mut *self.reader, bytemuck::cast_slice_mut(values))
                 .map_err(|e| self.read_error(e))?;
@@ -1032,6 +1033,25 @@ mod tests {
             assert_eq!(v.len(), capacity.max(n * d), "capacity {capacity}");
             assert_eq!(v[..n * d], data[..], "capacity {capacity}");
         }
+    }
+
+    /// A compressed file whose header promises more rows than its data holds: a read in place
+    /// grows the chunk by the batches that arrive, as decoding does, not to the promised rows
+    /// before the truncation is found.
+    #[test]
+    fn a_read_in_place_grows_with_the_rows_that_arrive_not_the_header() {
+        let dir = TempDir::new().unwrap();
+        let (promised, present, d) = (1000, 2, 10);
+        let data = values("<f8", present * d);
+        let bytes = gz(&npy("<f8", false, &[promised, d], &encode("<f8", &data)));
+        let path = write_file(dir.path(), "short.npy.gz", &bytes);
+        let mut rows = rows_of(&path, &ReadOptions::default(), Some(7));
+        let mut out = RowBuf::F64(Vec::new());
+        let err = rows.read_rows_at(usize::MAX, &mut out, 0).unwrap_err();
+        assert!(err.to_string().contains("short.npy.gz"), "{err}");
+        let RowBuf::F64(v) = out else { panic!() };
+        assert_eq!(v[..present * d], data[..]);
+        assert!(v.capacity() <= 4 * 7 * d, "grew to {} values", v.capacity());
     }
 
     #[test]
