@@ -340,8 +340,10 @@ mod tests {
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
     /// against 784 features) by the kernel `TIME_KERNEL` names (`madd`, `rten-gemm`, or `f32`:
-    /// the exact f32 path's lower-triangle product of the same block), 20 times, for
-    /// `perf stat` or callgrind to count (bench/results.md).
+    /// the exact f32 path's lower-triangle product of the same block), 20 times, each timed by
+    /// the CPU time of all the process's threads (so that `RAYON_NUM_THREADS=1` gives one
+    /// core's time) and by the clock; prints the least and the median of each
+    /// (bench/results.md).
     #[test]
     #[ignore = "a timing loop, run by hand with TIME_KERNEL=madd|rten-gemm|f32"]
     fn time_one_byte_block() {
@@ -358,7 +360,9 @@ mod tests {
                 },
             );
         let mut lower = faer::Mat::<f32>::zeros(a + 1, a + 1);
+        let (mut cpu, mut wall) = (Vec::new(), Vec::new());
         for _ in 0..20 {
+            let (cpu_start, wall_start) = (process_cpu_seconds(), std::time::Instant::now());
             match kernel.as_str() {
                 "madd" => {
                     MaddBytes::available()
@@ -375,8 +379,28 @@ mod tests {
                 "none" => {}
                 other => panic!("TIME_KERNEL={other:?}: madd, rten-gemm, f32 or none"),
             }
+            cpu.push(process_cpu_seconds() - cpu_start);
+            wall.push(wall_start.elapsed().as_secs_f64());
         }
         std::hint::black_box((&product, &lower));
+        for (what, times) in [("CPU", &mut cpu), ("wall", &mut wall)] {
+            times.sort_by(f64::total_cmp);
+            println!(
+                "{kernel}: {what} a block {:.2} ms least, {:.2} ms median",
+                times[0] * 1e3,
+                times[times.len() / 2] * 1e3
+            );
+        }
+    }
+
+    /// The CPU time of all the process's threads in seconds (Linux's per-thread schedstat).
+    fn process_cpu_seconds() -> f64 {
+        std::fs::read_dir("/proc/self/task")
+            .expect("Linux's threads")
+            .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok())
+            .filter_map(|stat| stat.split_whitespace().next()?.parse::<f64>().ok())
+            .sum::<f64>()
+            * 1e-9
     }
 
     fn agrees_with_the_reference(gemm: GemmBytes, u_max: u8, y_max: i8) {

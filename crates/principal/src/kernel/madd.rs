@@ -9,47 +9,54 @@
 //! in `i16` with saturation: that is why it is not used here.
 //!
 //! The product `G = U Y` (`G[s][t] = Σ_k U[s][k] Y[t][k]`) goes as a matrix product of outer
-//! products, as BLAS kernels do: U is packed in panels of 8 rows, each pair of consecutive
-//! `k` of the 8 rows one 256-bit vector of 16 `i16`; Y's features are widened to pairs of `i16`
-//! in one `i32`, broadcast to every lane. A tile of 16 rows of U (2 vectors) by 6 features of Y
+//! products, as BLAS kernels do, with G's rows along the vectors' lanes so that a tile's sums
+//! are added to G's row-major storage by whole vectors. Y is packed in panels of 8 features,
+//! each pair of consecutive `k` of the 8 features one 256-bit vector of 16 `i16`; U's rows are
+//! packed in groups of 6, each row's pair of `k` one `i32` (two `i16`), the 6 rows' pairs of
+//! one `k` side by side, broadcast to every lane. A tile of 6 rows by 16 features (2 panels)
 //! keeps 12 accumulators of 8 `i32` in registers: per pair of `k`, 2 loads and 6 broadcasts
-//! feed 12 `vpmaddwd`, each 16 multiply-adds. The sum runs in slices of [`SLICE`] values of
-//! `k`, so that a tile's panels (16 KiB) stay in the first-level cache while Y's features pass.
-//! Only `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: tiles wholly below the
-//! diagonal are skipped, half the work. Tasks of rows of G run on all threads, with the same
-//! bits (every sum is exact).
+//! (from 24 contiguous bytes) feed 12 `vpmaddwd`, each 16 multiply-adds. On Zen 3 the loop is
+//! bound by the vector pipes (a `vpaddd` into the accumulator per `vpmaddwd`, as there is no
+//! VNNI, and the broadcasts), not by memory. The sum runs in slices of [`SLICE`] values of
+//! `k`, so that Y's slice (at most 784 features · 1 KiB) stays in the second-level cache while
+//! the rows pass. Only `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: tiles
+//! wholly below the diagonal are skipped, half the work. Tasks of rows of G, cut to equal
+//! work, run on all threads, with the same bits (every sum is exact).
 
 #[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
 
 #[cfg(target_arch = "x86_64")]
-/// Values of `k` summed per pass over the features (a multiple of 16).
+/// Values of `k` summed per pass over the features (even).
 const SLICE: usize = 512;
 
 #[cfg(target_arch = "x86_64")]
-/// Rows of U per panel: the `i32` lanes of a 256-bit vector.
+/// Features of Y per panel: the `i32` lanes of a 256-bit vector.
 const PANEL: usize = 8;
 
 #[cfg(target_arch = "x86_64")]
-/// Panels per tile (rows of U per tile: 16).
+/// Panels per tile (features per tile: 16).
 const TILE_PANELS: usize = 2;
 
 #[cfg(target_arch = "x86_64")]
-/// Features of Y per tile: with [`TILE_PANELS`], 12 accumulators, 2 panels' vectors, a
-/// broadcast and a product fill the 16 AVX registers.
-const TILE_FEATURES: usize = 6;
+/// Rows of U per group (rows of G per tile): with [`TILE_PANELS`], 12 accumulators, 2 panels'
+/// vectors, a broadcast and a product fill the 16 AVX registers.
+const GROUP: usize = 6;
 
 #[cfg(target_arch = "x86_64")]
-/// Rows of U (rows of G) per task on the thread pool: three tiles.
-const TASK_ROWS: usize = 3 * TILE_PANELS * PANEL;
+/// Tasks per product on the thread pool, cut to equal work: several per thread, so that a
+/// thread that finishes early takes another.
+const TASKS: usize = 16;
 
 #[cfg(target_arch = "x86_64")]
-/// The packed operands: `u[((p · pairs) + q) · 16 + 2l + e] = U[8p + l][2q + e]` (rows past U's
-/// zero), `y[t · pairs + q] = Y[t][2q]` in the low half, `Y[t][2q + 1]` in the high half, both
-/// with `k` padded with zeros to `2 · pairs`, a multiple of 16.
+/// The packed operands, `pairs = ⌈r / 2⌉` pairs of `k` (an odd `r`'s last pair has a zero high
+/// half): `y[p · pairs + q][l]` = `Y[8p + l][2q]` in the low `i16`, `Y[8p + l][2q + 1]` in the
+/// high one (features past Y's zero); `u[g · pairs + q][n]` = `U[6g + n][2q]`, `U[6g + n][2q +
+/// 1]` the same way, for `n < 6` (rows past U's zero; lanes 6 and 7 zero, unused: 8 lanes keep
+/// one packing routine for both, and a pair of `k` of a group within one cache line).
 struct Packed<'a> {
-    u: &'a [i16],
-    y: &'a [i32],
+    y: &'a [[i32; 8]],
+    u: &'a [[i32; 8]],
     pairs: usize,
 }
 
@@ -57,8 +64,8 @@ struct Packed<'a> {
 /// Storage for the packed operands, kept from block to block on the calling thread.
 #[derive(Default)]
 struct Scratch {
-    u: Vec<i16>,
-    y: Vec<i32>,
+    y: Vec<[i32; 8]>,
+    u: Vec<[i32; 8]>,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -79,48 +86,174 @@ fn room<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) -> &mut [E] {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl<'a> Packed<'a> {
-    /// Packs on all threads (panel by panel, feature by feature): serial, the packing and its
-    /// zeroing were a part of the block no other core could share. Every value a stored sum
-    /// reads is written here: Y's padding past `r` is zeroed, so U's (which may hold a former
-    /// block's values) adds nothing, and U's lanes past its `a + 1` rows feed only sums that
-    /// are never stored.
-    fn new(scratch: &'a mut Scratch, u: &[u8], y: &[i8], a: usize, r: usize) -> Self {
-        let pairs = r.div_ceil(16) * 8;
-        let panels = (a + 1).div_ceil(TASK_ROWS) * TASK_ROWS / PANEL;
-        let panel_len = pairs * 2 * PANEL;
-        let packed_u = room(&mut scratch.u, panels * panel_len);
-        packed_u
-            .par_chunks_exact_mut(panel_len)
-            .enumerate()
-            .for_each(|(p, panel)| {
-                let rows = u.chunks(PANEL * r).nth(p).unwrap_or_default();
-                for (l, row) in rows.chunks_exact(r).enumerate() {
-                    for (q, pair) in row.chunks(2).enumerate() {
-                        panel[q * 2 * PANEL + 2 * l] = i16::from(pair[0]);
-                        panel[q * 2 * PANEL + 2 * l + 1] = pair.get(1).map_or(0, |&v| i16::from(v));
-                    }
+/// A byte of the block, widened to `i16` exactly (`u8` by zeros, `i8` by its sign).
+trait Byte: Copy + pulp::bytemuck::Pod {
+    fn widen(self) -> i16;
+    /// The same for 16 consecutive bytes, into the 16 lanes of a vector.
+    fn widen_16(simd: pulp::x86::V3, bytes: [Self; 16]) -> std::arch::x86_64::__m256i;
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Byte for u8 {
+    fn widen(self) -> i16 {
+        i16::from(self)
+    }
+    #[inline(always)]
+    fn widen_16(simd: pulp::x86::V3, bytes: [u8; 16]) -> std::arch::x86_64::__m256i {
+        simd.avx2._mm256_cvtepu8_epi16(pulp::cast(bytes))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Byte for i8 {
+    fn widen(self) -> i16 {
+        i16::from(self)
+    }
+    #[inline(always)]
+    fn widen_16(simd: pulp::x86::V3, bytes: [i8; 16]) -> std::arch::x86_64::__m256i {
+        simd.avx2._mm256_cvtepi8_epi16(pulp::cast(bytes))
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// Interleaves up to 8 rows of `r` bytes (`rows`; missing rows read as zeros) into pairs,
+/// widened to `i16`: `out[q][l] = row_l[2q] | row_l[2q + 1] << 16` (an odd `r`'s last pair has
+/// a zero high half). Every value of `out` (`⌈r / 2⌉` pairs) is written. By 8 pairs of the 8
+/// rows at a time: each row's 16 bytes widened into one vector, then the 8 × 8 `i32` transposed.
+struct Interleave<'a, B> {
+    simd: pulp::x86::V3,
+    rows: &'a [B],
+    r: usize,
+    out: &'a mut [[i32; 8]],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Interleave {
+            simd,
+            rows,
+            r,
+            out,
+        } = self;
+        let avx2 = simd.avx2;
+        let height = rows.len() / r;
+        let zero = simd.avx._mm256_setzero_si256();
+        let (whole, tail) = out.split_at_mut(r / 16 * 8);
+        for (c, out) in whole.chunks_exact_mut(8).enumerate() {
+            let v: [_; 8] = std::array::from_fn(|l| {
+                if l < height {
+                    let bytes = &rows[l * r + 16 * c..][..16];
+                    B::widen_16(simd, bytes.try_into().expect("16 bytes"))
+                } else {
+                    zero
                 }
             });
-        let packed_y = room(&mut scratch.y, a * pairs);
+            // The 8 × 8 transpose of i32: unpack by 32 bits, by 64, then swap the halves.
+            let t0 = avx2._mm256_unpacklo_epi32(v[0], v[1]);
+            let t1 = avx2._mm256_unpackhi_epi32(v[0], v[1]);
+            let t2 = avx2._mm256_unpacklo_epi32(v[2], v[3]);
+            let t3 = avx2._mm256_unpackhi_epi32(v[2], v[3]);
+            let t4 = avx2._mm256_unpacklo_epi32(v[4], v[5]);
+            let t5 = avx2._mm256_unpackhi_epi32(v[4], v[5]);
+            let t6 = avx2._mm256_unpacklo_epi32(v[6], v[7]);
+            let t7 = avx2._mm256_unpackhi_epi32(v[6], v[7]);
+            let u0 = avx2._mm256_unpacklo_epi64(t0, t2);
+            let u1 = avx2._mm256_unpackhi_epi64(t0, t2);
+            let u2 = avx2._mm256_unpacklo_epi64(t1, t3);
+            let u3 = avx2._mm256_unpackhi_epi64(t1, t3);
+            let u4 = avx2._mm256_unpacklo_epi64(t4, t6);
+            let u5 = avx2._mm256_unpackhi_epi64(t4, t6);
+            let u6 = avx2._mm256_unpacklo_epi64(t5, t7);
+            let u7 = avx2._mm256_unpackhi_epi64(t5, t7);
+            out[0] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u0, u4));
+            out[1] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u1, u5));
+            out[2] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u2, u6));
+            out[3] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u3, u7));
+            out[4] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u0, u4));
+            out[5] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u1, u5));
+            out[6] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u2, u6));
+            out[7] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u3, u7));
+        }
+        // The last pairs (r not a multiple of 16), one by one.
+        let from = r / 16 * 16;
+        for (q, pairs) in tail.iter_mut().enumerate() {
+            for (l, pair) in pairs.iter_mut().enumerate() {
+                let byte = |k: usize| match rows.get(l * r + k) {
+                    Some(&b) if l < height && k < r => b.widen(),
+                    _ => 0,
+                };
+                let k = from + 2 * q;
+                *pair = i32::from(byte(k) as u16) | (i32::from(byte(k + 1)) << 16);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<'a> Packed<'a> {
+    /// Packs on all threads (panel by panel, group by group): serial, the packing was a part
+    /// of the block no other core could share.
+    fn new(
+        simd: pulp::x86::V3,
+        scratch: &'a mut Scratch,
+        u: &[u8],
+        y: &[i8],
+        a: usize,
+        r: usize,
+    ) -> Self {
+        let pairs = r.div_ceil(2);
+        let packed_y = room(&mut scratch.y, a.div_ceil(PANEL) * pairs);
         packed_y
             .par_chunks_exact_mut(pairs)
-            .zip(y.par_chunks_exact(r))
-            .for_each(|(dst, row)| {
-                let (used, padding) = dst.split_at_mut(r.div_ceil(2));
-                for (d, pair) in used.iter_mut().zip(row.chunks(2)) {
-                    let low = i32::from(i16::from(pair[0]) as u16);
-                    let high = pair.get(1).map_or(0, |&v| i32::from(v));
-                    *d = low | (high << 16);
-                }
-                padding.fill(0);
-            });
+            .zip(y.par_chunks(PANEL * r))
+            .for_each(|(out, rows)| pulp::Simd::vectorize(simd, Interleave { simd, rows, r, out }));
+        let packed_u = room(&mut scratch.u, (a + 1).div_ceil(GROUP) * pairs);
+        packed_u
+            .par_chunks_exact_mut(pairs)
+            .zip(u.par_chunks(GROUP * r))
+            .for_each(|(out, rows)| pulp::Simd::vectorize(simd, Interleave { simd, rows, r, out }));
         Packed {
-            u: packed_u,
             y: packed_y,
+            u: packed_u,
             pairs,
         }
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// The first feature of the tiles of row group `g` (of `a` features): the panel holding its
+/// first row's diagonal, or 0 for the group holding U's last row, which wants every feature.
+fn first_feature(g: usize, a: usize) -> usize {
+    let s = g * GROUP;
+    if s + GROUP > a {
+        0
+    } else {
+        s / PANEL * PANEL
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// Where the tasks' groups of rows start, and the end (`groups`): consecutive groups whose
+/// work (features from [`first_feature`] on) adds up to about an equal share each. The
+/// top rows of the triangle are the longest, so equal numbers of rows would not do.
+fn task_starts(groups: usize, a: usize) -> Vec<usize> {
+    let work = |g: usize| (a - first_feature(g, a)) + PANEL;
+    let total: usize = (0..groups).map(work).sum();
+    let share = total.div_ceil(TASKS);
+    let mut starts = vec![0];
+    let mut done = 0;
+    for g in 0..groups {
+        done += work(g);
+        if done >= share * starts.len() && g + 1 < groups {
+            starts.push(g + 1);
+        }
+    }
+    starts.push(groups);
+    starts
 }
 
 /// `product = U Y` (layout as [`crate::kernel::bytes::ByteProduct::multiply`]: its entries
@@ -132,28 +265,40 @@ pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i3
         return false;
     };
     let product = &mut product[..(a + 1) * a];
+    if r == 0 {
+        product.fill(0);
+        return true;
+    }
     if a == 0 {
         return true;
     }
+    let groups = (a + 1).div_ceil(GROUP);
+    let starts = task_starts(groups, a);
     let mut run = |scratch: &mut Scratch| {
-        let packed = Packed::new(scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
-        product
-            .par_chunks_mut(TASK_ROWS * a)
-            .enumerate()
-            .for_each(|(task, rows)| {
-                // Zeroed by the task that sums into them, on its own core.
-                rows.fill(0);
-                pulp::Simd::vectorize(
+        let packed = Packed::new(simd, scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
+        // Each task's rows of G: groups `starts[i]..starts[i + 1]`.
+        let mut tasks = Vec::with_capacity(starts.len() - 1);
+        let mut rest = &mut *product;
+        for bounds in starts.windows(2) {
+            let rows = (bounds[1] * GROUP).min(a + 1) - bounds[0] * GROUP;
+            let (task, after) = rest.split_at_mut(rows * a);
+            tasks.push((bounds[0], task));
+            rest = after;
+        }
+        tasks.into_par_iter().for_each(|(first_group, rows)| {
+            // Zeroed by the task that sums into them, on its own core.
+            rows.fill(0);
+            pulp::Simd::vectorize(
+                simd,
+                Rows {
                     simd,
-                    Rows {
-                        simd,
-                        packed: &packed,
-                        first: task * TASK_ROWS,
-                        a,
-                        product: rows,
-                    },
-                )
-            });
+                    packed: &packed,
+                    first_group,
+                    a,
+                    product: rows,
+                },
+            )
+        });
     };
     // A product started while this thread waits inside another (a rayon worker that took
     // another block's task) packs into storage of its own.
@@ -182,12 +327,12 @@ pub(crate) fn multiply(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) ->
     false
 }
 
-/// Rows `first..` of G (as many as `product` holds), over every slice of `k`.
+/// Rows of G from group `first_group` on (as many as `product` holds), over every slice of `k`.
 #[cfg(target_arch = "x86_64")]
 struct Rows<'a> {
     simd: pulp::x86::V3,
     packed: &'a Packed<'a>,
-    first: usize,
+    first_group: usize,
     a: usize,
     product: &'a mut [i32],
 }
@@ -201,48 +346,35 @@ impl pulp::WithSimd for Rows<'_> {
         let Rows {
             simd,
             packed,
-            first,
+            first_group,
             a,
             product,
         } = self;
         let pairs = packed.pairs;
         let rows = product.len() / a;
-        let panel_len = pairs * 2 * PANEL;
         for q in (0..pairs).step_by(SLICE / 2) {
             let len = (SLICE / 2).min(pairs - q);
-            for s in (0..rows).step_by(TILE_PANELS * PANEL) {
-                let panels: [&[[i16; 16]]; TILE_PANELS] = std::array::from_fn(|i| {
-                    let p = (first + s) / PANEL + i;
-                    let panel = &packed.u[p * panel_len + q * 2 * PANEL..][..len * 2 * PANEL];
-                    pulp::as_arrays::<16, i16>(panel).0
-                });
-                let height = (rows - s).min(TILE_PANELS * PANEL);
-                // U's last row (the ones) wants every feature; other rows only t ≥ s.
-                let from = if first + s + height > a {
-                    0
-                } else {
-                    (first + s) / TILE_FEATURES * TILE_FEATURES
-                };
-                let mut t = from;
+            for (i, s) in (0..rows).step_by(GROUP).enumerate() {
+                let g = first_group + i;
+                let group = &packed.u[g * pairs + q..][..len];
+                let height = (rows - s).min(GROUP);
+                let panel = |p: usize| &packed.y[p * pairs + q..][..len];
+                let mut t = first_feature(g, a);
                 while t < a {
-                    let width = (a - t).min(TILE_FEATURES);
-                    let feature = |j: usize| &packed.y[(t + j) * pairs + q..][..len];
                     let out = Out {
-                        product: &mut *product,
+                        product: &mut product[s * a..(s + height) * a],
                         a,
-                        s,
-                        height,
                         t,
                     };
-                    match width {
-                        6 => tile::<6>(simd, panels, std::array::from_fn(feature), out),
-                        5 => tile::<5>(simd, panels, std::array::from_fn(feature), out),
-                        4 => tile::<4>(simd, panels, std::array::from_fn(feature), out),
-                        3 => tile::<3>(simd, panels, std::array::from_fn(feature), out),
-                        2 => tile::<2>(simd, panels, std::array::from_fn(feature), out),
-                        _ => tile::<1>(simd, panels, std::array::from_fn(feature), out),
+                    let p = t / PANEL;
+                    if a - t > PANEL {
+                        let panels = [panel(p), panel(p + 1)];
+                        tile::<TILE_PANELS>(simd, panels, group, out);
+                        t += TILE_PANELS * PANEL;
+                    } else {
+                        tile::<1>(simd, [panel(p)], group, out);
+                        t += PANEL;
                     }
-                    t += width;
                 }
             }
         }
@@ -250,57 +382,50 @@ impl pulp::WithSimd for Rows<'_> {
 }
 
 #[cfg(target_arch = "x86_64")]
-/// Where a tile's sums go: rows `s..s + height` (of the task's part of G), features `t..`.
+/// Where a tile's sums go: the group's rows of G (`height · a`), features `t..`.
 struct Out<'a> {
     product: &'a mut [i32],
     a: usize,
-    s: usize,
-    height: usize,
     t: usize,
 }
 
-/// Adds `Σ_q U[row][2q..2q + 2] · Y[t + j][2q..2q + 2]` over the slice to G, for the tile's 16
-/// rows (2 panels) and N features.
+/// Adds `Σ_q Y[t + f][2q..2q + 2] · U[row][2q..2q + 2]` over the slice to G, for the group's 6
+/// rows and the P panels' 8·P features `f` (those past `a` are not stored).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn tile<const N: usize>(
+fn tile<const P: usize>(
     simd: pulp::x86::V3,
-    panels: [&[[i16; 16]]; TILE_PANELS],
-    features: [&[i32]; N],
+    panels: [&[[i32; PANEL]]; P],
+    group: &[[i32; 8]],
     out: Out<'_>,
 ) {
     use std::arch::x86_64::__m256i;
     let zero = simd.avx._mm256_setzero_si256();
-    let mut acc = [[zero; N]; TILE_PANELS];
-    let len = panels[0].len();
-    for q in 0..len {
-        let lanes: [__m256i; TILE_PANELS] = std::array::from_fn(|i| pulp::cast(panels[i][q]));
-        for j in 0..N {
-            let pair = simd.avx._mm256_set1_epi32(features[j][q]);
-            for i in 0..TILE_PANELS {
+    let mut acc = [[zero; GROUP]; P];
+    let panels: [&[[i32; PANEL]]; P] = std::array::from_fn(|i| &panels[i][..group.len()]);
+    for (q, pairs) in group.iter().enumerate() {
+        let lanes: [__m256i; P] = std::array::from_fn(|i| pulp::cast(panels[i][q]));
+        for (n, &pair) in pairs[..GROUP].iter().enumerate() {
+            let pair = simd.avx._mm256_set1_epi32(pair);
+            for i in 0..P {
                 let products = simd.avx2._mm256_madd_epi16(lanes[i], pair);
-                acc[i][j] = simd.avx2._mm256_add_epi32(acc[i][j], products);
+                acc[i][n] = simd.avx2._mm256_add_epi32(acc[i][n], products);
             }
         }
     }
-    let Out {
-        product,
-        a,
-        s,
-        height,
-        t,
-    } = out;
-    for (i, panel) in acc.iter().enumerate() {
-        for (j, &sums) in panel.iter().enumerate() {
-            let sums: [i32; PANEL] = pulp::cast(sums);
-            for (l, &v) in sums
-                .iter()
-                .enumerate()
-                .take(height.saturating_sub(i * PANEL))
-            {
-                let g = &mut product[(s + i * PANEL + l) * a + t + j];
-                // Wrapping is the exact sum's: the caller keeps it within i32.
-                *g = g.wrapping_add(v);
+    let Out { product, a, t } = out;
+    for (n, row) in product.chunks_exact_mut(a).enumerate() {
+        for (i, panel) in acc.iter().enumerate() {
+            let from = t + i * PANEL;
+            // Wrapping is the exact sum's: the caller keeps it within i32.
+            if let Some(dst) = row.get_mut(from..from + PANEL) {
+                let dst: &mut [i32; PANEL] = dst.try_into().expect("a panel's width");
+                *dst = pulp::cast(simd.avx2._mm256_add_epi32(pulp::cast(*dst), panel[n]));
+            } else {
+                let sums: [i32; PANEL] = pulp::cast(panel[n]);
+                for (g, v) in row[from..].iter_mut().zip(sums) {
+                    *g = g.wrapping_add(v);
+                }
             }
         }
     }
