@@ -430,3 +430,36 @@ fn tile<const P: usize>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_arch = "x86_64")]
+    use super::*;
+
+    /// The tasks take every group of rows once, in order, and share the triangle's work
+    /// evenly: none more than one group's work beyond an equal share (the first rows of the
+    /// triangle are the longest, so tasks of equal numbers of rows would not be).
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_tasks_take_every_group_once_and_equal_shares_of_the_work() {
+        for a in [1usize, 5, 6, 7, 50, 200, 784, 2000] {
+            let groups = (a + 1).div_ceil(GROUP);
+            let starts = task_starts(groups, a);
+            assert_eq!((starts[0], *starts.last().unwrap()), (0, groups), "a = {a}");
+            assert!(starts.windows(2).all(|w| w[0] < w[1]), "a = {a}: {starts:?}");
+            assert!(starts.len() - 1 <= TASKS, "a = {a}: {starts:?}");
+            let work = |g: usize| (a - first_feature(g, a)) + PANEL;
+            let total: usize = (0..groups).map(work).sum();
+            let largest = (0..groups).map(work).max().unwrap();
+            for w in starts.windows(2) {
+                let task: usize = (w[0]..w[1]).map(work).sum();
+                assert!(
+                    task <= total.div_ceil(TASKS) + largest,
+                    "a = {a}: groups {}..{} take {task} of {total}",
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+    }
+}
