@@ -130,6 +130,47 @@ fn pieces(n: usize) -> Vec<(usize, usize)> {
     (0..n).step_by(size).map(|s| (s, size.min(n - s))).collect()
 }
 
+/// `dst ← accum(dst) + alpha · a b`, cut along `dst`'s longer side into [`pieces`] that
+/// threads take whole, each a sequential faer product: the basis products of the iterative
+/// solvers (20,000 × 60 and thinner) waited at faer's barriers more than they multiplied. The
+/// pieces split no sum, so the bits are those of one sequential product on any threads.
+pub(crate) fn product_in_pieces(
+    dst: MatMut<'_, f64>,
+    accum: Accum,
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    alpha: f64,
+) {
+    use rayon::prelude::*;
+    let by_rows = dst.nrows() >= dst.ncols();
+    let mut parts = Vec::new();
+    let mut rest = dst;
+    for (start, len) in pieces(if by_rows { rest.nrows() } else { rest.ncols() }) {
+        let (piece, tail) = if by_rows {
+            rest.split_at_row_mut(len)
+        } else {
+            rest.split_at_col_mut(len)
+        };
+        parts.push((start, piece));
+        rest = tail;
+    }
+    parts.into_par_iter().for_each(|(start, piece)| {
+        let (a, b) = if by_rows {
+            (a.subrows(start, piece.nrows()), b)
+        } else {
+            (a, b.subcols(start, piece.ncols()))
+        };
+        matmul(piece, accum, a, b, alpha, Par::Seq);
+    });
+}
+
+/// `a b` by [`product_in_pieces`].
+pub(crate) fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+    let mut c = Mat::zeros(a.nrows(), b.ncols());
+    product_in_pieces(c.as_mut(), Accum::Replace, a, b, 1.0);
+    c
+}
+
 /// `Wᵀ += Yᵀ X` with `Y = X Ps − 1 shiftᵀ` for one f64 chunk (the mean subtracted inside the
 /// products: implicit centring), and `1ᵀY` added to `column_sums`. Each product is cut into
 /// pieces that a thread takes whole and computes with one sequential faer product: `Y` by rows
@@ -333,15 +374,8 @@ pub(crate) fn orthonormalise(w: MatRef<'_, f64>) -> Mat<f64> {
 /// `rest ← rest − basis (basisᵀ rest)` for an orthonormal `basis`: one block Gram–Schmidt
 /// step; returns the coefficients `basisᵀ rest` it removed.
 pub(crate) fn remove_along(basis: MatRef<'_, f64>, mut rest: MatMut<'_, f64>) -> Mat<f64> {
-    let along = basis.transpose() * rest.as_ref();
-    matmul(
-        rest.as_mut(),
-        Accum::Add,
-        basis,
-        along.as_ref(),
-        -1.0,
-        Par::rayon(0),
-    );
+    let along = product(basis.transpose(), rest.as_ref());
+    product_in_pieces(rest.as_mut(), Accum::Add, basis, along.as_ref(), -1.0);
     along
 }
 
@@ -384,11 +418,11 @@ pub(crate) fn rayleigh_ritz(
 ) -> Result<Ritz> {
     let l = q.ncols();
     let wanted = wanted.min(l);
-    let t = q.transpose() * w;
+    let t = product(q.transpose(), w);
     let sym = Mat::from_fn(l, l, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
     let (values, v) = top_eigen(sym.as_ref(), wanted, l, 1.0, solver)?;
-    let vectors = q * &v;
-    let wv = w * &v;
+    let vectors = product(q, v.as_ref());
+    let wv = product(w, v.as_ref());
     let residuals = (0..wanted)
         .map(|j| {
             (0..q.nrows())
