@@ -58,7 +58,7 @@ impl BlockWork {
 fn centred_blocks<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],
-    ps: &Mat<f64>,
+    ps: MatRef<'_, f64>,
     halves: &mut [BlockWork; 2],
 ) {
     let (n, d) = (x.nrows(), x.ncols());
@@ -80,7 +80,7 @@ fn centred_blocks<T: Real>(
 fn centred_run<T: Real>(
     x: MatRef<'_, T>,
     mean: &[f64],
-    ps: &Mat<f64>,
+    ps: MatRef<'_, f64>,
     work: &mut BlockWork,
     par: Par,
 ) {
@@ -102,7 +102,7 @@ fn centred_run<T: Real>(
         );
         let xc = work.buffer.as_ref().subcols(0, rows).transpose();
         let mut yb = work.y.as_mut().subrows_mut(0, rows);
-        matmul(yb.as_mut(), Accum::Replace, xc, ps.as_ref(), 1.0, par);
+        matmul(yb.as_mut(), Accum::Replace, xc, ps, 1.0, par);
         matmul(
             work.wt.as_mut(),
             Accum::Add,
@@ -113,6 +113,128 @@ fn centred_run<T: Real>(
         );
         start += rows;
     }
+}
+
+/// Pieces each product of [`implicit_products`] is cut into, at most: enough for the threads to
+/// share them evenly.
+const PRODUCT_PIECES: usize = 16;
+
+/// Fewest rows of X (columns of Wᵀ) in a piece: below this a sequential product loses to its
+/// packing.
+const MIN_PIECE: usize = 48;
+
+/// `start..start + len` ranges cutting `0..n` into at most [`PRODUCT_PIECES`] pieces of at
+/// least [`MIN_PIECE`] (the last may be shorter): they depend on `n` only.
+fn pieces(n: usize) -> Vec<(usize, usize)> {
+    let size = n.div_ceil(PRODUCT_PIECES).max(MIN_PIECE);
+    (0..n).step_by(size).map(|s| (s, size.min(n - s))).collect()
+}
+
+/// `dst ← accum(dst) + alpha · a b`, cut along `dst`'s longer side into [`pieces`] that
+/// threads take whole, each a sequential faer product: the basis products of the iterative
+/// solvers (20,000 × 60 and thinner) waited at faer's barriers more than they multiplied. The
+/// pieces split no sum, so the bits are those of one sequential product on any threads.
+pub(crate) fn product_in_pieces(
+    dst: MatMut<'_, f64>,
+    accum: Accum,
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    alpha: f64,
+) {
+    use rayon::prelude::*;
+    let by_rows = dst.nrows() >= dst.ncols();
+    let mut parts = Vec::new();
+    let mut rest = dst;
+    for (start, len) in pieces(if by_rows { rest.nrows() } else { rest.ncols() }) {
+        let (piece, tail) = if by_rows {
+            rest.split_at_row_mut(len)
+        } else {
+            rest.split_at_col_mut(len)
+        };
+        parts.push((start, piece));
+        rest = tail;
+    }
+    parts.into_par_iter().for_each(|(start, piece)| {
+        let (a, b) = if by_rows {
+            (a.subrows(start, piece.nrows()), b)
+        } else {
+            (a, b.subcols(start, piece.ncols()))
+        };
+        matmul(piece, accum, a, b, alpha, Par::Seq);
+    });
+}
+
+/// `a b` by [`product_in_pieces`].
+pub(crate) fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+    let mut c = Mat::zeros(a.nrows(), b.ncols());
+    product_in_pieces(c.as_mut(), Accum::Replace, a, b, 1.0);
+    c
+}
+
+/// `Wᵀ += Yᵀ X` with `Y = X Ps − 1 shiftᵀ` for one f64 chunk (the mean subtracted inside the
+/// products: implicit centring), and `1ᵀY` added to `column_sums`. Each product is cut into
+/// pieces that a thread takes whole and computes with one sequential faer product: `Y` by rows
+/// of X, `Wᵀ` by columns of X. No piece adds to another's result, so the bits are the same
+/// whatever the threads; and no thread waits on another inside a product (faer's own threads
+/// meet at a barrier for every 512 terms of a sum, 40 times in each `X Ps` of 20,000 features:
+/// bench/results.md, 2026-11-26 case 3).
+fn implicit_products(
+    x: MatRef<'_, f64>,
+    ps: MatRef<'_, f64>,
+    shift: &[f64],
+    y: &mut Mat<f64>,
+    wt: MatMut<'_, f64>,
+    column_sums: &mut [f64],
+) {
+    use rayon::prelude::*;
+    let (n, l) = (x.nrows(), ps.ncols());
+    if y.nrows() < n || y.ncols() != l {
+        *y = Mat::zeros(n, l);
+    }
+    let mut y = y.as_mut().subrows_mut(0, n);
+    let mut rows = Vec::new();
+    let mut rest = y.as_mut();
+    for (start, len) in pieces(n) {
+        let (piece, tail) = rest.split_at_row_mut(len);
+        rows.push((start, piece));
+        rest = tail;
+    }
+    rows.into_par_iter().for_each(|(start, mut piece)| {
+        let len = piece.nrows();
+        matmul(
+            piece.as_mut(),
+            Accum::Replace,
+            x.subrows(start, len),
+            ps,
+            1.0,
+            Par::Seq,
+        );
+        for (c, &s) in shift.iter().enumerate() {
+            piece.as_mut().col_mut(c).iter_mut().for_each(|v| *v -= s);
+        }
+    });
+    for (c, sum) in column_sums.iter_mut().enumerate() {
+        *sum += y.as_ref().col(c).iter().sum::<f64>();
+    }
+    let y = y.as_ref();
+    let mut columns = Vec::new();
+    let mut rest = wt;
+    for (start, len) in pieces(x.ncols()) {
+        let (piece, tail) = rest.split_at_col_mut(len);
+        columns.push((start, piece));
+        rest = tail;
+    }
+    columns.into_par_iter().for_each(|(start, piece)| {
+        let len = piece.ncols();
+        matmul(
+            piece,
+            Accum::Add,
+            y.transpose(),
+            x.subcols(start, len),
+            1.0,
+            Par::Seq,
+        );
+    });
 }
 
 /// `W = Xsᵀ (Xs P)` for the centred, scaled data Xs and a D×L block P: one pass. Over several
@@ -128,7 +250,9 @@ pub(crate) fn apply_scatter(
     let (d, l) = (p.nrows(), p.ncols());
     // Scaling folds into P and W: Xs = Xc S⁻¹, so Xsᵀ Xs P = S⁻¹ Xcᵀ Xc (S⁻¹ P).
     let inv = |j: usize| scale.map_or(1.0, |s| 1.0 / s[j]);
-    let ps = Mat::<f64>::from_fn(d, l, |j, c| p[(j, c)] * inv(j));
+    // S⁻¹P, copied only when there is a scale.
+    let scaled = scale.map(|_| Mat::<f64>::from_fn(d, l, |j, c| p[(j, c)] * inv(j)));
+    let ps = scaled.as_ref().map_or(p, Mat::as_ref);
     // μᵀ S⁻¹P: what the mean contributes to every row of X S⁻¹P.
     let shift: Vec<f64> = (0..l)
         .map(|c| (0..d).map(|j| mean[j] * ps[(j, c)]).sum())
@@ -137,7 +261,11 @@ pub(crate) fn apply_scatter(
     // about 1.4× faster than Xᵀ Y.
     let mut wt = Mat::<f64>::zeros(l, d);
     let mut column_sums = vec![0.0; l];
-    let mut halves = [BlockWork::new(l, d), BlockWork::new(l, d)];
+    // Y of the implicit products, kept from chunk to chunk.
+    let mut y = Mat::<f64>::new();
+    // The explicit centring's buffers, made when first needed: each holds an L×D `Wᵀ`.
+    let mut halves: Option<[BlockWork; 2]> = None;
+    let mut new_halves = || [BlockWork::new(l, d), BlockWork::new(l, d)];
     let pass = source.pass(&mut |chunk| {
         if chunk.ncols() != d {
             return Err(PcaError::FeatureMismatch {
@@ -147,37 +275,20 @@ pub(crate) fn apply_scatter(
         }
         match (centring, chunk) {
             (Centring::Implicit, ChunkRef::F64(x)) => {
-                let mut y = Mat::<f64>::zeros(x.nrows(), l);
-                matmul(
-                    y.as_mut(),
-                    Accum::Replace,
-                    x,
-                    ps.as_ref(),
-                    1.0,
-                    Par::rayon(0),
-                );
-                for c in 0..l {
-                    let col = y.col_as_slice_mut(c);
-                    col.iter_mut().for_each(|v| *v -= shift[c]);
-                    column_sums[c] += col.iter().sum::<f64>();
-                }
-                matmul(
-                    wt.as_mut(),
-                    Accum::Add,
-                    y.transpose(),
-                    x,
-                    1.0,
-                    Par::rayon(0),
-                );
+                implicit_products(x, ps, &shift, &mut y, wt.as_mut(), &mut column_sums)
             }
-            (_, ChunkRef::F32(x)) => centred_blocks(x, mean, &ps, &mut halves),
-            (Centring::Explicit, ChunkRef::F64(x)) => centred_blocks(x, mean, &ps, &mut halves),
+            (_, ChunkRef::F32(x)) => {
+                centred_blocks(x, mean, ps, halves.get_or_insert_with(&mut new_halves))
+            }
+            (Centring::Explicit, ChunkRef::F64(x)) => {
+                centred_blocks(x, mean, ps, halves.get_or_insert_with(&mut new_halves))
+            }
         }
         Ok(())
     });
     agree(collective, Stage::Apply, pass.map(|()| 0))?;
     // The halves' sums, always in the same order.
-    for work in &halves {
+    for work in halves.iter().flatten() {
         wt += &work.wt;
     }
     if collective.size() > 1 {
@@ -263,15 +374,8 @@ pub(crate) fn orthonormalise(w: MatRef<'_, f64>) -> Mat<f64> {
 /// `rest ← rest − basis (basisᵀ rest)` for an orthonormal `basis`: one block Gram–Schmidt
 /// step; returns the coefficients `basisᵀ rest` it removed.
 pub(crate) fn remove_along(basis: MatRef<'_, f64>, mut rest: MatMut<'_, f64>) -> Mat<f64> {
-    let along = basis.transpose() * rest.as_ref();
-    matmul(
-        rest.as_mut(),
-        Accum::Add,
-        basis,
-        along.as_ref(),
-        -1.0,
-        Par::rayon(0),
-    );
+    let along = product(basis.transpose(), rest.as_ref());
+    product_in_pieces(rest.as_mut(), Accum::Add, basis, along.as_ref(), -1.0);
     along
 }
 
@@ -314,11 +418,11 @@ pub(crate) fn rayleigh_ritz(
 ) -> Result<Ritz> {
     let l = q.ncols();
     let wanted = wanted.min(l);
-    let t = q.transpose() * w;
+    let t = product(q.transpose(), w);
     let sym = Mat::from_fn(l, l, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
     let (values, v) = top_eigen(sym.as_ref(), wanted, l, 1.0, solver)?;
-    let vectors = q * &v;
-    let wv = w * &v;
+    let vectors = product(q, v.as_ref());
+    let wv = product(w, v.as_ref());
     let residuals = (0..wanted)
         .map(|j| {
             (0..q.nrows())
@@ -430,5 +534,138 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The implicit products cut into pieces of rows and of columns (wide chunks: several of
+    /// each, ragged last pieces) give `Xcᵀ Xc P`, and the same bits on one thread as on
+    /// three: no piece's sum depends on the threads.
+    #[test]
+    fn wide_chunks_apply_the_scatter_matrix_with_the_same_bits_on_any_threads() {
+        let (n, d, l) = (300, 1001, 7);
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let x = Mat::<f64>::from_fn(n, d, |_, j| 1e-3 * j as f64 + rng.random::<f64>());
+        // Row-major, as the readers give it.
+        let data: Vec<f64> = (0..n)
+            .flat_map(|i| (0..d).map(move |j| (i, j)))
+            .map(|(i, j)| x[(i, j)])
+            .collect();
+        let rows = MatRef::from_row_major_slice(&data, n, d);
+        let mean: Vec<f64> = (0..d)
+            .map(|j| (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64)
+            .collect();
+        let p = gaussian(d, l, 4);
+        let want = dense(&x, &mean, p.as_ref());
+        let size = want.norm_max();
+        for chunk in [n, 64] {
+            let apply = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let mut source = InMemory::new(rows, chunk);
+                    apply_scatter(
+                        &mut source,
+                        &mean,
+                        None,
+                        Centring::Implicit,
+                        p.as_ref(),
+                        &SingleProcess,
+                    )
+                    .unwrap()
+                })
+            };
+            let one = apply(1);
+            let err = (&one - &want).norm_max();
+            assert!(err <= 1e-12 * size, "{chunk} rows a chunk: {err} of {size}");
+            let three = apply(3);
+            assert!(
+                one == three,
+                "{chunk} rows a chunk: other bits on three threads"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    //! `cargo test --release --workspace --lib -- --ignored --nocapture time_wide_products`:
+    //! one pass's products at case 3's shape (2,000 × 20,000 row-major f64, L = 60), faer's own
+    //! threads against [`implicit_products`]' pieces, and the basis work of the randomized
+    //! solver at that shape; wall time and the CPU time of all threads.
+    use super::*;
+    use rand::Rng;
+    use std::time::Instant;
+
+    /// CPU seconds of every thread of this process (Linux's per-thread schedstat).
+    fn process_cpu_seconds() -> f64 {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+            .map(|s| s.split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1e-9)
+            .sum()
+    }
+
+    fn time(name: &str, reps: usize, mut f: impl FnMut()) {
+        f();
+        let (c0, w0) = (process_cpu_seconds(), Instant::now());
+        for _ in 0..reps {
+            f();
+        }
+        let cpu = (process_cpu_seconds() - c0) / reps as f64;
+        let wall = w0.elapsed().as_secs_f64() / reps as f64;
+        println!(
+            "{name:<52} wall {:7.1} ms  cpu {:7.1} ms",
+            wall * 1e3,
+            cpu * 1e3
+        );
+    }
+
+    #[test]
+    #[ignore = "timing loop, not a check"]
+    fn time_wide_products() {
+        // As the binary sets it (GUIDE.md, "Threads that wait").
+        spindle::SPIN_LIMIT.store(0, std::sync::atomic::Ordering::Relaxed);
+        let (n, d, l) = (2000, 20000, 60);
+        let reps = 5;
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let data: Vec<f64> = (0..n * d).map(|_| rng.random::<f64>()).collect();
+        let x = MatRef::from_row_major_slice(&data, n, d);
+        let ps = gaussian(d, l, 2);
+        let shift = vec![0.0; l];
+        for round in 0..2 {
+            let mut y = Mat::<f64>::zeros(n, l);
+            let mut wt = Mat::<f64>::zeros(l, d);
+            time(
+                &format!("{round}: faer's threads: Y = X P, Wᵀ = Yᵀ X"),
+                reps,
+                || {
+                    let par = Par::rayon(0);
+                    matmul(y.as_mut(), Accum::Replace, x, ps.as_ref(), 1.0, par);
+                    matmul(wt.as_mut(), Accum::Replace, y.transpose(), x, 1.0, par);
+                },
+            );
+            let mut sums = vec![0.0; l];
+            time(
+                &format!("{round}: implicit_products (pieces)"),
+                reps,
+                || implicit_products(x, ps.as_ref(), &shift, &mut y, wt.as_mut(), &mut sums),
+            );
+        }
+        let m = 180;
+        let g = gaussian(d, l, 5);
+        time("orthonormalise 20000×60", reps, || {
+            std::hint::black_box(orthonormalise(g.as_ref()));
+        });
+        let basis = orthonormalise(gaussian(d, m, 6).as_ref());
+        let mut rest = g.clone();
+        time("remove_along (basis of 180)", reps, || {
+            remove_along(basis.as_ref(), rest.as_mut());
+        });
+        let q = orthonormalise(gaussian(d, 4 * l, 7).as_ref());
+        let w = gaussian(d, 4 * l, 8);
+        time("rayleigh_ritz (basis of 240, 50 wanted)", reps, || {
+            std::hint::black_box(rayleigh_ritz(q.as_ref(), w.as_ref(), 50, "t").unwrap());
+        });
     }
 }

@@ -14,7 +14,7 @@ use faer::{Mat, MatRef};
 use crate::error::Result;
 use crate::options::{IterativeOptions, RandomizedMethod};
 use crate::solver::iterative::{
-    append_cols, gaussian, orthonormalise, rayleigh_ritz, remove_along,
+    append_cols, gaussian, orthonormalise, product, rayleigh_ritz, remove_along,
 };
 use crate::solver::krylov::block_lanczos;
 use crate::solver::{IterationReport, IterativeProblem, Rows, Spectrum, top_eigen};
@@ -209,8 +209,8 @@ fn block_krylov(
         if basis.ncols() + width > cap {
             // Thick restart: keep the leading Ritz vectors and their images under S (exact).
             let v = ritz_coefficients(basis.as_ref(), images.as_ref(), width)?;
-            let kept = basis.as_ref() * v.as_ref();
-            next = images.as_ref() * v.as_ref();
+            let kept = product(basis.as_ref(), v.as_ref());
+            next = product(images.as_ref(), v.as_ref());
             basis.truncate(d, 0);
             append_cols(&mut basis, kept.as_ref());
             images.truncate(d, 0);
@@ -241,7 +241,7 @@ fn ritz_coefficients(
     images: MatRef<'_, f64>,
     width: usize,
 ) -> Result<Mat<f64>> {
-    let t = basis.transpose() * images;
+    let t = product(basis.transpose(), images);
     let l = t.nrows();
     let sym = Mat::from_fn(l, l, |i, j| 0.5 * (t[(i, j)] + t[(j, i)]));
     Ok(top_eigen(sym.as_ref(), width, l, 1.0, "randomized")?.1)
@@ -270,7 +270,7 @@ fn extend_basis_within(basis: MatRef<'_, f64>, next: MatRef<'_, f64>, required: 
         remove_along(basis, rest.as_mut());
     }
     let q = orthonormalise(rest.as_ref());
-    if (basis.transpose() * &q).norm_max() <= required {
+    if product(basis.transpose(), q.as_ref()).norm_max() <= required {
         return q;
     }
     let whole = orthonormalise(hcat(basis, next).as_ref());
