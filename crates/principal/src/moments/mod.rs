@@ -17,10 +17,14 @@ pub(crate) mod ordered;
 pub(crate) mod sparse;
 pub(crate) mod workspace;
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
 use faer::{Mat, MatRef, Par};
 
 use crate::collective::{Collective, Stage, agree, mean_across};
-use crate::data::ChunkSource;
+use crate::data::{ChunkSource, RowsAt};
 use crate::error::{PcaError, Result};
 use crate::kernel::bytes::MachineBytes;
 use crate::kernel::products::NARROW_MAX_FEATURES;
@@ -30,12 +34,20 @@ use crate::moments::workspace::Workspace;
 use crate::options::Precision;
 use crate::real::{ChunkRef, Real};
 
-/// Rows per piece: about 4 MiB of f64 rows (each look at them hits the cache), but at least 4·D
-/// so that the D² work of a piece (its mean correction and merge) stays small beside its N·D²
-/// products; in whole blocks of 1,024 rows, the exact integer kernel's block for pixels (a
-/// ragged last block would make one product in four a short, slow one).
+/// Rows per piece. Narrow rows (at most [`NARROW_MAX_FEATURES`]) go in pieces of about
+/// 256 KiB, a power of two of rows, at least 2·D (so that a piece's D² work, its merge, stays
+/// small beside its N·D² products): a piece, read or copied, then stays in its core's
+/// second-level cache for every look at it (the checks, the mean, the centring copy, the
+/// products); the pieces are spread over the threads and merged in order. Wider rows: about
+/// 4 MiB of f64 rows, at least 4·D, in whole blocks of 1,024 rows, the exact integer kernel's
+/// block for pixels (a ragged last block would make one product in four a short, slow one).
 pub(crate) fn cached_rows(n_features: usize) -> usize {
     let d = n_features.max(1);
+    if d <= NARROW_MAX_FEATURES {
+        let rows = ((1usize << 18) / (8 * d)).max(2 * d).clamp(64, 4096);
+        // The largest power of two not above it.
+        return 1 << rows.ilog2();
+    }
     ((1usize << 19) / d)
         .max(4 * d)
         .div_ceil(1024)
@@ -76,8 +88,86 @@ pub struct MomentAccumulator {
     scatter: Mat<f64>,
     precision: Precision,
     workspace: Workspace,
-    /// Accumulates the second half of large chunks on another thread (kept for its buffers).
-    helper: Option<Box<MomentAccumulator>>,
+    /// The threads' buffers for narrow rows' pieces, kept from chunk to chunk.
+    workers: Vec<PieceWorker>,
+}
+
+/// One thread's part in the pieces of narrow rows: the moments of its current group of pieces
+/// (with their buffers), and the rows of a piece read by position (see [`RowsAt`]).
+#[derive(Clone, Debug)]
+struct PieceWorker {
+    group: MomentAccumulator,
+    rows: Vec<f64>,
+}
+
+/// Pieces per group: a thread takes a group of consecutive pieces and merges them in turn into
+/// its own moments (in its cache), and the groups are merged in order into the accumulator: one
+/// merge across threads (D² values from another core's cache) per group rather than per piece.
+const PIECES_PER_GROUP: usize = 8;
+
+/// Groups a thread may finish ahead of the first group not yet merged: bounds the groups'
+/// moments held for the in-order merge (each D²) when a thread falls behind.
+const GROUPS_AHEAD: usize = 8;
+
+/// The in-order merge of groups of pieces finished by several threads: what every thread
+/// locks after its group.
+struct InOrder<'a> {
+    acc: &'a mut MomentAccumulator,
+    /// The first group not yet merged.
+    next: usize,
+    /// Groups finished ahead of `next`: rows, mean and scatter (lower triangle).
+    done: BTreeMap<usize, (usize, Vec<f64>, Mat<f64>)>,
+    /// Scatter matrices of merged groups, for the next ones finished ahead.
+    spare: Vec<Mat<f64>>,
+    /// The first group (in order) that failed, and why.
+    failed: Option<(usize, PcaError)>,
+    /// A thread panicked: every other stops.
+    stopped: bool,
+}
+
+impl InOrder<'_> {
+    /// Merges group `k`'s moments (or keeps them until the groups before it are merged).
+    fn finished(&mut self, k: usize, rows: usize, mean: Vec<f64>, scatter: &Mat<f64>) {
+        if k != self.next {
+            let d = scatter.nrows();
+            let mut kept = self.spare.pop().unwrap_or_else(|| Mat::zeros(d, d));
+            kept.copy_from(scatter);
+            self.done.insert(k, (rows, mean, kept));
+            return;
+        }
+        self.acc.combine(rows, &mean, scatter);
+        self.next += 1;
+        while let Some((rows, mean, kept)) = self.done.remove(&self.next) {
+            self.acc.combine(rows, &mean, &kept);
+            self.spare.push(kept);
+            self.next += 1;
+        }
+    }
+
+    /// Whether group `k` need not be computed: a group before it failed, or a thread panicked.
+    fn skips(&self, k: usize) -> bool {
+        self.stopped || self.failed.as_ref().is_some_and(|(j, _)| *j < k)
+    }
+}
+
+fn lock<'a, 'b>(state: &'a Mutex<InOrder<'b>>) -> MutexGuard<'a, InOrder<'b>> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Wakes the other threads when a thread unwinds, so that none waits for a group that will
+/// never be merged.
+struct StopOnPanic<'a, 'b> {
+    state: &'a Mutex<InOrder<'b>>,
+    wake: &'a Condvar,
+}
+
+impl Drop for StopOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            lock(self.state).stopped = true;
+            self.wake.notify_all();
+        }
+    }
 }
 
 /// The finished moments of a data set: what the covariance solver needs.
@@ -131,7 +221,7 @@ impl MomentAccumulator {
             scatter: Mat::zeros(n_features, n_features),
             precision: Precision::Full,
             workspace: Default::default(),
-            helper: None,
+            workers: Vec::new(),
         }
     }
 
@@ -161,34 +251,141 @@ impl MomentAccumulator {
             });
         }
         let (n, d) = (chunk.nrows(), self.n_features());
-        let piece = cached_rows(d);
         if self.push_whole(chunk) {
             return Ok(());
         }
-        // Narrow rows: their products run on one thread (in bands), so the chunk is split
-        // between threads instead.
-        if n < 2 * piece || d > NARROW_MAX_FEATURES {
+        // Wide rows: their products run on all threads, piece after piece.
+        if d > NARROW_MAX_FEATURES {
             return self.push_pieces(chunk, self.n, Par::rayon(0));
         }
-        // Two halves, each accumulated on its own thread with sequential passes and products,
-        // then merged: no thread waits on the other inside a piece, and each works in its own
-        // cache. The split depends on the shape only, so the result does not depend on the
-        // number of threads.
-        let half = (n / 2).div_ceil(piece) * piece;
-        let mut right = self.helper.take().unwrap_or_else(|| {
-            Box::new(MomentAccumulator::new(self.n_features()).with_precision(self.precision))
+        // Narrow rows: their products run on one thread (in bands), so the pieces are spread
+        // over the threads instead, each piece's passes and products on one thread, and merged
+        // in order: the pieces depend on the shape only, so the result does not depend on the
+        // number of threads or on which thread took which piece.
+        let piece = cached_rows(d);
+        if n <= piece {
+            return self.push_pieces(chunk, self.n, Par::Seq);
+        }
+        let first = self.n;
+        self.push_in_order(n, piece * PIECES_PER_GROUP, &|start, rows, worker| {
+            let part = chunk.subrows(start, rows);
+            worker.group.push_pieces(part, first + start, Par::Seq)
+        })
+    }
+
+    /// Adds every row of `rows` (read by position) in the pieces and groups of [`Self::push`]
+    /// for narrow rows, so with the same bits as pushing them as one chunk: each thread reads
+    /// its pieces into its own buffer, which stays in its core's cache from the read to the
+    /// products.
+    fn push_by_position(&mut self, rows: &dyn RowsAt) -> Result<()> {
+        let (n, d) = (rows.n_rows(), self.n_features());
+        let piece = cached_rows(d);
+        self.push_in_order(n, piece * PIECES_PER_GROUP, &|start, len, worker| {
+            let PieceWorker { group, rows: values } = worker;
+            if values.len() < piece * d {
+                values.resize(piece * d, 0.0);
+            }
+            let mut done = 0;
+            while done < len {
+                let r = piece.min(len - done);
+                let values = &mut values[..r * d];
+                rows.read_rows_at(start + done, values)?;
+                let part = MatRef::from_row_major_slice(values, r, d);
+                group
+                    .push_pieces(part, start + done, Par::Seq)
+                    .map_err(|e| match e {
+                        PcaError::NonFinite { row, column, value } => {
+                            rows.non_finite(row, column, value)
+                        }
+                        e => e,
+                    })?;
+                done += r;
+            }
+            Ok(())
+        })
+    }
+
+    /// Adds `n` rows in groups of `group` rows: `moments_of(start, rows, worker)` adds rows
+    /// `start..start + rows` to `worker.group` (empty before). The groups are taken by the
+    /// threads in turn and merged in order, whichever thread finishes first, so the result is
+    /// that of merging them one after the other on one thread. On an error, the first failing
+    /// group's (in order) is returned.
+    fn push_in_order(
+        &mut self,
+        n: usize,
+        group: usize,
+        moments_of: &(dyn Fn(usize, usize, &mut PieceWorker) -> Result<()> + Sync),
+    ) -> Result<()> {
+        let groups = n.div_ceil(group);
+        let threads = rayon::current_num_threads().clamp(1, groups.max(1));
+        let mut workers = std::mem::take(&mut self.workers);
+        let (d, precision) = (self.n_features(), self.precision);
+        if workers.len() < threads {
+            workers.resize_with(threads, || PieceWorker {
+                group: MomentAccumulator::new(d).with_precision(precision),
+                rows: Vec::new(),
+            });
+        }
+        let claimed = AtomicUsize::new(0);
+        let wake = Condvar::new();
+        let state = Mutex::new(InOrder {
+            acc: self,
+            next: 0,
+            done: BTreeMap::new(),
+            spare: Vec::new(),
+            failed: None,
+            stopped: false,
         });
-        right.clear();
-        let first_right = self.n + half;
-        let (left_result, right_result) = rayon::join(
-            || self.push_pieces(chunk.subrows(0, half), self.n, Par::Seq),
-            || right.push_pieces(chunk.subrows(half, n - half), first_right, Par::Seq),
-        );
-        left_result?;
-        right_result?;
-        self.combine(right.n, &right.mean, &right.scatter);
-        self.helper = Some(right);
-        Ok(())
+        let work = |worker: &mut PieceWorker| {
+            let _stop = StopOnPanic {
+                state: &state,
+                wake: &wake,
+            };
+            loop {
+                let k = claimed.fetch_add(1, Ordering::Relaxed);
+                if k >= groups {
+                    return;
+                }
+                let mut s = lock(&state);
+                while !s.skips(k) && k >= s.next + GROUPS_AHEAD {
+                    s = wake.wait(s).unwrap_or_else(PoisonError::into_inner);
+                }
+                if s.skips(k) {
+                    return;
+                }
+                drop(s);
+                let start = k * group;
+                worker.group.clear();
+                let result = moments_of(start, group.min(n - start), worker);
+                let mut s = lock(&state);
+                match result {
+                    Ok(()) => {
+                        let g = &worker.group;
+                        s.finished(k, g.n, g.mean.clone(), &g.scatter);
+                    }
+                    Err(e) => {
+                        if !s.failed.as_ref().is_some_and(|(j, _)| *j < k) {
+                            s.failed = Some((k, e));
+                        }
+                    }
+                }
+                drop(s);
+                wake.notify_all();
+            }
+        };
+        if threads > 1 {
+            use rayon::prelude::*;
+            workers[..threads].par_iter_mut().for_each(work);
+        } else {
+            work(&mut workers[0]);
+        }
+        let state = state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let failed = state.failed;
+        self.workers = workers;
+        match failed {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Adds `chunk` whole by the ordered path (see `chunk`) and returns true, or returns false
@@ -252,7 +449,15 @@ impl MomentAccumulator {
 
     /// One pass over `source`, with `precision` for its `f32` chunks.
     pub fn from_source(source: &mut dyn ChunkSource, precision: Precision) -> Result<Self> {
-        let mut acc = MomentAccumulator::new(source.n_features()).with_precision(precision);
+        let d = source.n_features();
+        let mut acc = MomentAccumulator::new(d).with_precision(precision);
+        // Narrow rows by position where the source can: each thread reads its own pieces.
+        if (1..=NARROW_MAX_FEATURES).contains(&d)
+            && let Some(done) = source.pass_by_position(&mut |rows| acc.push_by_position(rows))
+        {
+            done?;
+            return Ok(acc);
+        }
         source.pass(&mut |chunk| acc.push_chunk(chunk))?;
         Ok(acc)
     }
@@ -382,7 +587,7 @@ impl From<Moments> for MomentAccumulator {
             scatter: moments.scatter,
             precision: moments.precision,
             workspace: Default::default(),
-            helper: None,
+            workers: Vec::new(),
         }
     }
 }
