@@ -351,7 +351,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{Mat, read_table};
+    use crate::{Mat, Matrix, Part, read_table};
 
     #[test]
     fn file_source_passes_repeat_the_data() {
@@ -783,6 +783,102 @@ mod tests {
                     "{times:?}"
                 );
             }
+        }
+    }
+
+    /// A plain native-endian `f64` `.npy` is read by position on the solver's threads (no
+    /// reading thread: a pass makes many reads, though the chunk would hold every row), and
+    /// the model is the in-memory fit's of the same rows, bit for bit, on 1, 2 or 3 threads:
+    /// one file, two shards whose boundary falls inside a piece, and each process's part of
+    /// them. A non-finite value is named by its file and the file's row, as when decoded.
+    #[test]
+    fn reading_by_position_gives_the_in_memory_models_bits() {
+        use rand::{Rng, SeedableRng};
+        let dir = TempDir::new().unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        let (n, d) = (9000, 40);
+        let values: Vec<f64> = (0..n * d)
+            .map(|k| 1e6 * (1 + k % d) as f64 + rng.random::<f64>() * (k % 7) as f64)
+            .collect();
+        let bytes = |rows: std::ops::Range<usize>| -> Vec<u8> {
+            values[rows.start * d..rows.end * d]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect()
+        };
+        let npy_of = |name: &str, rows: std::ops::Range<usize>| {
+            write_file(
+                dir.path(),
+                name,
+                &npy("<f8", false, &[rows.len(), d], &bytes(rows)),
+            )
+        };
+        let one = vec![npy_of("all.npy", 0..n)];
+        let two = vec![npy_of("first.npy", 0..3001), npy_of("second.npy", 3001..n)];
+        let params = principal::PcaBuilder::new()
+            .components(principal::ComponentCount::Fixed(5))
+            .solver(principal::Solver::Covariance)
+            .build()
+            .unwrap();
+        let bits = |m: &principal::PcaModel| {
+            let c = m.components();
+            let mut b: Vec<u64> = m.mean().iter().map(|v| v.to_bits()).collect();
+            b.extend(m.explained_variance().iter().map(|v| v.to_bits()));
+            b.extend((0..c.nrows()).flat_map(|i| (0..c.ncols()).map(move |j| c[(i, j)].to_bits())));
+            b
+        };
+        let options = ReadOptions::default();
+        for paths in [&one, &two] {
+            for part in [None, Some((0, 2)), Some((1, 2)), Some((2, 3))] {
+                let open = || match part {
+                    None => ChunkReader::open(paths, &options).unwrap(),
+                    Some((rank, size)) => {
+                        ChunkReader::open_part(paths, &options, Part { rank, size }).unwrap()
+                    }
+                };
+                let Matrix::F64(x) = open().read_all().unwrap() else {
+                    panic!("f64 rows expected");
+                };
+                let want = bits(&params.fit(x.as_ref()).unwrap());
+                for threads in [1, 2, 3] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let mut source = FileSource::from_reader(open(), 1 << 20);
+                    let got = pool.install(|| bits(&params.fit_source(&mut source).unwrap()));
+                    let what = format!("{paths:?}, part {part:?}, {threads} thread(s)");
+                    assert_eq!(got, want, "{what}");
+                    let times = source.pass_times();
+                    assert!(times.passes == 1 && times.chunks > 1, "{what}: {times:?}");
+                }
+            }
+        }
+        // Non-finite values: the first in reading order, named by its file and row.
+        let mut bad = values.clone();
+        bad[6100 * d + 7] = f64::INFINITY;
+        bad[7500 * d + 3] = f64::NAN;
+        let bad_bytes: Vec<u8> = bad[3001 * d..].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let second = write_file(
+            dir.path(),
+            "second.npy",
+            &npy("<f8", false, &[n - 3001, d], &bad_bytes),
+        );
+        for part in [None, Some((1, 2))] {
+            let reader = match part {
+                None => ChunkReader::open(&two, &options).unwrap(),
+                Some((rank, size)) => {
+                    ChunkReader::open_part(&two, &options, Part { rank, size }).unwrap()
+                }
+            };
+            let mut source = FileSource::from_reader(reader, 1 << 20);
+            let e = params.fit_source(&mut source).unwrap_err().to_string();
+            let want = format!(
+                "{}: non-finite value inf at row {}, column 7",
+                second.display(),
+                6100 - 3001
+            );
+            assert!(e.contains(&want), "{part:?}: {e}");
         }
     }
 }

@@ -865,4 +865,135 @@ pub(crate) mod tests {
         let err = acc.push(x.as_ref()).unwrap_err().to_string();
         assert!(err.contains("35005") && err.contains("inf"), "{err}");
     }
+
+    /// A matrix's rows read by position, as a file's reader reads them: what
+    /// `push_by_position` takes. Its errors for non-finite values say they are its own.
+    struct MatrixRows<'a>(MatRef<'a, f64>);
+
+    impl RowsAt for MatrixRows<'_> {
+        fn n_rows(&self) -> usize {
+            self.0.nrows()
+        }
+
+        fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> Result<()> {
+            let d = self.0.ncols();
+            for (i, row) in out.chunks_exact_mut(d).enumerate() {
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = self.0[(first_row + i, j)];
+                }
+            }
+            Ok(())
+        }
+
+        fn non_finite(&self, row: usize, column: usize, value: f64) -> PcaError {
+            PcaError::Source(format!("the matrix's row {row}, column {column}: {value}").into())
+        }
+    }
+
+    /// Narrow rows go in pieces and groups counted from the first row, merged in order: rows
+    /// read by position, pushed whole, or pushed in chunks of whole groups give the same bits,
+    /// on 1, 2 or 3 threads; ragged last groups and pieces, an offset of 1e6, a single row,
+    /// groups of few and of many pieces.
+    #[test]
+    fn pieces_merged_in_order_give_the_same_bits_however_the_rows_come() {
+        for (n, d) in [(1, 3), (300, 100), (5_000, 100), (70_000, 5), (9_000, 320)] {
+            // Row-major, as the readers hand chunks out (a column-major block sums its columns
+            // in another order).
+            let rows = tall(n, d, 7, 1e6).transpose().to_owned();
+            let x = rows.transpose();
+            let group = cached_rows(d) * PIECES_PER_GROUP;
+            let want = moments_of(x.as_ref(), n);
+            let in_groups = moments_of(x.as_ref(), group);
+            assert_eq!(in_groups, want, "{n}×{d} in chunks of {group} rows");
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (whole, by_position) = pool.install(|| {
+                    let mut acc = MomentAccumulator::new(d);
+                    acc.push_by_position(&MatrixRows(x.as_ref())).unwrap();
+                    (moments_of(x.as_ref(), n), acc.finish().unwrap())
+                });
+                assert_eq!(whole, want, "{n}×{d} pushed whole on {threads} thread(s)");
+                assert_eq!(by_position, want, "{n}×{d} by position on {threads} thread(s)");
+            }
+        }
+    }
+
+    /// Rows whose first group is read only once a later group's non-finite value has been
+    /// reported (or after a second, on one thread): the later failure comes first in time.
+    struct LateFirstGroup<'a> {
+        rows: MatrixRows<'a>,
+        later_failed: std::sync::atomic::AtomicBool,
+    }
+
+    impl RowsAt for LateFirstGroup<'_> {
+        fn n_rows(&self) -> usize {
+            self.rows.n_rows()
+        }
+
+        fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> Result<()> {
+            if first_row == 0 {
+                let waited = std::time::Instant::now();
+                while !self.later_failed.load(Ordering::SeqCst)
+                    && waited.elapsed().as_secs_f64() < 1.0
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            self.rows.read_rows_at(first_row, out)
+        }
+
+        fn non_finite(&self, row: usize, column: usize, value: f64) -> PcaError {
+            if row > 0 && row >= cached_rows(self.rows.0.ncols()) * PIECES_PER_GROUP {
+                self.later_failed.store(true, Ordering::SeqCst);
+            }
+            self.rows.non_finite(row, column, value)
+        }
+    }
+
+    /// The first non-finite value in reading order is reported, through the rows' own error,
+    /// whichever thread found which first; a value in a later group does not hide it, even
+    /// when that group fails first.
+    #[test]
+    fn the_first_non_finite_value_read_by_position_is_named_by_the_rows() {
+        let (n, d) = (20_000, 100);
+        let mut x = tall(n, d, 8, 1e6);
+        x[(100, 5)] = f64::NAN;
+        x[(4_106, 1)] = f64::INFINITY;
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let rows = LateFirstGroup {
+                rows: MatrixRows(x.as_ref()),
+                later_failed: false.into(),
+            };
+            let e = pool.install(|| {
+                let mut acc = MomentAccumulator::new(d);
+                acc.push_by_position(&rows).unwrap_err().to_string()
+            });
+            assert_eq!(e, "the matrix's row 100, column 5: NaN", "{threads} thread(s)");
+        }
+        x[(100, 5)] = 1e6;
+        x[(4_106, 1)] = 2e6;
+        x[(15_000, 2)] = f64::NAN;
+        x[(9_000, 7)] = f64::INFINITY;
+        x[(12_345, 3)] = f64::NEG_INFINITY;
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let e = pool.install(|| {
+                let mut acc = MomentAccumulator::new(d);
+                acc.push_by_position(&MatrixRows(x.as_ref()))
+                    .unwrap_err()
+                    .to_string()
+            });
+            assert_eq!(e, "the matrix's row 9000, column 7: inf", "{threads} thread(s)");
+        }
+    }
 }
