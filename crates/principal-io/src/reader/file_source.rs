@@ -55,6 +55,10 @@ pub struct PassTimes {
     pub visiting: Duration,
     /// Time the solver waited for the reading thread's next chunk.
     pub waiting: Duration,
+    /// Passes read by position (see [`principal::RowsAt`]): no reading thread, the solver's
+    /// threads read their own pieces. In them `chunks` counts the reads, `reading` sums their
+    /// time over the threads, and `visiting` is the pass's wall time (reads and products).
+    pub by_position: usize,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -241,6 +245,7 @@ impl principal::ChunkSource for FileSource {
             let total = started.elapsed();
             let sum = &mut self.times;
             sum.passes += 1;
+            sum.by_position += 1;
             sum.chunks += rows.reads.load(Ordering::Relaxed);
             sum.total += total;
             sum.reading += Duration::from_nanos(rows.reading.load(Ordering::Relaxed));
