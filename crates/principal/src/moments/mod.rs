@@ -364,7 +364,7 @@ impl MomentAccumulator {
                         s.finished(k, g.n, g.mean.clone(), &g.scatter);
                     }
                     Err(e) => {
-                        if !s.failed.as_ref().is_some_and(|(j, _)| *j < k) {
+                        if s.failed.as_ref().is_none_or(|(j, _)| k < *j) {
                             s.failed = Some((k, e));
                         }
                     }
