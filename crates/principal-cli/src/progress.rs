@@ -3,7 +3,7 @@
 //! Drawn on stderr only when it is a terminal; silent otherwise (pipes, CI, tests).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use principal::{ChunkRef, ChunkSource};
+use principal::{ChunkRef, ChunkSource, RowsAt};
 
 /// The passes a fit will make over `rows` rows, when known beforehand.
 pub type PlannedPasses<'a> = Box<dyn Fn(usize) -> Option<usize> + 'a>;
@@ -105,6 +105,47 @@ impl ChunkSource for Progress<'_> {
             visit(chunk)
         })?;
         self.rows = Some(seen);
+        Ok(())
+    }
+
+    /// A pass by position counts as a pass; the bar moves as the solver's threads read.
+    fn pass_by_position(
+        &mut self,
+        visit: &mut dyn FnMut(&dyn RowsAt) -> principal::Result<()>,
+    ) -> Option<principal::Result<()>> {
+        let (bar, width) = (&self.bar, self.inner.n_features().max(1));
+        let mut n_rows = None;
+        let done = self.inner.pass_by_position(&mut |rows| {
+            n_rows = Some(rows.n_rows() as u64);
+            bar.set_style(style(ONE_PASS));
+            bar.reset();
+            bar.set_length(rows.n_rows() as u64);
+            bar.set_message("reading");
+            visit(&CountedRows { rows, bar, width })
+        })?;
+        self.passes += 1;
+        if done.is_ok() {
+            self.rows = n_rows;
+        }
+        Some(done)
+    }
+}
+
+/// Rows read by position, counted on the bar as they are read.
+struct CountedRows<'a> {
+    rows: &'a dyn RowsAt,
+    bar: &'a ProgressBar,
+    width: usize,
+}
+
+impl RowsAt for CountedRows<'_> {
+    fn n_rows(&self) -> usize {
+        self.rows.n_rows()
+    }
+
+    fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> principal::Result<()> {
+        self.rows.read_rows_at(first_row, out)?;
+        self.bar.inc((out.len() / self.width) as u64);
         Ok(())
     }
 }

@@ -7,7 +7,7 @@
 //! rows (the moments, the column sums, each pass's D×L block) through this trait, and
 //! everything after a reduction is computed from the same bits on every rank.
 
-use crate::data::ChunkSource;
+use crate::data::{ChunkSource, RowsAt};
 use crate::error::{PcaError, Result};
 use crate::real::ChunkRef;
 
@@ -253,6 +253,20 @@ impl ChunkSource for Watched<'_> {
             }
             visit(chunk)
         })
+    }
+
+    /// Forwarded, with another rank's failure checked before the pass only: a collective is
+    /// asked from one thread, and the threads that read by position are the solver's. A pass
+    /// by position is one read of this rank's part, so the agreement after it stops the rank
+    /// soon enough.
+    fn pass_by_position(
+        &mut self,
+        visit: &mut dyn FnMut(&dyn RowsAt) -> Result<()>,
+    ) -> Option<Result<()>> {
+        if self.collective.failure_announced() {
+            return Some(Err(PcaError::Stopped));
+        }
+        self.source.pass_by_position(visit)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use faer::MatRef;
 
-use crate::error::Result;
+use crate::error::{PcaError, Result};
 use crate::real::{ChunkRef, Real};
 
 /// Data that can be read in full more than once, chunk by chunk, always in the same order.
@@ -17,6 +17,36 @@ pub trait ChunkSource {
     /// (a file that cannot be read) are returned as [`crate::PcaError::Source`], which keeps
     /// them whole.
     fn pass(&mut self, visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()>;
+
+    /// One full pass by position, where the source can read its rows that way (see
+    /// [`RowsAt`]): calls `visit` once with them and returns its result. `None`, without
+    /// calling `visit`, where it cannot: the caller then makes an ordinary [`Self::pass`].
+    /// Sources that wrap another forward it (wrapping the rows if they watch them).
+    fn pass_by_position(
+        &mut self,
+        visit: &mut dyn FnMut(&dyn RowsAt) -> Result<()>,
+    ) -> Option<Result<()>> {
+        let _ = visit;
+        None
+    }
+}
+
+/// `f64` rows that can be read by their position, from several threads at once (a plain file
+/// of native-endian `f64` rows, read with `pread`): a pass over narrow rows then reads each
+/// piece on the thread that multiplies it, into a buffer that stays in that core's cache,
+/// instead of through one reading thread and chunks that go to memory and back.
+pub trait RowsAt: Sync {
+    /// The rows of the pass.
+    fn n_rows(&self) -> usize;
+    /// Reads rows `first_row..first_row + out.len() / D` (row-major) into `out`, unchecked:
+    /// the caller finds a non-finite value (its sums are not finite) and asks
+    /// [`Self::non_finite`] for the error, so that the values are not read once more for it.
+    fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> Result<()>;
+    /// The error for the first non-finite `value`, at `row` (of these rows) and `column`: the
+    /// source's own, naming its file and the file's row. The core's by default.
+    fn non_finite(&self, row: usize, column: usize, value: f64) -> PcaError {
+        PcaError::NonFinite { row, column, value }
+    }
 }
 
 /// An in-memory matrix as a [`ChunkSource`], handed out in chunks of `chunk_rows` rows.

@@ -84,7 +84,7 @@ pub use choose::{
     VARIANCE_FRACTIONS,
 };
 pub use collective::{Collective, SingleProcess, agree_outcome};
-pub use data::{ChunkSource, InMemory};
+pub use data::{ChunkSource, InMemory, RowsAt};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use kernel::bytes::{ByteKernel, byte_kernel, byte_kernel_ran};

@@ -940,6 +940,17 @@ fn stage_times(
 ) -> String {
     let s = |d: std::time::Duration| format!("{:.3} s", d.as_secs_f64());
     let stages = match (timing, streamed) {
+        // Read by position: no reading thread; the solver's threads read their own pieces.
+        (_, Some((pass, fit))) if pass.by_position == pass.passes => format!(
+            "{} pass(es) read by position in {} piece(s) in {}: reads (pread, summed over the \
+             threads) {}, reads and products {}; after the passes (eigensolver, model) {}",
+            pass.passes,
+            pass.chunks,
+            s(pass.total),
+            s(pass.reading),
+            s(pass.visiting),
+            s(fit.saturating_sub(pass.total)),
+        ),
         (_, Some((pass, fit))) => format!(
             "{} pass(es) of {} chunk(s) in {}: reading thread (read, inflate, decode) {}{}, \
              products {}, waiting for data {}; after the passes (eigensolver, model) {}",

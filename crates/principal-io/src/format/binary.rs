@@ -184,6 +184,74 @@ pub(crate) struct BinaryRows {
 /// enough that the batch is still in cache when it is decoded.
 const BATCH_BYTES: usize = 1 << 20;
 
+/// Rows of a plain file of native-endian `f64` rows (an NPY's, after its header), read by
+/// position with `pread` from any thread, each into the caller's buffer, unchecked: the caller
+/// finds a non-finite value by its sums and [`PositionalRows::non_finite`] names it, as
+/// [`BinaryRows`] does.
+#[derive(Debug)]
+pub(crate) struct PositionalRows {
+    path: PathBuf,
+    file: std::fs::File,
+    data_start: u64,
+    /// The file's rows to read (a process's part, or all of them).
+    pub(crate) rows: std::ops::Range<usize>,
+    /// The rows the header promises (for a truncation's message).
+    nrows: usize,
+    ncols: usize,
+    header: String,
+}
+
+impl PositionalRows {
+    /// The error for a non-finite `value` at the file's `row` and `column`: [`BinaryRows`]'s.
+    /// A NaN read as a missing value is an error here too: the moments cannot take it.
+    pub(crate) fn non_finite(&self, row: usize, column: usize, value: f64) -> IoError {
+        IoError::NonFiniteElement {
+            path: self.path.clone(),
+            row,
+            column,
+            value,
+        }
+    }
+
+    /// Reads the file's rows from `row` on into `out` (whole rows, row-major).
+    pub(crate) fn read(&self, row: usize, out: &mut [f64]) -> Result<()> {
+        let d = self.ncols;
+        let row_bytes = (d * size_of::<f64>()) as u64;
+        let at = self.data_start + row as u64 * row_bytes;
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(out);
+        if let Err(source) = read_exact_at(&self.file, bytes, at) {
+            return Err(if source.kind() == std::io::ErrorKind::UnexpectedEof {
+                // The file was cut after it was opened.
+                let actual = self.file.metadata().map_or(at, |m| m.len());
+                IoError::Truncated {
+                    path: self.path.clone(),
+                    header: self.header.clone(),
+                    expected: self.data_start + self.nrows as u64 * row_bytes,
+                    actual,
+                    compressed: false,
+                }
+            } else {
+                IoError::Read {
+                    path: self.path.clone(),
+                    source,
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, bytes: &mut [u8], at: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, bytes, at)
+}
+
+/// Never called: [`BinaryRows::positional`] offers no positional rows off Unix.
+#[cfg(not(unix))]
+fn read_exact_at(_: &std::fs::File, _: &mut [u8], _: u64) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
 /// What a header says about the array.
 pub(crate) struct ArrayHeader {
     pub elem: ElemType,
@@ -434,6 +502,28 @@ impl BinaryRows {
         }
         self.check_end()?;
         Ok(n)
+    }
+
+    /// The rows still to read, to be read by position from any thread ([`PositionalRows`]):
+    /// for native-endian `f64` rows stored in order, every column kept, in a plain
+    /// (uncompressed) file; `None` otherwise.
+    pub(crate) fn positional(&self) -> Result<Option<PositionalRows>> {
+        if !cfg!(unix) || !self.reads_in_place(Elem::F64) || !self.splittable() {
+            return Ok(None);
+        }
+        let file = std::fs::File::open(&self.path).map_err(|source| IoError::Open {
+            path: self.path.clone(),
+            source,
+        })?;
+        Ok(Some(PositionalRows {
+            path: self.path.clone(),
+            file,
+            data_start: self.data_start,
+            rows: self.next_row..self.end,
+            nrows: self.nrows,
+            ncols: self.ncols,
+            header: self.header.clone(),
+        }))
     }
 
     /// Whether rows go straight into a chunk of `chunk` elements: whole rows in order (the

@@ -2,17 +2,19 @@
 //! next chunk decoded on a second thread while the solver works on the current one.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use faer::MatRef;
 
 use crate::error::Result;
+use crate::format::binary::PositionalRows;
 use crate::read::options::ReadOptions;
 use crate::read::rows::RowBuf;
 use crate::reader::chunk_reader::ChunkReader;
 use crate::reader::part::Part;
-use crate::reader::shard::DataSet;
+use crate::reader::shard::{DataSet, Shard, Slice};
 
 /// Files as a re-readable [`principal::ChunkSource`] for the solvers that make several passes:
 /// every pass reads the files again from the start, `chunk_rows` rows at a time, so the data
@@ -53,6 +55,10 @@ pub struct PassTimes {
     pub visiting: Duration,
     /// Time the solver waited for the reading thread's next chunk.
     pub waiting: Duration,
+    /// Passes read by position (see [`principal::RowsAt`]): no reading thread, the solver's
+    /// threads read their own pieces. In them `chunks` counts the reads, `reading` sums their
+    /// time over the threads, and `visiting` is the pass's wall time (reads and products).
+    pub by_position: usize,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -128,6 +134,88 @@ fn thread_cpu_time() -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
+/// The rows of a data set read by position ([`principal::RowsAt`]): its files' (or a
+/// process's part of them) one after the other, when every one is a plain file of
+/// native-endian `f64` rows with every column kept. Rows in messages are the files'.
+struct ByPosition {
+    /// Each file's rows, and the pass's row at which they start.
+    files: Vec<(usize, PositionalRows)>,
+    n_rows: usize,
+    n_features: usize,
+    /// Reads made and the wall time they took, summed over the threads.
+    reads: AtomicUsize,
+    reading: AtomicU64,
+}
+
+impl ByPosition {
+    /// The data set's rows by position, or `None` when a file is not such a file.
+    fn open(data: &DataSet) -> Result<Option<ByPosition>> {
+        if data.f32 {
+            return Ok(None);
+        }
+        let mut files = Vec::new();
+        let mut n_rows = 0usize;
+        for (i, path) in data.paths.iter().enumerate() {
+            let slice = data.slices.as_ref().map(|s| &s[i]);
+            let shard = match slice {
+                Some(Slice::Skip) => continue,
+                Some(slice) => slice.open(path, &data.options)?,
+                None => Shard::open(path, &data.options)?,
+            };
+            data.check(path, &shard)?;
+            let Shard::Binary(binary) = shard else {
+                return Ok(None);
+            };
+            let Some(rows) = binary.positional()? else {
+                return Ok(None);
+            };
+            let len = rows.rows.len();
+            files.push((n_rows, rows));
+            n_rows += len;
+        }
+        Ok(Some(ByPosition {
+            files,
+            n_rows,
+            n_features: data.n_features,
+            reads: AtomicUsize::new(0),
+            reading: AtomicU64::new(0),
+        }))
+    }
+}
+
+impl principal::RowsAt for ByPosition {
+    fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> principal::Result<()> {
+        let at = Instant::now();
+        let d = self.n_features.max(1);
+        let (mut row, mut out) = (first_row, out);
+        // The file holding `row`, and on into the next files for a piece that crosses one.
+        let mut i = self.files.partition_point(|(start, _)| *start <= row) - 1;
+        while !out.is_empty() {
+            let (start, file) = &self.files[i];
+            let rows = (out.len() / d).min(start + file.rows.len() - row);
+            let (here, rest) = std::mem::take(&mut out).split_at_mut(rows * d);
+            file.read(file.rows.start + row - start, here)
+                .map_err(|e| principal::PcaError::Source(Box::new(e)))?;
+            (row, out, i) = (row + rows, rest, i + 1);
+        }
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(at.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.reading.fetch_add(nanos, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn non_finite(&self, row: usize, column: usize, value: f64) -> principal::PcaError {
+        let i = self.files.partition_point(|(start, _)| *start <= row) - 1;
+        let (start, file) = &self.files[i];
+        let e = file.non_finite(file.rows.start + row - start, column, value);
+        principal::PcaError::Source(Box::new(e))
+    }
+}
+
 /// A chunk decoded by the reading thread: its rows, row-major, and how many (its first `n·D`
 /// values; the rest is storage).
 type Decoded = Result<(RowBuf, usize)>;
@@ -138,6 +226,34 @@ const CHUNKS_IN_FLIGHT: usize = 2;
 impl principal::ChunkSource for FileSource {
     fn n_features(&self) -> usize {
         self.data.n_features
+    }
+
+    /// Plain files of native-endian `f64` rows are read by position: the solver's threads
+    /// each read their own pieces (no reading thread, no chunk).
+    fn pass_by_position(
+        &mut self,
+        visit: &mut dyn FnMut(&dyn principal::RowsAt) -> principal::Result<()>,
+    ) -> Option<principal::Result<()>> {
+        let started = Instant::now();
+        let rows = match ByPosition::open(&self.data) {
+            Ok(Some(rows)) => rows,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(principal::PcaError::Source(Box::new(e)))),
+        };
+        let result = visit(&rows);
+        if result.is_ok() {
+            let total = started.elapsed();
+            let sum = &mut self.times;
+            sum.passes += 1;
+            sum.by_position += 1;
+            sum.chunks += rows.reads.load(Ordering::Relaxed);
+            sum.total += total;
+            sum.reading += Duration::from_nanos(rows.reading.load(Ordering::Relaxed));
+            // No reading thread: the solver's threads read, each its own pieces.
+            sum.reading_cpu = None;
+            sum.visiting += total;
+        }
+        Some(result)
     }
 
     fn pass(
@@ -240,7 +356,7 @@ mod tests {
 
     use super::*;
     use crate::test_util::*;
-    use crate::{Mat, read_table};
+    use crate::{Mat, Matrix, Part, read_table};
 
     #[test]
     fn file_source_passes_repeat_the_data() {
@@ -606,12 +722,14 @@ mod tests {
             .collect();
         let cases = [
             (
+                // Read by position (no reading thread): in pieces counted from the first row,
+                // which the serial chunks meet when they are whole groups of pieces (or all).
                 write_file(
                     dir.path(),
                     "f64.npy",
                     &npy("<f8", false, &[n, d], &f64_bytes),
                 ),
-                700,
+                8192,
             ),
             (
                 write_file(
@@ -670,6 +788,102 @@ mod tests {
                     "{times:?}"
                 );
             }
+        }
+    }
+
+    /// A plain native-endian `f64` `.npy` is read by position on the solver's threads (no
+    /// reading thread: a pass makes many reads, though the chunk would hold every row), and
+    /// the model is the in-memory fit's of the same rows, bit for bit, on 1, 2 or 3 threads:
+    /// one file, two shards whose boundary falls inside a piece, and each process's part of
+    /// them. A non-finite value is named by its file and the file's row, as when decoded.
+    #[test]
+    fn reading_by_position_gives_the_in_memory_models_bits() {
+        use rand::{Rng, SeedableRng};
+        let dir = TempDir::new().unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(6);
+        let (n, d) = (9000, 40);
+        let values: Vec<f64> = (0..n * d)
+            .map(|k| 1e6 * (1 + k % d) as f64 + rng.random::<f64>() * (k % 7) as f64)
+            .collect();
+        let bytes = |rows: std::ops::Range<usize>| -> Vec<u8> {
+            values[rows.start * d..rows.end * d]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect()
+        };
+        let npy_of = |name: &str, rows: std::ops::Range<usize>| {
+            write_file(
+                dir.path(),
+                name,
+                &npy("<f8", false, &[rows.len(), d], &bytes(rows)),
+            )
+        };
+        let one = vec![npy_of("all.npy", 0..n)];
+        let two = vec![npy_of("first.npy", 0..3001), npy_of("second.npy", 3001..n)];
+        let params = principal::PcaBuilder::new()
+            .components(principal::ComponentCount::Fixed(5))
+            .solver(principal::Solver::Covariance)
+            .build()
+            .unwrap();
+        let bits = |m: &principal::PcaModel| {
+            let c = m.components();
+            let mut b: Vec<u64> = m.mean().iter().map(|v| v.to_bits()).collect();
+            b.extend(m.explained_variance().iter().map(|v| v.to_bits()));
+            b.extend((0..c.nrows()).flat_map(|i| (0..c.ncols()).map(move |j| c[(i, j)].to_bits())));
+            b
+        };
+        let options = ReadOptions::default();
+        for paths in [&one, &two] {
+            for part in [None, Some((0, 2)), Some((1, 2)), Some((2, 3))] {
+                let open = || match part {
+                    None => ChunkReader::open(paths, &options).unwrap(),
+                    Some((rank, size)) => {
+                        ChunkReader::open_part(paths, &options, Part { rank, size }).unwrap()
+                    }
+                };
+                let Matrix::F64(x) = open().read_all().unwrap() else {
+                    panic!("f64 rows expected");
+                };
+                let want = bits(&params.fit(x.as_ref()).unwrap());
+                for threads in [1, 2, 3] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let mut source = FileSource::from_reader(open(), 1 << 20);
+                    let got = pool.install(|| bits(&params.fit_source(&mut source).unwrap()));
+                    let what = format!("{paths:?}, part {part:?}, {threads} thread(s)");
+                    assert_eq!(got, want, "{what}");
+                    let times = source.pass_times();
+                    assert!(times.passes == 1 && times.chunks > 1, "{what}: {times:?}");
+                }
+            }
+        }
+        // Non-finite values: the first in reading order, named by its file and row.
+        let mut bad = values.clone();
+        bad[6100 * d + 7] = f64::INFINITY;
+        bad[7500 * d + 3] = f64::NAN;
+        let bad_bytes: Vec<u8> = bad[3001 * d..].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let second = write_file(
+            dir.path(),
+            "second.npy",
+            &npy("<f8", false, &[n - 3001, d], &bad_bytes),
+        );
+        for part in [None, Some((1, 2))] {
+            let reader = match part {
+                None => ChunkReader::open(&two, &options).unwrap(),
+                Some((rank, size)) => {
+                    ChunkReader::open_part(&two, &options, Part { rank, size }).unwrap()
+                }
+            };
+            let mut source = FileSource::from_reader(reader, 1 << 20);
+            let e = params.fit_source(&mut source).unwrap_err().to_string();
+            let want = format!(
+                "{}: non-finite value inf at row {}, column 7",
+                second.display(),
+                6100 - 3001
+            );
+            assert!(e.contains(&want), "{part:?}: {e}");
         }
     }
 }

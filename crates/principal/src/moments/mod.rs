@@ -17,25 +17,38 @@ pub(crate) mod ordered;
 pub(crate) mod sparse;
 pub(crate) mod workspace;
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
 use faer::{Mat, MatRef, Par};
 
 use crate::collective::{Collective, Stage, agree, mean_across};
-use crate::data::ChunkSource;
+use crate::data::{ChunkSource, RowsAt};
 use crate::error::{PcaError, Result};
 use crate::kernel::bytes::MachineBytes;
-use crate::kernel::products::NARROW_MAX_FEATURES;
+use crate::kernel::products::{NARROW_MAX_FEATURES, RankTwoUpdate};
+use crate::kernel::simd::dispatch;
 use crate::moments::chunk::{piece_moments, whole_chunk_moments};
 use crate::moments::merge::merge_mean;
 use crate::moments::workspace::Workspace;
 use crate::options::Precision;
 use crate::real::{ChunkRef, Real};
 
-/// Rows per piece: about 4 MiB of f64 rows (each look at them hits the cache), but at least 4·D
-/// so that the D² work of a piece (its mean correction and merge) stays small beside its N·D²
-/// products; in whole blocks of 1,024 rows, the exact integer kernel's block for pixels (a
-/// ragged last block would make one product in four a short, slow one).
+/// Rows per piece. Narrow rows (at most [`NARROW_MAX_FEATURES`]) go in pieces of about
+/// 256 KiB, a power of two of rows, at least 2·D (so that a piece's D² work, its merge, stays
+/// small beside its N·D² products): a piece, read or copied, then stays in its core's
+/// second-level cache for every look at it (the checks, the mean, the centring copy, the
+/// products); the pieces are spread over the threads and merged in order. Wider rows: about
+/// 4 MiB of f64 rows, at least 4·D, in whole blocks of 1,024 rows, the exact integer kernel's
+/// block for pixels (a ragged last block would make one product in four a short, slow one).
 pub(crate) fn cached_rows(n_features: usize) -> usize {
     let d = n_features.max(1);
+    if d <= NARROW_MAX_FEATURES {
+        let rows = ((1usize << 18) / (8 * d)).max(2 * d).clamp(64, 4096);
+        // The largest power of two not above it.
+        return 1 << rows.ilog2();
+    }
     ((1usize << 19) / d)
         .max(4 * d)
         .div_ceil(1024)
@@ -76,8 +89,86 @@ pub struct MomentAccumulator {
     scatter: Mat<f64>,
     precision: Precision,
     workspace: Workspace,
-    /// Accumulates the second half of large chunks on another thread (kept for its buffers).
-    helper: Option<Box<MomentAccumulator>>,
+    /// The threads' buffers for narrow rows' pieces, kept from chunk to chunk.
+    workers: Vec<PieceWorker>,
+}
+
+/// One thread's part in the pieces of narrow rows: the moments of its current group of pieces
+/// (with their buffers), and the rows of a piece read by position (see [`RowsAt`]).
+#[derive(Clone, Debug)]
+struct PieceWorker {
+    group: MomentAccumulator,
+    rows: Vec<f64>,
+}
+
+/// Pieces per group: a thread takes a group of consecutive pieces and merges them in turn into
+/// its own moments (in its cache), and the groups are merged in order into the accumulator: one
+/// merge across threads (D² values from another core's cache) per group rather than per piece.
+const PIECES_PER_GROUP: usize = 8;
+
+/// Groups a thread may finish ahead of the first group not yet merged: bounds the groups'
+/// moments held for the in-order merge (each D²) when a thread falls behind.
+const GROUPS_AHEAD: usize = 8;
+
+/// The in-order merge of groups of pieces finished by several threads: what every thread
+/// locks after its group.
+struct InOrder<'a> {
+    acc: &'a mut MomentAccumulator,
+    /// The first group not yet merged.
+    next: usize,
+    /// Groups finished ahead of `next`: rows, mean and scatter (lower triangle).
+    done: BTreeMap<usize, (usize, Vec<f64>, Mat<f64>)>,
+    /// Scatter matrices of merged groups, for the next ones finished ahead.
+    spare: Vec<Mat<f64>>,
+    /// The first group (in order) that failed, and why.
+    failed: Option<(usize, PcaError)>,
+    /// A thread panicked: every other stops.
+    stopped: bool,
+}
+
+impl InOrder<'_> {
+    /// Merges group `k`'s moments (or keeps them until the groups before it are merged).
+    fn finished(&mut self, k: usize, rows: usize, mean: Vec<f64>, scatter: &Mat<f64>) {
+        if k != self.next {
+            let d = scatter.nrows();
+            let mut kept = self.spare.pop().unwrap_or_else(|| Mat::zeros(d, d));
+            kept.copy_from(scatter);
+            self.done.insert(k, (rows, mean, kept));
+            return;
+        }
+        self.acc.combine(rows, &mean, scatter);
+        self.next += 1;
+        while let Some((rows, mean, kept)) = self.done.remove(&self.next) {
+            self.acc.combine(rows, &mean, &kept);
+            self.spare.push(kept);
+            self.next += 1;
+        }
+    }
+
+    /// Whether group `k` need not be computed: a group before it failed, or a thread panicked.
+    fn skips(&self, k: usize) -> bool {
+        self.stopped || self.failed.as_ref().is_some_and(|(j, _)| *j < k)
+    }
+}
+
+fn lock<'a, 'b>(state: &'a Mutex<InOrder<'b>>) -> MutexGuard<'a, InOrder<'b>> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Wakes the other threads when a thread unwinds, so that none waits for a group that will
+/// never be merged.
+struct StopOnPanic<'a, 'b> {
+    state: &'a Mutex<InOrder<'b>>,
+    wake: &'a Condvar,
+}
+
+impl Drop for StopOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            lock(self.state).stopped = true;
+            self.wake.notify_all();
+        }
+    }
 }
 
 /// The finished moments of a data set: what the covariance solver needs.
@@ -131,7 +222,7 @@ impl MomentAccumulator {
             scatter: Mat::zeros(n_features, n_features),
             precision: Precision::Full,
             workspace: Default::default(),
-            helper: None,
+            workers: Vec::new(),
         }
     }
 
@@ -161,34 +252,141 @@ impl MomentAccumulator {
             });
         }
         let (n, d) = (chunk.nrows(), self.n_features());
-        let piece = cached_rows(d);
         if self.push_whole(chunk) {
             return Ok(());
         }
-        // Narrow rows: their products run on one thread (in bands), so the chunk is split
-        // between threads instead.
-        if n < 2 * piece || d > NARROW_MAX_FEATURES {
+        // Wide rows: their products run on all threads, piece after piece.
+        if d > NARROW_MAX_FEATURES {
             return self.push_pieces(chunk, self.n, Par::rayon(0));
         }
-        // Two halves, each accumulated on its own thread with sequential passes and products,
-        // then merged: no thread waits on the other inside a piece, and each works in its own
-        // cache. The split depends on the shape only, so the result does not depend on the
-        // number of threads.
-        let half = (n / 2).div_ceil(piece) * piece;
-        let mut right = self.helper.take().unwrap_or_else(|| {
-            Box::new(MomentAccumulator::new(self.n_features()).with_precision(self.precision))
+        // Narrow rows: their products run on one thread (in bands), so the pieces are spread
+        // over the threads instead, each piece's passes and products on one thread, and merged
+        // in order: the pieces depend on the shape only, so the result does not depend on the
+        // number of threads or on which thread took which piece.
+        let piece = cached_rows(d);
+        if n <= piece {
+            return self.push_pieces(chunk, self.n, Par::Seq);
+        }
+        let first = self.n;
+        self.push_in_order(n, piece * PIECES_PER_GROUP, &|start, rows, worker| {
+            let part = chunk.subrows(start, rows);
+            worker.group.push_pieces(part, first + start, Par::Seq)
+        })
+    }
+
+    /// Adds every row of `rows` (read by position) in the pieces and groups of [`Self::push`]
+    /// for narrow rows, so with the same bits as pushing them as one chunk: each thread reads
+    /// its pieces into its own buffer, which stays in its core's cache from the read to the
+    /// products.
+    fn push_by_position(&mut self, rows: &dyn RowsAt) -> Result<()> {
+        let (n, d) = (rows.n_rows(), self.n_features());
+        let piece = cached_rows(d);
+        self.push_in_order(n, piece * PIECES_PER_GROUP, &|start, len, worker| {
+            let PieceWorker { group, rows: values } = worker;
+            if values.len() < piece * d {
+                values.resize(piece * d, 0.0);
+            }
+            let mut done = 0;
+            while done < len {
+                let r = piece.min(len - done);
+                let values = &mut values[..r * d];
+                rows.read_rows_at(start + done, values)?;
+                let part = MatRef::from_row_major_slice(values, r, d);
+                group
+                    .push_pieces(part, start + done, Par::Seq)
+                    .map_err(|e| match e {
+                        PcaError::NonFinite { row, column, value } => {
+                            rows.non_finite(row, column, value)
+                        }
+                        e => e,
+                    })?;
+                done += r;
+            }
+            Ok(())
+        })
+    }
+
+    /// Adds `n` rows in groups of `group` rows: `moments_of(start, rows, worker)` adds rows
+    /// `start..start + rows` to `worker.group` (empty before). The groups are taken by the
+    /// threads in turn and merged in order, whichever thread finishes first, so the result is
+    /// that of merging them one after the other on one thread. On an error, the first failing
+    /// group's (in order) is returned.
+    fn push_in_order(
+        &mut self,
+        n: usize,
+        group: usize,
+        moments_of: &(dyn Fn(usize, usize, &mut PieceWorker) -> Result<()> + Sync),
+    ) -> Result<()> {
+        let groups = n.div_ceil(group);
+        let threads = rayon::current_num_threads().clamp(1, groups.max(1));
+        let mut workers = std::mem::take(&mut self.workers);
+        let (d, precision) = (self.n_features(), self.precision);
+        if workers.len() < threads {
+            workers.resize_with(threads, || PieceWorker {
+                group: MomentAccumulator::new(d).with_precision(precision),
+                rows: Vec::new(),
+            });
+        }
+        let claimed = AtomicUsize::new(0);
+        let wake = Condvar::new();
+        let state = Mutex::new(InOrder {
+            acc: self,
+            next: 0,
+            done: BTreeMap::new(),
+            spare: Vec::new(),
+            failed: None,
+            stopped: false,
         });
-        right.clear();
-        let first_right = self.n + half;
-        let (left_result, right_result) = rayon::join(
-            || self.push_pieces(chunk.subrows(0, half), self.n, Par::Seq),
-            || right.push_pieces(chunk.subrows(half, n - half), first_right, Par::Seq),
-        );
-        left_result?;
-        right_result?;
-        self.combine(right.n, &right.mean, &right.scatter);
-        self.helper = Some(right);
-        Ok(())
+        let work = |worker: &mut PieceWorker| {
+            let _stop = StopOnPanic {
+                state: &state,
+                wake: &wake,
+            };
+            loop {
+                let k = claimed.fetch_add(1, Ordering::Relaxed);
+                if k >= groups {
+                    return;
+                }
+                let mut s = lock(&state);
+                while !s.skips(k) && k >= s.next + GROUPS_AHEAD {
+                    s = wake.wait(s).unwrap_or_else(PoisonError::into_inner);
+                }
+                if s.skips(k) {
+                    return;
+                }
+                drop(s);
+                let start = k * group;
+                worker.group.clear();
+                let result = moments_of(start, group.min(n - start), worker);
+                let mut s = lock(&state);
+                match result {
+                    Ok(()) => {
+                        let g = &worker.group;
+                        s.finished(k, g.n, g.mean.clone(), &g.scatter);
+                    }
+                    Err(e) => {
+                        if s.failed.as_ref().is_none_or(|(j, _)| k < *j) {
+                            s.failed = Some((k, e));
+                        }
+                    }
+                }
+                drop(s);
+                wake.notify_all();
+            }
+        };
+        if threads > 1 {
+            use rayon::prelude::*;
+            workers[..threads].par_iter_mut().for_each(work);
+        } else {
+            work(&mut workers[0]);
+        }
+        let state = state.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let failed = state.failed;
+        self.workers = workers;
+        match failed {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// Adds `chunk` whole by the ordered path (see `chunk`) and returns true, or returns false
@@ -252,7 +450,15 @@ impl MomentAccumulator {
 
     /// One pass over `source`, with `precision` for its `f32` chunks.
     pub fn from_source(source: &mut dyn ChunkSource, precision: Precision) -> Result<Self> {
-        let mut acc = MomentAccumulator::new(source.n_features()).with_precision(precision);
+        let d = source.n_features();
+        let mut acc = MomentAccumulator::new(d).with_precision(precision);
+        // Narrow rows by position where the source can: each thread reads its own pieces.
+        if (1..=NARROW_MAX_FEATURES).contains(&d)
+            && let Some(done) = source.pass_by_position(&mut |rows| acc.push_by_position(rows))
+        {
+            done?;
+            return Ok(acc);
+        }
         source.pass(&mut |chunk| acc.push_chunk(chunk))?;
         Ok(acc)
     }
@@ -337,14 +543,16 @@ impl MomentAccumulator {
         // Only the lower triangle is kept while accumulating; `finish` mirrors it.
         let d = self.n_features();
         for j in 0..d {
-            let w = weight * delta[j];
-            let (dst, src) = (
-                &mut self.scatter.col_as_slice_mut(j)[j..],
-                &scatter_b.col_as_slice(j)[j..],
-            );
-            for ((s, b), dl) in dst.iter_mut().zip(src).zip(&delta[j..]) {
-                *s += b + w * dl;
-            }
+            // `s += b + w·δ_j·δ`, vectorised for the machine (narrow rows merge a piece every
+            // 256 KiB of rows); the `0·δ` term adds an exact zero.
+            dispatch(RankTwoUpdate::<f64> {
+                dst: &mut self.scatter.col_as_slice_mut(j)[j..],
+                a: &delta[j..],
+                alpha: weight * delta[j],
+                b: &delta[j..],
+                beta: 0.0,
+                plus: Some(&scatter_b.col_as_slice(j)[j..]),
+            });
         }
         self.n += n_b;
     }
@@ -382,7 +590,7 @@ impl From<Moments> for MomentAccumulator {
             scatter: moments.scatter,
             precision: moments.precision,
             workspace: Default::default(),
-            helper: None,
+            workers: Vec::new(),
         }
     }
 }
@@ -659,5 +867,136 @@ pub(crate) mod tests {
         acc.push(tall(5, 3, 4, 1e6).as_ref()).unwrap();
         let err = acc.push(x.as_ref()).unwrap_err().to_string();
         assert!(err.contains("35005") && err.contains("inf"), "{err}");
+    }
+
+    /// A matrix's rows read by position, as a file's reader reads them: what
+    /// `push_by_position` takes. Its errors for non-finite values say they are its own.
+    struct MatrixRows<'a>(MatRef<'a, f64>);
+
+    impl RowsAt for MatrixRows<'_> {
+        fn n_rows(&self) -> usize {
+            self.0.nrows()
+        }
+
+        fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> Result<()> {
+            let d = self.0.ncols();
+            for (i, row) in out.chunks_exact_mut(d).enumerate() {
+                for (j, v) in row.iter_mut().enumerate() {
+                    *v = self.0[(first_row + i, j)];
+                }
+            }
+            Ok(())
+        }
+
+        fn non_finite(&self, row: usize, column: usize, value: f64) -> PcaError {
+            PcaError::Source(format!("the matrix's row {row}, column {column}: {value}").into())
+        }
+    }
+
+    /// Narrow rows go in pieces and groups counted from the first row, merged in order: rows
+    /// read by position, pushed whole, or pushed in chunks of whole groups give the same bits,
+    /// on 1, 2 or 3 threads; ragged last groups and pieces, an offset of 1e6, a single row,
+    /// groups of few and of many pieces.
+    #[test]
+    fn pieces_merged_in_order_give_the_same_bits_however_the_rows_come() {
+        for (n, d) in [(1, 3), (300, 100), (5_000, 100), (70_000, 5), (9_000, 320)] {
+            // Row-major, as the readers hand chunks out (a column-major block sums its columns
+            // in another order).
+            let rows = tall(n, d, 7, 1e6).transpose().to_owned();
+            let x = rows.transpose();
+            let group = cached_rows(d) * PIECES_PER_GROUP;
+            let want = moments_of(x.as_ref(), n);
+            let in_groups = moments_of(x.as_ref(), group);
+            assert_eq!(in_groups, want, "{n}×{d} in chunks of {group} rows");
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let (whole, by_position) = pool.install(|| {
+                    let mut acc = MomentAccumulator::new(d);
+                    acc.push_by_position(&MatrixRows(x.as_ref())).unwrap();
+                    (moments_of(x.as_ref(), n), acc.finish().unwrap())
+                });
+                assert_eq!(whole, want, "{n}×{d} pushed whole on {threads} thread(s)");
+                assert_eq!(by_position, want, "{n}×{d} by position on {threads} thread(s)");
+            }
+        }
+    }
+
+    /// Rows whose first group is read only once a later group's non-finite value has been
+    /// reported (or after a second, on one thread): the later failure comes first in time.
+    struct LateFirstGroup<'a> {
+        rows: MatrixRows<'a>,
+        later_failed: std::sync::atomic::AtomicBool,
+    }
+
+    impl RowsAt for LateFirstGroup<'_> {
+        fn n_rows(&self) -> usize {
+            self.rows.n_rows()
+        }
+
+        fn read_rows_at(&self, first_row: usize, out: &mut [f64]) -> Result<()> {
+            if first_row == 0 {
+                let waited = std::time::Instant::now();
+                while !self.later_failed.load(Ordering::SeqCst)
+                    && waited.elapsed().as_secs_f64() < 1.0
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            }
+            self.rows.read_rows_at(first_row, out)
+        }
+
+        fn non_finite(&self, row: usize, column: usize, value: f64) -> PcaError {
+            if row > 0 && row >= cached_rows(self.rows.0.ncols()) * PIECES_PER_GROUP {
+                self.later_failed.store(true, Ordering::SeqCst);
+            }
+            self.rows.non_finite(row, column, value)
+        }
+    }
+
+    /// The first non-finite value in reading order is reported, through the rows' own error,
+    /// whichever thread found which first; a value in a later group does not hide it, even
+    /// when that group fails first.
+    #[test]
+    fn the_first_non_finite_value_read_by_position_is_named_by_the_rows() {
+        let (n, d) = (20_000, 100);
+        let mut x = tall(n, d, 8, 1e6);
+        x[(100, 5)] = f64::NAN;
+        x[(4_106, 1)] = f64::INFINITY;
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let rows = LateFirstGroup {
+                rows: MatrixRows(x.as_ref()),
+                later_failed: false.into(),
+            };
+            let e = pool.install(|| {
+                let mut acc = MomentAccumulator::new(d);
+                acc.push_by_position(&rows).unwrap_err().to_string()
+            });
+            assert_eq!(e, "the matrix's row 100, column 5: NaN", "{threads} thread(s)");
+        }
+        x[(100, 5)] = 1e6;
+        x[(4_106, 1)] = 2e6;
+        x[(15_000, 2)] = f64::NAN;
+        x[(9_000, 7)] = f64::INFINITY;
+        x[(12_345, 3)] = f64::NEG_INFINITY;
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let e = pool.install(|| {
+                let mut acc = MomentAccumulator::new(d);
+                acc.push_by_position(&MatrixRows(x.as_ref()))
+                    .unwrap_err()
+                    .to_string()
+            });
+            assert_eq!(e, "the matrix's row 9000, column 7: inf", "{threads} thread(s)");
+        }
     }
 }
