@@ -863,7 +863,10 @@ mod tests {
         let mut bad = values.clone();
         bad[6100 * d + 7] = f64::INFINITY;
         bad[7500 * d + 3] = f64::NAN;
-        let bad_bytes: Vec<u8> = bad[3001 * d..].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let bad_bytes: Vec<u8> = bad[3001 * d..]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
         let second = write_file(
             dir.path(),
             "second.npy",

@@ -133,12 +133,7 @@ impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
 
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
-        let Interleave {
-            simd,
-            rows,
-            r,
-            out,
-        } = self;
+        let Interleave { simd, rows, r, out } = self;
         let avx2 = simd.avx2;
         let height = rows.len() / r;
         let zero = simd.avx._mm256_setzero_si256();
@@ -229,11 +224,7 @@ impl<'a> Packed<'a> {
 /// first row's diagonal, or 0 for the group holding U's last row, which wants every feature.
 fn first_feature(g: usize, a: usize) -> usize {
     let s = g * GROUP;
-    if s + GROUP > a {
-        0
-    } else {
-        s / PANEL * PANEL
-    }
+    if s + GROUP > a { 0 } else { s / PANEL * PANEL }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -446,7 +437,10 @@ mod tests {
             let groups = (a + 1).div_ceil(GROUP);
             let starts = task_starts(groups, a);
             assert_eq!((starts[0], *starts.last().unwrap()), (0, groups), "a = {a}");
-            assert!(starts.windows(2).all(|w| w[0] < w[1]), "a = {a}: {starts:?}");
+            assert!(
+                starts.windows(2).all(|w| w[0] < w[1]),
+                "a = {a}: {starts:?}"
+            );
             assert!(starts.len() - 1 <= TASKS, "a = {a}: {starts:?}");
             let work = |g: usize| (a - first_feature(g, a)) + PANEL;
             let total: usize = (0..groups).map(work).sum();

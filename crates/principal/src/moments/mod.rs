@@ -282,7 +282,10 @@ impl MomentAccumulator {
         let (n, d) = (rows.n_rows(), self.n_features());
         let piece = cached_rows(d);
         self.push_in_order(n, piece * PIECES_PER_GROUP, &|start, len, worker| {
-            let PieceWorker { group, rows: values } = worker;
+            let PieceWorker {
+                group,
+                rows: values,
+            } = worker;
             if values.len() < piece * d {
                 values.resize(piece * d, 0.0);
             }
@@ -919,7 +922,10 @@ pub(crate) mod tests {
                     (moments_of(x.as_ref(), n), acc.finish().unwrap())
                 });
                 assert_eq!(whole, want, "{n}×{d} pushed whole on {threads} thread(s)");
-                assert_eq!(by_position, want, "{n}×{d} by position on {threads} thread(s)");
+                assert_eq!(
+                    by_position, want,
+                    "{n}×{d} by position on {threads} thread(s)"
+                );
             }
         }
     }
@@ -978,7 +984,10 @@ pub(crate) mod tests {
                 let mut acc = MomentAccumulator::new(d);
                 acc.push_by_position(&rows).unwrap_err().to_string()
             });
-            assert_eq!(e, "the matrix's row 100, column 5: NaN", "{threads} thread(s)");
+            assert_eq!(
+                e, "the matrix's row 100, column 5: NaN",
+                "{threads} thread(s)"
+            );
         }
         x[(100, 5)] = 1e6;
         x[(4_106, 1)] = 2e6;
@@ -996,7 +1005,10 @@ pub(crate) mod tests {
                     .unwrap_err()
                     .to_string()
             });
-            assert_eq!(e, "the matrix's row 9000, column 7: inf", "{threads} thread(s)");
+            assert_eq!(
+                e, "the matrix's row 9000, column 7: inf",
+                "{threads} thread(s)"
+            );
         }
     }
 }
