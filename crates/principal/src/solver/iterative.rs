@@ -143,6 +143,20 @@ pub(crate) fn product_in_pieces(
 ) {
     use rayon::prelude::*;
     let by_rows = dst.nrows() >= dst.ncols();
+    split_into_pieces(dst, by_rows)
+        .into_par_iter()
+        .for_each(|(start, piece)| {
+            let (a, b) = if by_rows {
+                (a.subrows(start, piece.nrows()), b)
+            } else {
+                (a, b.subcols(start, piece.ncols()))
+            };
+            matmul(piece, accum, a, b, alpha, Par::Seq);
+        });
+}
+
+/// `dst` cut by rows (or by columns) into [`pieces`], each with its first row (column).
+fn split_into_pieces(dst: MatMut<'_, f64>, by_rows: bool) -> Vec<(usize, MatMut<'_, f64>)> {
     let mut parts = Vec::new();
     let mut rest = dst;
     for (start, len) in pieces(if by_rows { rest.nrows() } else { rest.ncols() }) {
@@ -154,14 +168,7 @@ pub(crate) fn product_in_pieces(
         parts.push((start, piece));
         rest = tail;
     }
-    parts.into_par_iter().for_each(|(start, piece)| {
-        let (a, b) = if by_rows {
-            (a.subrows(start, piece.nrows()), b)
-        } else {
-            (a, b.subcols(start, piece.ncols()))
-        };
-        matmul(piece, accum, a, b, alpha, Par::Seq);
-    });
+    parts
 }
 
 /// `a b` by [`product_in_pieces`].
@@ -192,13 +199,7 @@ fn implicit_products(
         *y = Mat::zeros(n, l);
     }
     let mut y = y.as_mut().subrows_mut(0, n);
-    let mut rows = Vec::new();
-    let mut rest = y.as_mut();
-    for (start, len) in pieces(n) {
-        let (piece, tail) = rest.split_at_row_mut(len);
-        rows.push((start, piece));
-        rest = tail;
-    }
+    let rows = split_into_pieces(y.as_mut(), true);
     rows.into_par_iter().for_each(|(start, mut piece)| {
         let len = piece.nrows();
         matmul(
@@ -217,13 +218,7 @@ fn implicit_products(
         *sum += y.as_ref().col(c).iter().sum::<f64>();
     }
     let y = y.as_ref();
-    let mut columns = Vec::new();
-    let mut rest = wt;
-    for (start, len) in pieces(x.ncols()) {
-        let (piece, tail) = rest.split_at_col_mut(len);
-        columns.push((start, piece));
-        rest = tail;
-    }
+    let columns = split_into_pieces(wt, false);
     columns.into_par_iter().for_each(|(start, piece)| {
         let len = piece.ncols();
         matmul(
