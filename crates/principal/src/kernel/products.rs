@@ -19,14 +19,14 @@ pub(crate) const NARROW_MAX_FEATURES: usize = 320;
 /// `dst (+)= Lower(Y Yᵀ)` for a D×n block Y. Only the lower triangle of `dst` is meaningful:
 /// the strictly upper part may receive partial products.
 ///
-/// Products of narrow rows (at most [`NARROW_MAX_FEATURES`]) go in bands of one 64-byte
-/// register's worth of rows (16 in f32, 8 in f64), from the bottom: band `[r0, r1)` is the
+/// Products of narrow rows (at most [`NARROW_MAX_FEATURES`]) go in bands of a few vector
+/// registers' worth of rows (see [`band_bytes`]), from the bottom: band `[r0, r1)` is the
 /// plain product `Y[r0..r1] · Y[..r1]ᵀ`, which covers the triangle's rows `r0..r1` and spills
 /// only into the upper part of its own diagonal block. The bands always run on one thread
 /// (split over two they are slower), so the choice, and the bits of the result, depend on the
 /// shape only.
 pub(crate) fn lower_product<E: faer::traits::ComplexField>(
-    mut dst: faer::MatMut<'_, E>,
+    dst: faer::MatMut<'_, E>,
     accum: Accum,
     y: MatRef<'_, E>,
     par: Par,
@@ -45,7 +45,31 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
             par,
         );
     }
-    let width = (64 / std::mem::size_of::<E>()).max(1);
+    let width = (band_bytes() / std::mem::size_of::<E>()).max(1);
+    lower_product_in_bands(dst, accum, y, width);
+}
+
+/// Bytes of a band's column: three 64-byte registers where faer's kernels use AVX-512 (24 f64
+/// rows, 48 f32; its kernels of three registers by up to eight columns, about 1.3× the rate of
+/// one register's on D = 100, bench/results.md), else 64 (two AVX2 registers). The width does
+/// not change the bits: faer's kernels sum each entry over the rows in the same order whatever
+/// the band (`bands_of_any_width_give_the_same_bits`).
+fn band_bytes() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        return 192;
+    }
+    64
+}
+
+/// The bands of [`lower_product`], `width` rows each (from the bottom), on one thread.
+fn lower_product_in_bands<E: faer::traits::ComplexField>(
+    mut dst: faer::MatMut<'_, E>,
+    accum: Accum,
+    y: MatRef<'_, E>,
+    width: usize,
+) {
+    let d = y.nrows();
     let mut end = d;
     while end > 0 {
         let start = end.saturating_sub(width);
@@ -188,6 +212,34 @@ mod tests {
         }
     }
 
+    /// The bands' width depends on the machine (see [`band_bytes`]), the model's bits may not:
+    /// on rounded (not exact) products, every width gives the bits of one register's bands.
+    #[test]
+    fn bands_of_any_width_give_the_same_bits() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        for (d, n) in [(100, 256), (37, 1024), (320, 512), (9, 300)] {
+            let y = Mat::<f64>::from_fn(d, n, |_, _| rng.random::<f64>() - 0.5);
+            let bands = |width| {
+                let mut dst = Mat::<f64>::zeros(d, d);
+                lower_product_in_bands(dst.as_mut(), Accum::Replace, y.as_ref(), width);
+                dst
+            };
+            let one = bands(8);
+            for width in [16, 24, 48] {
+                let got = bands(width);
+                for b in 0..d {
+                    for a in b..d {
+                        assert_eq!(
+                            got[(a, b)].to_bits(),
+                            one[(a, b)].to_bits(),
+                            "d {d} n {n} width {width} ({a}, {b})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn banded_and_triangular_products_give_the_exact_lower_triangle() {
         check_lower_product::<f32>();
@@ -228,6 +280,19 @@ mod tests {
                 flops / (cpu() - start) / 1e9
             };
             let ours = time(&mut || lower_product(dst.as_mut(), Accum::Add, y.as_ref(), Par::Seq));
+            let bands: Vec<String> = [8, 16, 24, 32, 48, 64]
+                .into_iter()
+                .map(|w| {
+                    let rate = time(&mut || {
+                        lower_product_in_bands(dst.as_mut(), Accum::Add, y.as_ref(), w)
+                    });
+                    format!("{w}: {rate:5.1}")
+                })
+                .collect();
+            eprintln!(
+                "D {d:4} n {n:5}, bands of (rows: GFLOP/s) {}",
+                bands.join(", ")
+            );
             let plain = time(&mut || {
                 faer::linalg::matmul::matmul(
                     dst.as_mut(),

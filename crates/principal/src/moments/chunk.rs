@@ -79,11 +79,11 @@ pub(crate) fn piece_moments<T: Real, P: ByteProduct>(
     first_row: usize,
     precision: Precision,
 ) -> Result<Vec<f64>> {
-    ws.prepare(piece.ncols());
     let range = (piece.nrows() >= MIN_INTEGER_ROWS)
         .then(|| IntegerRange::scan(piece, ws.par))
         .flatten();
     if let Some(range) = &range {
+        ws.prepare(piece.ncols());
         if let Some(mean) = dense_bytes::<T, P>(piece, range, ws) {
             return Ok(mean);
         }
@@ -92,8 +92,15 @@ pub(crate) fn piece_moments<T: Real, P: ByteProduct>(
         }
     }
     match (ChunkRef::from(piece), precision) {
-        (ChunkRef::F32(piece), Precision::Mixed) => mixed_moments(piece, ws, first_row),
-        _ => float_moments(piece, ws, first_row),
+        (ChunkRef::F32(piece), Precision::Mixed) => {
+            ws.prepare(piece.ncols());
+            mixed_moments(piece, ws, first_row)
+        }
+        // Its first product replaces the scatter: no zeroing (D² values every 256 KiB of rows).
+        _ => {
+            ws.fit(piece.ncols());
+            float_moments(piece, ws, first_row)
+        }
     }
 }
 

@@ -1,6 +1,7 @@
-//! The float paths, exact to f64 rounding: each block of rows is centred on its own mean in
-//! f64, then multiplied (in f64, or in f32 under [`crate::Precision::Mixed`]); the blocks are
-//! merged by Chan's update (see [`BlockMerge`]), so a constant offset of 1e6 costs no accuracy.
+//! The float paths, exact to f64 rounding: each block of rows is centred in f64 near its mean
+//! (on the mean of its first rows, or on its own mean), then multiplied (in f64, or in f32
+//! under [`crate::Precision::Mixed`]); the blocks are merged by Chan's update (see
+//! [`BlockMerge`]), so a constant offset of 1e6 costs no accuracy.
 
 use faer::reborrow::ReborrowMut;
 use faer::{Accum, MatMut, MatRef, Par};
@@ -15,10 +16,10 @@ use crate::moments::workspace::Workspace;
 use crate::options::MIXED_BLOCK_ROWS;
 use crate::real::Real;
 
-/// Centres each block of rows on its own mean, then one f64 product per block. The block's
-/// rows are read from memory once, by its column sums; the centring copy that follows finds
-/// them in cache. Blocks are merged as [`BlockMerge`] says: exact identities, so a constant
-/// offset of 1e6 costs no accuracy.
+/// Centres each block of rows on the mean of its first rows ([`leading_mean`]), then one f64
+/// product per block, into `ws.scatter` (whatever it held before). The block's rows are read
+/// from memory once, by the centring copy, whose sums give the block's mean. Blocks are merged
+/// as [`BlockMerge`] says: exact identities, so a constant offset of 1e6 costs no accuracy.
 pub(crate) fn float_moments<T: Real>(
     chunk: MatRef<'_, T>,
     ws: &mut Workspace,
@@ -45,11 +46,23 @@ pub(crate) fn float_moments<T: Real>(
     while start < n {
         let rows = block.min(n - start);
         let part = chunk.subrows(start, rows);
-        let centre = block_mean(part, first_row + start, par)?;
+        // One read of the rows: centred on the mean of their first few (known before the
+        // copy), the copy's sums give the block's mean and the merge's correction.
+        let centre = leading_mean(part);
         let residual = shifted_copy(part, &centre, centred.as_mut().subcols_mut(0, rows), par);
+        if residual.iter().any(|s| !s.is_finite()) {
+            // A non-finite value (named by the check), or finite values whose sum overflows.
+            check_finite(part, first_row + start)?;
+        }
+        // The first block's product replaces whatever the scatter held.
+        let accum = if start == 0 {
+            Accum::Replace
+        } else {
+            Accum::Add
+        };
         lower_product(
             scatter.as_mut(),
-            Accum::Add,
+            accum,
             centred.as_ref().subcols(0, rows),
             par,
         );
@@ -103,6 +116,20 @@ pub(crate) fn mixed_moments(
         start += rows;
     }
     Ok(merged.mean)
+}
+
+/// Rows whose plain mean centres a block of [`float_moments`].
+const CENTRE_ROWS: usize = 16;
+
+/// The plain mean of the first [`CENTRE_ROWS`] rows of a block: its centre. Within the block's
+/// spread of its mean, so the merge's correction `s sᵀ/r` stays small beside the block's
+/// scatter: at most `r/CENTRE_ROWS` times it whatever the rows (the first rows' squared
+/// distances from the block's mean are part of its scatter), about `1/CENTRE_ROWS` of it for
+/// rows drawn alike, so the products lose at most a few bits to it, usually none.
+fn leading_mean<T: Real>(rows: MatRef<'_, T>) -> Vec<f64> {
+    let m = rows.nrows().min(CENTRE_ROWS);
+    let sums = column_sums(rows.subrows(0, m), Par::Seq);
+    sums.iter().map(|s| s / m as f64).collect()
 }
 
 /// The plain mean of a block of rows (counted from `first_row` in errors), or the error that

@@ -47,16 +47,25 @@ impl Default for Workspace {
 impl Workspace {
     /// Ready for rows of `d` features: the scatter zeroed, buffers of another width dropped.
     pub(crate) fn prepare(&mut self, d: usize) {
-        if self.scatter.nrows() != d {
-            *self = Workspace {
-                scatter: Mat::zeros(d, d),
-                // One more row and column for the ordered path's row of ones.
-                partial: Mat::zeros(d + 1, d + 1),
-                par: self.par,
-                ..Default::default()
-            };
-        } else {
+        if !self.fit(d) {
             self.scatter.fill(0.0);
         }
+    }
+
+    /// Buffers for rows of `d` features (those of another width dropped), the scatter left as
+    /// it is, for a path that writes it before adding to it; true when they were made afresh
+    /// (zeroed).
+    pub(crate) fn fit(&mut self, d: usize) -> bool {
+        if self.scatter.nrows() == d {
+            return false;
+        }
+        *self = Workspace {
+            scatter: Mat::zeros(d, d),
+            // One more row and column for the ordered path's row of ones.
+            partial: Mat::zeros(d + 1, d + 1),
+            par: self.par,
+            ..Default::default()
+        };
+        true
     }
 }
