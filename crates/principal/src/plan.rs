@@ -9,18 +9,20 @@ use crate::solver::randomized;
 /// to when no tolerance or pass count is given (see `PcaParams::sparse_defaults`).
 pub(crate) const SPARSE_TOLERANCE: f64 = 1e-5;
 
-/// The most passes auto's randomized fit of sparse data makes to reach [`SPARSE_TOLERANCE`].
-pub(crate) const SPARSE_MAX_PASSES: usize = 60;
+/// The most passes auto's randomized fit of sparse data makes to reach [`SPARSE_TOLERANCE`]:
+/// passes of 16 columns (`randomized::LANCZOS_WIDTH`), about as many products as the 60 passes
+/// of 60 columns allowed before.
+pub(crate) const SPARSE_MAX_PASSES: usize = 200;
 
 /// What auto's reason says of the randomized fit of sparse data.
-const SPARSE_ITERATION: &str = "block Krylov until its error estimate is at most 1e-5 (about \
-    20 passes; at most 60) unless a tolerance or pass count is given: sparse single-cell \
-    spectra decay slowly, and the few passes of dense data leave their eigenvalues far from \
-    exact";
+const SPARSE_ITERATION: &str = "block Krylov until its error estimate is at most 1e-5 (block \
+    Lanczos, blocks of 16 columns: about 30 passes; at most 200) unless a tolerance or pass \
+    count is given: sparse single-cell spectra decay slowly, and the few passes of dense data \
+    leave their eigenvalues far from exact";
 
 /// Passes the cost model counts for auto's randomized fit of sparse data: about what
-/// [`SPARSE_TOLERANCE`] took on the benchmark's single-cell matrix (18).
-const SPARSE_EXPECTED_PASSES: f64 = 20.0;
+/// [`SPARSE_TOLERANCE`] took on the benchmark's single-cell matrix (29, of 16 columns).
+const SPARSE_EXPECTED_PASSES: f64 = 30.0;
 
 /// The solver chosen for a problem, why, and what every solver would cost.
 ///
@@ -304,10 +306,11 @@ impl SolverPlan {
     /// - covariance: the cross-products of every row's entries, ≈ nnz²/N (rows of equal
     ///   length), plus one D×D merge per 4,096 rows and 10·D³ for the eigensolver; memory
     ///   3·D² doubles (the accumulator, a piece's cross-products, the eigensolver's);
-    /// - randomized: passes of 2·nnz·(k + 10) — under auto about 20 (block Krylov to an error
-    ///   estimate of 1e-5, `SPARSE_TOLERANCE`), chosen by the caller its default passes;
-    ///   memory counted as 12·D·(k + 10) doubles (the block Krylov basis and its images grow
-    ///   to 20·D·(k + 10) before a restart);
+    /// - randomized: under auto about 30 passes of 2·nnz·16 (block Lanczos of 16 columns to
+    ///   an error estimate of 1e-5, `SPARSE_TOLERANCE`), memory counted as D·(k + 30 + 12·16)
+    ///   doubles (a basis of k + 30 + 8·16 columns and a pass's blocks); chosen by the caller,
+    ///   its default passes of 2·nnz·(k + 10), memory 12·D·(k + 10) doubles (the block Krylov
+    ///   basis grows to 10·D·(k + 10) before a restart);
     /// - power, em: unknown passes of 2·nnz·k.
     ///
     /// Auto takes covariance when the count depends on the spectrum, else the cheaper of
@@ -335,15 +338,27 @@ impl SolverPlan {
         let (n, d, z) = (n_samples as f64, n_features as f64, nnz as f64);
         let small = n.min(d);
         let k = n_components.map(|k| k as f64);
-        let width = k.map(|k| (k + 10.0).min(small));
-        let passes = n_components.map(|k| {
-            if requested == Solver::Auto {
-                SPARSE_EXPECTED_PASSES
-            } else {
-                let options = IterativeOptions::default();
-                randomized::default_passes(&options, k, n_samples, n_features) as f64
+        let block = k.map(|k| (k + 10.0).min(small));
+        // Auto: block Lanczos of narrow blocks to a tolerance (`randomized::lanczos_shape`).
+        let lanczos = randomized::LANCZOS_WIDTH as f64;
+        let (width, passes) = if requested == Solver::Auto {
+            (
+                block.map(|b| b.min(lanczos)),
+                k.map(|_| SPARSE_EXPECTED_PASSES),
+            )
+        } else {
+            let options = IterativeOptions::default();
+            let passes = n_components
+                .map(|k| randomized::default_passes(&options, k, n_samples, n_features) as f64);
+            (block, passes)
+        };
+        let randomized_memory = match (requested, k) {
+            (Solver::Auto, Some(k)) => {
+                let extra = randomized::LANCZOS_EXTRA as f64;
+                8.0 * d * (k + extra + 12.0 * lanczos).min(small)
             }
-        });
+            _ => 96.0 * d * block.unwrap_or(small),
+        };
         let limit = memory_limit.map(|m| m as f64);
         let per_row = z / n.max(1.0);
         let mut candidates = vec![
@@ -358,7 +373,7 @@ impl SolverPlan {
             Candidate::new(
                 Solver::Randomized,
                 width.zip(passes).map(|(w, p)| p * 2.0 * z * w),
-                96.0 * d * width.unwrap_or(small),
+                randomized_memory,
                 limit,
             ),
             Candidate::new(Solver::Power, None, 32.0 * d * k.unwrap_or(small), limit),
@@ -488,8 +503,8 @@ mod tests {
         );
     }
 
-    /// 20,000 genes within 64 MB: neither route fits, and the D×D covariance (9.6 GB) must not
-    /// be the answer when randomized needs 115 MB; without a count only covariance can answer.
+    /// 20,000 genes within 32 MB: neither route fits, and the D×D covariance (9.6 GB) must not
+    /// be the answer when randomized needs 44 MB; without a count only covariance can answer.
     #[test]
     fn sparse_data_over_every_budget_takes_the_route_that_needs_the_least_memory() {
         let plan = SolverPlan::sparse(
@@ -498,7 +513,7 @@ mod tests {
             20_000,
             10_000_000,
             Some(50),
-            Some(64 << 20),
+            Some(32 << 20),
         );
         let over = |s: Solver| {
             plan.candidates.iter().any(|c| {
@@ -518,7 +533,7 @@ mod tests {
             20_000,
             10_000_000,
             None,
-            Some(64 << 20),
+            Some(32 << 20),
         );
         assert_eq!(plan.solver, Solver::Covariance, "{}", plan.reason);
     }

@@ -16,7 +16,7 @@ use crate::options::{IterativeOptions, RandomizedMethod};
 use crate::solver::iterative::{
     append_cols, gaussian, orthonormalise, product, rayleigh_ritz, remove_along,
 };
-use crate::solver::krylov::block_lanczos;
+use crate::solver::krylov::{Shape, block_lanczos};
 use crate::solver::{IterationReport, IterativeProblem, Rows, Spectrum, top_eigen};
 
 /// Passes over the data when neither a count nor a tolerance is given.
@@ -100,17 +100,72 @@ pub fn solve(problem: &mut IterativeProblem<'_>) -> Result<Spectrum> {
     let d = problem.mean.len();
     let k = problem.n_components;
     let opts = problem.options;
-    let width = block_width(&opts, k, problem.n_samples, d);
     let planned = planned_passes(&opts, k, problem.n_samples, d);
+    // Sparse rows to a tolerance: block Lanczos of narrow blocks (see `lanczos_shape`).
+    let lanczos = match (&problem.rows, opts.randomized_method) {
+        (Rows::Sparse(_), RandomizedMethod::BlockKrylov) => {
+            lanczos_shape(&opts, k, problem.n_samples, d)
+        }
+        _ => None,
+    };
+    let (width, shape) = lanczos.unwrap_or_else(|| {
+        let width = block_width(&opts, k, problem.n_samples, d);
+        (
+            width,
+            Shape {
+                keep: width,
+                cap: 10 * width,
+            },
+        )
+    });
     let start = orthonormalise(gaussian(d, width, opts.seed).as_ref());
     match opts.randomized_method {
         RandomizedMethod::Subspace => subspace(problem, start, planned),
         // Sparse rows: block Lanczos, without the images of the basis (see `krylov`).
         RandomizedMethod::BlockKrylov => match problem.rows {
-            Rows::Sparse(_) => block_lanczos(problem, start, planned),
+            Rows::Sparse(_) => block_lanczos(problem, start, planned, shape),
             Rows::Dense(_) => block_krylov(problem, start, planned),
         },
     }
+}
+
+/// Columns of each block of [`block_lanczos`] for sparse rows to a tolerance (at most k + the
+/// oversampling). Block Lanczos needs no block of k columns: its basis holds k Ritz vectors and
+/// more after a few blocks. On the single-cell benchmark (20,000 × 20,000, k = 50, to 1e-5)
+/// blocks of 16 took 29 passes where blocks of 60 took 18: 464 products of every stored entry
+/// with a column instead of 1,080, half the CPU time; 8 columns took 43 passes and more time
+/// (each pass reads every entry twice), 24 or 32 as much or more (bench/results.md).
+/// An eigenvalue of multiplicity over 16 has its further copies found only through rounding
+/// (as with ARPACK's single vector); an invariant space of fewer than k dimensions gets
+/// random directions (`krylov`).
+pub(crate) const LANCZOS_WIDTH: usize = 16;
+
+/// Ritz vectors beyond k that [`block_lanczos`] keeps when it restarts (thick restart): k + 30
+/// took 29 passes on the benchmark, k + 10 (about the old block) 32–37.
+pub(crate) const LANCZOS_EXTRA: usize = 30;
+
+/// Blocks the basis of [`block_lanczos`] takes beyond the kept Ritz vectors before it restarts:
+/// 8, a basis of k + 30 + 128 columns (208 at k = 50, against 600 before): 4 took more passes,
+/// 12 no fewer.
+pub(crate) const LANCZOS_BLOCKS: usize = 8;
+
+/// The block width and basis of block Lanczos for sparse rows: with a tolerance (the fit runs
+/// until it is met), [`LANCZOS_WIDTH`] columns with [`LANCZOS_EXTRA`] Ritz vectors over k kept
+/// at [`LANCZOS_BLOCKS`] blocks past them, when the pass budget can fill that basis twice;
+/// else (a fixed pass count) the start block of k + oversampling columns and a basis of ten
+/// such blocks, as dense data's block Krylov. `None` for the latter.
+pub(crate) fn lanczos_shape(
+    options: &IterativeOptions,
+    n_components: usize,
+    n_samples: usize,
+    n_features: usize,
+) -> Option<(usize, Shape)> {
+    options.tolerance?;
+    let width = LANCZOS_WIDTH.min(block_width(options, n_components, n_samples, n_features));
+    let keep = n_components + LANCZOS_EXTRA;
+    let cap = keep + LANCZOS_BLOCKS * width;
+    (options.max_iterations.saturating_mul(width) >= 2 * cap)
+        .then_some((width, Shape { keep, cap }))
 }
 
 /// Passes of the block Krylov method when neither a count nor a tolerance is given.
