@@ -1,0 +1,341 @@
+//! The exact byte product on CPUs with Intel AMX-INT8 (Xeon Sapphire Rapids and later):
+//! `tdpbusd` multiplies a tile of 16 rows × 64 `u8` by 64 × 16 `i8` into 16 × 16 `i32` sums,
+//! 16,384 multiply-adds an instruction (AVX-512 VNNI's `vpdpbusd` does 64). The instructions
+//! live in the `principal-amx` crate, the one member with unsafe code; here, in safe code, the
+//! packing of a block into tiles, the triangle of tiles to multiply and the tasks.
+//!
+//! Exact: a group of four products `u·y` is at most 4·255·128 in magnitude and the caller
+//! keeps the sums within `i32` (at most 2,048 rows a block, `moments::bytes`).
+//!
+//! Layout. U's `a + 1` rows go in row tiles of 16 rows, Y's `a` features in column tiles of
+//! 16 features, both cut along `k` into chunks of 64 (one tile a chunk) and zero past the
+//! block (rows, features and `k`: zeros add nothing). A row tile's chunk is 16 rows of U's
+//! 64 bytes; a column tile's chunk is in the VNNI layout `tdpbusd` reads, row `q` holding the
+//! 16 features' `k = 4q..4q + 4` side by side (a transpose of 4-byte groups). The product goes
+//! in 2 × 2 blocks of tiles (4 tiles of sums, 2 of U, 2 of Y: the 8 tile registers), each over
+//! every chunk, so a block's sums are complete when stored and copied into G. Only
+//! `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: a pair of row tiles takes
+//! the pairs of column tiles from its diagonal on, and the pair holding U's last row takes
+//! them all — half the work. The pairs of row tiles are cut into tasks of equal work (the
+//! triangle's top rows are the longest), on all threads; every sum is exact, so the bits do
+//! not depend on the threads.
+
+use principal_amx::{BlockSums, TILE_ROW_BYTES, TILE_ROWS, Tile, Tiles};
+use rayon::prelude::*;
+
+/// Tasks per product on the thread pool, cut to equal work: several per thread, so that a
+/// thread that finishes early takes another.
+const TASKS: usize = 16;
+
+/// Rows (of G) or features in a pair of tiles: the side of a block of sums.
+const PAIR: usize = 2 * TILE_ROWS;
+
+/// How the tasks multiply their blocks of tiles.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Tiling {
+    /// AMX's `tdpbusd`, each task on a thread it configures.
+    Amx,
+    /// [`principal_amx::reference_block`]'s loops: the same layout, packing and triangle on
+    /// any machine, for tests.
+    #[cfg(test)]
+    Portable,
+}
+
+/// Whether [`multiply`] runs here: AMX-INT8 present and granted to this process.
+pub(crate) fn available() -> bool {
+    principal_amx::available()
+}
+
+/// `product = U Y` (layout as [`crate::kernel::bytes::ByteProduct::multiply`]: its entries
+/// `t ≥ s` and its last row) by AMX tiles, or `false` (and `product` untouched) where this
+/// process has none.
+pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) -> bool {
+    if !available() {
+        return false;
+    }
+    multiply_by(Tiling::Amx, u, y, a, r, product);
+    true
+}
+
+/// The packed operands of a block.
+#[derive(Default)]
+struct Scratch {
+    /// Row tile `i`'s chunk `c` at `i · chunks + c`.
+    u: Vec<Tile<u8>>,
+    /// Column tile `j`'s chunk `c` at `j · chunks + c`.
+    y: Vec<Tile<i8>>,
+}
+
+thread_local! {
+    /// The last product's packed operands on this thread: the next block packs into them
+    /// (every tile, padding included, is written by the packing).
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// `buffer`'s first `len` values, grown (never shrunk) to hold them.
+fn room<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) -> &mut [E] {
+    if buffer.len() < len {
+        buffer.resize(len, E::default());
+    }
+    &mut buffer[..len]
+}
+
+/// The product by `tiling`: [`multiply`] with AMX, or (tests) with the portable tile sums.
+pub(crate) fn multiply_by(
+    tiling: Tiling,
+    u: &[u8],
+    y: &[i8],
+    a: usize,
+    r: usize,
+    product: &mut [i32],
+) {
+    let product = &mut product[..(a + 1) * a];
+    if r == 0 {
+        product.fill(0);
+        return;
+    }
+    if a == 0 {
+        return;
+    }
+    let chunks = r.div_ceil(TILE_ROW_BYTES);
+    let (row_pairs, column_pairs) = ((a + 1).div_ceil(PAIR), a.div_ceil(PAIR));
+    let starts = task_starts(row_pairs, column_pairs);
+    let mut run = |scratch: &mut Scratch| {
+        let packed_u = room(&mut scratch.u, 2 * row_pairs * chunks);
+        pack_rows(&u[..(a + 1) * r], r, chunks, packed_u);
+        let packed_y = room(&mut scratch.y, 2 * column_pairs * chunks);
+        pack_features(&y[..a * r], r, chunks, packed_y);
+        let (packed_u, packed_y) = (&*packed_u, &*packed_y);
+        // Each task's rows of G: row pairs `starts[i]..starts[i + 1]`.
+        let mut tasks = Vec::with_capacity(starts.len() - 1);
+        let mut rest = &mut *product;
+        for bounds in starts.windows(2) {
+            let rows = (bounds[1] * PAIR).min(a + 1) - bounds[0] * PAIR;
+            let (task, after) = rest.split_at_mut(rows * a);
+            tasks.push((bounds[0], task));
+            rest = after;
+        }
+        tasks.into_par_iter().for_each(|(first_pair, rows)| {
+            let task = Task {
+                packed_u,
+                packed_y,
+                chunks,
+                a,
+                row_pairs,
+                column_pairs,
+                first_pair,
+                product: rows,
+            };
+            match tiling {
+                Tiling::Amx => {
+                    // No task runs inside another on one thread (a task calls nothing that
+                    // waits), so the thread holds no other configuration.
+                    let tiles = Tiles::configure().expect("AMX is available and this thread free");
+                    task.run(|u, y, sums| tiles.multiply_block(u, y, sums));
+                }
+                #[cfg(test)]
+                Tiling::Portable => task.run(principal_amx::reference_block),
+            }
+        });
+    };
+    // A product started while this thread waits inside another (a rayon worker that took
+    // another block's task) packs into storage of its own.
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => run(&mut scratch),
+        Err(_) => run(&mut Scratch::default()),
+    });
+}
+
+/// Packs U's rows (`rows.len() / r` of them, `r` bytes each) into row tiles: `out[i · chunks +
+/// c]` holds rows `16i..16i + 16`, `k = 64c..64c + 64`; zeros past the rows and past `r`. One
+/// row tile per parallel task.
+fn pack_rows(rows: &[u8], r: usize, chunks: usize, out: &mut [Tile<u8>]) {
+    out.par_chunks_exact_mut(chunks)
+        .enumerate()
+        .for_each(|(i, tiles)| {
+            for m in 0..TILE_ROWS {
+                let s = i * TILE_ROWS + m;
+                let row = rows.get(s * r..(s + 1) * r).unwrap_or(&[]);
+                for (c, tile) in tiles.iter_mut().enumerate() {
+                    let from = (c * TILE_ROW_BYTES).min(row.len());
+                    let part = &row[from..row.len().min(from + TILE_ROW_BYTES)];
+                    let (head, tail) = tile.0[m].split_at_mut(part.len());
+                    head.copy_from_slice(part);
+                    tail.fill(0);
+                }
+            }
+        });
+}
+
+/// Packs Y's features (`features.len() / r` of them, `r` bytes each) into column tiles in the
+/// VNNI layout: `out[j · chunks + c]`'s row `q` holds, at bytes `4n..4n + 4`, feature
+/// `16j + n`'s `k = 64c + 4q..64c + 4q + 4`; zeros past the features and past `r`. One column
+/// tile per parallel task.
+fn pack_features(features: &[i8], r: usize, chunks: usize, out: &mut [Tile<i8>]) {
+    out.par_chunks_exact_mut(chunks)
+        .enumerate()
+        .for_each(|(j, tiles)| {
+            for n in 0..TILE_ROWS {
+                let t = j * TILE_ROWS + n;
+                let feature = features.get(t * r..(t + 1) * r).unwrap_or(&[]);
+                for (c, tile) in tiles.iter_mut().enumerate() {
+                    let from = c * TILE_ROW_BYTES;
+                    match feature.get(from..from + TILE_ROW_BYTES) {
+                        Some(chunk) => {
+                            for (q, four) in chunk.chunks_exact(4).enumerate() {
+                                tile.0[q][4 * n..4 * n + 4].copy_from_slice(four);
+                            }
+                        }
+                        None => {
+                            for q in 0..TILE_ROWS {
+                                for e in 0..4 {
+                                    let k = from + 4 * q + e;
+                                    tile.0[q][4 * n + e] = feature.get(k).copied().unwrap_or(0);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        });
+}
+
+/// The first pair of column tiles that row pair `p` multiplies: the one holding its diagonal,
+/// or 0 for the last pair, which holds U's last row and wants every feature.
+fn first_column_pair(p: usize, row_pairs: usize) -> usize {
+    if p + 1 == row_pairs { 0 } else { p }
+}
+
+/// Where the tasks' row pairs start, and the end (`row_pairs`): consecutive row pairs whose
+/// blocks add up to about an equal share each.
+fn task_starts(row_pairs: usize, column_pairs: usize) -> Vec<usize> {
+    let work = |p: usize| column_pairs - first_column_pair(p, row_pairs);
+    let total: usize = (0..row_pairs).map(work).sum();
+    let share = total.div_ceil(TASKS);
+    let mut starts = vec![0];
+    let mut done = 0;
+    for p in 0..row_pairs {
+        done += work(p);
+        if done >= share * starts.len() && p + 1 < row_pairs {
+            starts.push(p + 1);
+        }
+    }
+    starts.push(row_pairs);
+    starts
+}
+
+/// One task: G's rows of row pairs `first_pair..` (as many as `product` holds).
+struct Task<'a> {
+    packed_u: &'a [Tile<u8>],
+    packed_y: &'a [Tile<i8>],
+    chunks: usize,
+    a: usize,
+    row_pairs: usize,
+    column_pairs: usize,
+    first_pair: usize,
+    product: &'a mut [i32],
+}
+
+impl Task<'_> {
+    /// Multiplies the task's blocks by `block` (a 2 × 2 block of tiles' sums, over every
+    /// chunk) and copies their sums into G.
+    fn run(self, mut block: impl FnMut([&[Tile<u8>]; 2], [&[Tile<i8>]; 2], &mut BlockSums)) {
+        let Task {
+            packed_u,
+            packed_y,
+            chunks,
+            a,
+            row_pairs,
+            column_pairs,
+            first_pair,
+            product,
+        } = self;
+        let rows = product.len() / a;
+        let tile = |i: usize| i * chunks..(i + 1) * chunks;
+        let mut sums: BlockSums = [[0; PAIR]; PAIR];
+        for (offset, s0) in (0..rows).step_by(PAIR).enumerate() {
+            let p = first_pair + offset;
+            let u = [&packed_u[tile(2 * p)], &packed_u[tile(2 * p + 1)]];
+            let height = (rows - s0).min(PAIR);
+            for q in first_column_pair(p, row_pairs)..column_pairs {
+                let y = [&packed_y[tile(2 * q)], &packed_y[tile(2 * q + 1)]];
+                block(u, y, &mut sums);
+                let t0 = q * PAIR;
+                let width = (a - t0).min(PAIR);
+                for (m, sums_row) in sums[..height].iter().enumerate() {
+                    let at = (s0 + m) * a + t0;
+                    product[at..at + width].copy_from_slice(&sums_row[..width]);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tasks take every row pair once, in order, and share the blocks evenly: none more
+    /// than one row pair's blocks beyond an equal share.
+    #[test]
+    fn the_tasks_take_every_row_pair_once_and_equal_shares_of_the_work() {
+        for a in [1usize, 5, 31, 32, 33, 50, 200, 784, 2000] {
+            let (row_pairs, column_pairs) = ((a + 1).div_ceil(PAIR), a.div_ceil(PAIR));
+            let starts = task_starts(row_pairs, column_pairs);
+            assert_eq!(
+                (starts[0], *starts.last().unwrap()),
+                (0, row_pairs),
+                "a = {a}"
+            );
+            assert!(
+                starts.windows(2).all(|w| w[0] < w[1]),
+                "a = {a}: {starts:?}"
+            );
+            assert!(starts.len() - 1 <= TASKS, "a = {a}: {starts:?}");
+            let work = |p: usize| column_pairs - first_column_pair(p, row_pairs);
+            let total: usize = (0..row_pairs).map(work).sum();
+            let largest = (0..row_pairs).map(work).max().unwrap();
+            for w in starts.windows(2) {
+                let task: usize = (w[0]..w[1]).map(work).sum();
+                assert!(
+                    task <= total.div_ceil(TASKS) + largest,
+                    "a = {a}: row pairs {}..{} take {task} of {total}",
+                    w[0],
+                    w[1]
+                );
+            }
+        }
+    }
+
+    /// The packing against the layouts written out: row tile 1's chunk 1 row 2 is U's row 18,
+    /// `k = 64..128`, zero past `r`; column tile 0's chunk 1 row 3 holds the 16 features'
+    /// `k = 76..80`, zero past the features.
+    #[test]
+    fn the_packing_lays_out_rows_and_vnni_features_as_tdpbusd_reads_them() {
+        let (rows, r) = (20usize, 100usize);
+        let chunks = r.div_ceil(64);
+        let u: Vec<u8> = (0..rows * r).map(|v| (v % 251) as u8).collect();
+        let mut packed = vec![Tile::<u8>::default(); 2 * chunks];
+        pack_rows(&u, r, chunks, &mut packed);
+        let row = &packed[chunks + 1].0[2];
+        assert_eq!(row[..36], u[18 * r + 64..19 * r]);
+        assert!(row[36..].iter().all(|&b| b == 0));
+        assert!(
+            packed[chunks].0[4..].iter().flatten().all(|&b| b == 0),
+            "rows past 20"
+        );
+        let features = 5;
+        let y: Vec<i8> = (0..features * r).map(|v| (v % 255) as i8).collect();
+        let mut packed = vec![Tile::<i8>::default(); chunks];
+        pack_features(&y, r, chunks, &mut packed);
+        let row = &packed[1].0[3];
+        for n in 0..16 {
+            let want: Vec<i8> = (76..80)
+                .map(|k| if n < features { y[n * r + k] } else { 0 })
+                .collect();
+            assert_eq!(row[4 * n..4 * n + 4], want, "feature {n}");
+        }
+        // k = 64 + 4·9 + 0 = 100 = r: past the rows' end.
+        assert!(packed[1].0[9..].iter().flatten().all(|&b| b == 0));
+    }
+}
