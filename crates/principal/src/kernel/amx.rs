@@ -157,8 +157,14 @@ fn pack_rows(rows: &[u8], r: usize, chunks: usize, out: &mut [Tile<u8>]) {
                 let s = i * TILE_ROWS + m;
                 let row = rows.get(s * r..(s + 1) * r).unwrap_or(&[]);
                 for (c, tile) in tiles.iter_mut().enumerate() {
-                    let from = (c * TILE_ROW_BYTES).min(row.len());
-                    let part = &row[from..row.len().min(from + TILE_ROW_BYTES)];
+                    let from = c * TILE_ROW_BYTES;
+                    if let Some(whole) = row.get(from..from + TILE_ROW_BYTES) {
+                        // A copy of known length: inlined, not a call.
+                        tile.0[m].copy_from_slice(whole);
+                        continue;
+                    }
+                    let from = from.min(row.len());
+                    let part = &row[from..];
                     let (head, tail) = tile.0[m].split_at_mut(part.len());
                     head.copy_from_slice(part);
                     tail.fill(0);
@@ -170,15 +176,18 @@ fn pack_rows(rows: &[u8], r: usize, chunks: usize, out: &mut [Tile<u8>]) {
 /// Packs Y's features (`features.len() / r` of them, `r` bytes each) into column tiles in the
 /// VNNI layout: `out[j · chunks + c]`'s row `q` holds, at bytes `4n..4n + 4`, feature
 /// `16j + n`'s `k = 64c + 4q..64c + 4q + 4`; zeros past the features and past `r`. One column
-/// tile per parallel task.
+/// tile per parallel task; whole chunks of 16 features by AVX2's 8 × 8 transposes of 4-byte
+/// groups where the CPU has AVX2 (every CPU with AMX does).
 fn pack_features(features: &[i8], r: usize, chunks: usize, out: &mut [Tile<i8>]) {
     out.par_chunks_exact_mut(chunks)
         .enumerate()
         .for_each(|(j, tiles)| {
+            let rows = features.get(j * TILE_ROWS * r..(j + 1) * TILE_ROWS * r);
+            let whole_chunks = transpose_whole_chunks(rows, r, tiles);
             for n in 0..TILE_ROWS {
                 let t = j * TILE_ROWS + n;
                 let feature = features.get(t * r..(t + 1) * r).unwrap_or(&[]);
-                for (c, tile) in tiles.iter_mut().enumerate() {
+                for (c, tile) in tiles.iter_mut().enumerate().skip(whole_chunks) {
                     let from = c * TILE_ROW_BYTES;
                     match feature.get(from..from + TILE_ROW_BYTES) {
                         Some(chunk) => {
@@ -198,6 +207,105 @@ fn pack_features(features: &[i8], r: usize, chunks: usize, out: &mut [Tile<i8>])
                 }
             }
         });
+}
+
+/// Packs 16 features' (`rows`, `r` bytes each; `None` where the column tile has fewer) whole
+/// chunks of 64 `k` into `tiles` by AVX2, and says how many; 0 without AVX2.
+#[cfg(target_arch = "x86_64")]
+fn transpose_whole_chunks(rows: Option<&[i8]>, r: usize, tiles: &mut [Tile<i8>]) -> usize {
+    let (Some(simd), Some(rows)) = (pulp::x86::V3::try_new(), rows) else {
+        return 0;
+    };
+    let whole = r / TILE_ROW_BYTES;
+    let tiles = &mut tiles[..whole];
+    pulp::Simd::vectorize(
+        simd,
+        Transpose {
+            simd,
+            rows,
+            r,
+            tiles,
+        },
+    );
+    whole
+}
+
+/// Elsewhere the scalar packing does every chunk.
+#[cfg(not(target_arch = "x86_64"))]
+fn transpose_whole_chunks(_: Option<&[i8]>, _: usize, _: &mut [Tile<i8>]) -> usize {
+    0
+}
+
+/// Packs 16 features' (`rows`, `r` bytes each) first `tiles.len()` whole chunks of 64 `k` into
+/// VNNI tiles: per chunk, for each 8 features and 8 groups of 4 `k`, one 8 × 8 transpose of
+/// 4-byte groups (unpacks by 32 and 64 bits, then the 128-bit halves swapped).
+#[cfg(target_arch = "x86_64")]
+struct Transpose<'a> {
+    simd: pulp::x86::V3,
+    rows: &'a [i8],
+    r: usize,
+    tiles: &'a mut [Tile<i8>],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl pulp::WithSimd for Transpose<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        use std::arch::x86_64::__m256i;
+        let Transpose {
+            simd,
+            rows,
+            r,
+            tiles,
+        } = self;
+        let avx2 = simd.avx2;
+        for (c, tile) in tiles.iter_mut().enumerate() {
+            for half in 0..2 {
+                for group in 0..2 {
+                    // Features 8·half + l, k = 64c + 32·group..: 8 groups of 4 k each.
+                    let from = c * TILE_ROW_BYTES + 32 * group;
+                    let v: [__m256i; 8] = std::array::from_fn(|l| {
+                        let at = (8 * half + l) * r + from;
+                        let bytes: [i8; 32] = rows[at..at + 32].try_into().expect("32 bytes");
+                        pulp::cast(bytes)
+                    });
+                    let t0 = avx2._mm256_unpacklo_epi32(v[0], v[1]);
+                    let t1 = avx2._mm256_unpackhi_epi32(v[0], v[1]);
+                    let t2 = avx2._mm256_unpacklo_epi32(v[2], v[3]);
+                    let t3 = avx2._mm256_unpackhi_epi32(v[2], v[3]);
+                    let t4 = avx2._mm256_unpacklo_epi32(v[4], v[5]);
+                    let t5 = avx2._mm256_unpackhi_epi32(v[4], v[5]);
+                    let t6 = avx2._mm256_unpacklo_epi32(v[6], v[7]);
+                    let t7 = avx2._mm256_unpackhi_epi32(v[6], v[7]);
+                    let u0 = avx2._mm256_unpacklo_epi64(t0, t2);
+                    let u1 = avx2._mm256_unpackhi_epi64(t0, t2);
+                    let u2 = avx2._mm256_unpacklo_epi64(t1, t3);
+                    let u3 = avx2._mm256_unpackhi_epi64(t1, t3);
+                    let u4 = avx2._mm256_unpacklo_epi64(t4, t6);
+                    let u5 = avx2._mm256_unpackhi_epi64(t4, t6);
+                    let u6 = avx2._mm256_unpacklo_epi64(t5, t7);
+                    let u7 = avx2._mm256_unpackhi_epi64(t5, t7);
+                    let out: [__m256i; 8] = [
+                        avx2._mm256_permute2x128_si256::<0x20>(u0, u4),
+                        avx2._mm256_permute2x128_si256::<0x20>(u1, u5),
+                        avx2._mm256_permute2x128_si256::<0x20>(u2, u6),
+                        avx2._mm256_permute2x128_si256::<0x20>(u3, u7),
+                        avx2._mm256_permute2x128_si256::<0x31>(u0, u4),
+                        avx2._mm256_permute2x128_si256::<0x31>(u1, u5),
+                        avx2._mm256_permute2x128_si256::<0x31>(u2, u6),
+                        avx2._mm256_permute2x128_si256::<0x31>(u3, u7),
+                    ];
+                    // out[i]: the 8 features' group 8·group + i (row q of the tile).
+                    for (i, vector) in out.into_iter().enumerate() {
+                        let bytes: [i8; 32] = pulp::cast(vector);
+                        tile.0[8 * group + i][32 * half..32 * half + 32].copy_from_slice(&bytes);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The first pair of column tiles that row pair `p` multiplies: the one holding its diagonal,
@@ -264,7 +372,12 @@ impl Task<'_> {
                 let width = (a - t0).min(PAIR);
                 for (m, sums_row) in sums[..height].iter().enumerate() {
                     let at = (s0 + m) * a + t0;
-                    product[at..at + width].copy_from_slice(&sums_row[..width]);
+                    if width == PAIR {
+                        // A copy of known length: inlined, not a call.
+                        product[at..at + PAIR].copy_from_slice(sums_row);
+                    } else {
+                        product[at..at + width].copy_from_slice(&sums_row[..width]);
+                    }
                 }
             }
         }
@@ -337,5 +450,40 @@ mod tests {
         }
         // k = 64 + 4·9 + 0 = 100 = r: past the rows' end.
         assert!(packed[1].0[9..].iter().flatten().all(|&b| b == 0));
+    }
+
+    /// Every byte of the column tiles where whole chunks of 16 features take the transposes
+    /// (column tile 0's chunks 0 and 1) and the rest the scalar packing (its chunk 2, past
+    /// `r`; column tile 1, 4 features).
+    #[test]
+    fn the_transposed_and_the_scalar_packing_give_the_vnni_layout() {
+        let (features, r) = (20usize, 130usize);
+        let chunks = r.div_ceil(64);
+        let y: Vec<i8> = (0..features * r).map(|v| (v * 7 % 255) as i8).collect();
+        let mut packed = vec![Tile::<i8>([[99; 64]; 16]); 2 * chunks];
+        pack_features(&y, r, chunks, &mut packed);
+        for j in 0..2 {
+            for c in 0..chunks {
+                for q in 0..16 {
+                    for n in 0..16 {
+                        for e in 0..4 {
+                            let (t, k) = (16 * j + n, 64 * c + 4 * q + e);
+                            let want = if t < features && k < r {
+                                y[t * r + k]
+                            } else {
+                                0
+                            };
+                            let got = packed[j * chunks + c].0[q][4 * n + e];
+                            assert_eq!(
+                                got,
+                                want,
+                                "tile {j}, chunk {c}, row {q}, byte {}",
+                                4 * n + e
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
