@@ -15,7 +15,8 @@
 
 use std::sync::OnceLock;
 
-use crate::kernel::{amx, madd};
+use crate::kernel::amx;
+use crate::kernel::madd;
 
 use rten_gemm::{GemmExecutor, GemmInputA, GemmInputB, GemmOptions};
 use rten_tensor::NdTensorView;
