@@ -534,6 +534,13 @@ def case1(args, principal: Principal) -> CaseResult:
                               [FASHION_TRAIN], ["--components", str(k), "--solver", "covariance"],
                               env={"PRINCIPAL_BYTE_KERNEL": "none"}),
     ]
+    if "AMX" in principal.byte_kernel:
+        # Before and after the AMX tiles, in the same run: rten-gemm's AVX-512 VNNI product,
+        # the kernel such a CPU ran before them (the same model, bit for bit).
+        variants.append(principal.fit_variant(
+            "--solver covariance, rten-gemm instead of AMX (PRINCIPAL_BYTE_KERNEL=rten-gemm)",
+            [FASHION_TRAIN], ["--components", str(k), "--solver", "covariance"],
+            env={"PRINCIPAL_BYTE_KERNEL": "rten-gemm"}))
     run_rounds(variants, args.repeat, args.budget, "case 1", notes)
     finish_variants(variants, principal)
     reference = variants[3]
@@ -744,8 +751,9 @@ def environment(principal: Principal) -> list:
                 cpu = line.split(":", 1)[1].strip()
             if line.startswith("flags") and simd == "unknown":
                 flags = line.split(":", 1)[1].split()
-                # The features the kernels dispatch on (AVX-512 VNNI: rten-gemm's byte product;
-                # AVX2: the vpmaddwd byte product and faer's f64 kernels).
+                # The features the kernels dispatch on (AMX: the tile byte product; AVX-512
+                # VNNI: rten-gemm's byte product; AVX2: the vpmaddwd byte product and faer's f64
+                # kernels).
                 simd = " ".join(f for f in flags if f.startswith(("avx", "fma", "amx"))) or "none of avx/fma"
     except OSError:
         pass

@@ -36,7 +36,13 @@ const LAYERS: &[&[&str]] = &[
     &["sparse::csr"],
     &["sparse::source"],
     // Re-readable sources; the leaves of the numeric kernels.
-    &["data", "kernel::simd", "kernel::parallel", "kernel::madd"],
+    &[
+        "data",
+        "kernel::simd",
+        "kernel::parallel",
+        "kernel::madd",
+        "kernel::amx",
+    ],
     &["kernel::bytes"],
     // Several processes: the collective operations and the agreement before each reduction.
     &[

@@ -6,13 +6,16 @@
 //! only where they cannot saturate: without VNNI, x86's `vpmaddubsw` adds pairs of products in
 //! `i16` with saturation. So [`GemmBytes::available`] offers the product only where it is
 //! exact; on x86-64 with AVX2 but no VNNI, [`MaddBytes`] (`kernel::madd`: bytes widened to
-//! `i16`, `vpmaddwd` into `i32`) takes its place. [`MachineBytes`] is the one production uses,
+//! `i16`, `vpmaddwd` into `i32`) takes its place. Where Intel's AMX-INT8 tiles run (Xeon
+//! Sapphire Rapids and later), [`AmxBytes`] (`kernel::amx`: `tdpbusd`, 16,384 multiply-adds an
+//! instruction, the triangle only) comes before both. [`MachineBytes`] is the one production uses,
 //! chosen once per process ([`byte_kernel`]). Everything around the product (the blocks'
 //! layout, the gathering of rows, the sums) is generic over [`ByteProduct`], so that tests run
 //! it with a portable reference product, and with each kernel this CPU has, on every machine.
 
 use std::sync::OnceLock;
 
+use crate::kernel::amx;
 use crate::kernel::madd;
 
 use rten_gemm::{GemmExecutor, GemmInputA, GemmInputB, GemmOptions};
@@ -77,9 +80,28 @@ impl ByteProduct for MaddBytes {
     }
 }
 
+/// AMX-INT8's `tdpbusd` on tiles of 16 × 64 bytes (x86-64 with AMX, granted by Linux): exact
+/// on every byte.
+pub(crate) struct AmxBytes;
+
+impl ByteProduct for AmxBytes {
+    fn available() -> Option<Self> {
+        amx::available().then_some(AmxBytes)
+    }
+
+    fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
+        let done = amx::multiply(u, y, a, r, product);
+        assert!(done, "AmxBytes exists only where the tiles run");
+    }
+}
+
 /// An exact byte product this library has, as named in `--explain` and the fit summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteKernel {
+    /// Intel AMX-INT8 tiles (`tdpbusd`: 16 × 64 `u8` by 64 × 16 `i8` into `i32`), only the
+    /// triangle of the product: x86-64 CPUs with AMX (Xeon Sapphire Rapids and later) where
+    /// Linux grants the tile state.
+    Amx,
     /// rten-gemm's `u8 × i8` kernel where it cannot saturate: AVX-512 VNNI (`vpdpbusd`) on
     /// x86-64, NEON on aarch64.
     RtenGemm,
@@ -90,6 +112,7 @@ pub enum ByteKernel {
 impl std::fmt::Display for ByteKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            ByteKernel::Amx => "u8×i8 products on AMX tiles (tdpbusd)",
             ByteKernel::RtenGemm if cfg!(target_arch = "x86_64") => {
                 "u8×i8 products by rten-gemm (AVX-512 VNNI vpdpbusd)"
             }
@@ -99,22 +122,26 @@ impl std::fmt::Display for ByteKernel {
     }
 }
 
-/// The exact byte product this CPU runs, decided once per process: rten-gemm where it is
-/// exact, else the AVX2 `vpmaddwd` kernel; `None` where neither is (byte-valued data then takes
-/// exact f32 products). The environment variable `PRINCIPAL_BYTE_KERNEL` narrows the choice,
-/// for benchmarks and for checking that every path gives the same bits: `none` (the f32
-/// products), `avx2` or `rten-gemm` (that kernel if this CPU runs it exactly, else none);
-/// unset or any other value, the best one here.
+/// The exact byte product this CPU runs, decided once per process: the AMX tiles where they
+/// run, else rten-gemm where it is exact, else the AVX2 `vpmaddwd` kernel; `None` where none
+/// is (byte-valued data then takes exact f32 products). The environment variable
+/// `PRINCIPAL_BYTE_KERNEL` narrows the choice, for benchmarks and for checking that every path
+/// gives the same bits: `none` (the f32 products), `amx`, `rten-gemm` or `avx2` (that kernel
+/// if this CPU runs it exactly, else none); unset or any other value, the best one here.
 pub fn byte_kernel() -> Option<ByteKernel> {
     static CHOICE: OnceLock<Option<ByteKernel>> = OnceLock::new();
     *CHOICE.get_or_init(|| {
-        let rten = GemmBytes::available().map(|_| ByteKernel::RtenGemm);
-        let avx2 = MaddBytes::available().map(|_| ByteKernel::Avx2Madd);
-        match std::env::var("PRINCIPAL_BYTE_KERNEL").as_deref() {
+        let kernel = std::env::var("PRINCIPAL_BYTE_KERNEL");
+        // Only the kernels the choice needs are probed (AMX's probe asks Linux for the tiles).
+        let amx = || AmxBytes::available().map(|_| ByteKernel::Amx);
+        let rten = || GemmBytes::available().map(|_| ByteKernel::RtenGemm);
+        let avx2 = || MaddBytes::available().map(|_| ByteKernel::Avx2Madd);
+        match kernel.as_deref() {
             Ok("none") => None,
-            Ok("avx2") => avx2,
-            Ok("rten-gemm") => rten,
-            _ => rten.or(avx2),
+            Ok("amx") => amx(),
+            Ok("rten-gemm") => rten(),
+            Ok("avx2") => avx2(),
+            _ => amx().or_else(rten).or_else(avx2),
         }
     })
 }
@@ -134,6 +161,7 @@ pub fn byte_kernel_ran() -> Option<ByteKernel> {
 
 /// The product [`byte_kernel`] chose: what production passes to the byte paths.
 pub(crate) enum MachineBytes {
+    Amx(AmxBytes),
     Gemm(GemmBytes),
     Madd(MaddBytes),
 }
@@ -141,6 +169,7 @@ pub(crate) enum MachineBytes {
 impl ByteProduct for MachineBytes {
     fn available() -> Option<Self> {
         Some(match byte_kernel()? {
+            ByteKernel::Amx => MachineBytes::Amx(AmxBytes),
             ByteKernel::RtenGemm => MachineBytes::Gemm(GemmBytes::any_kernel()),
             ByteKernel::Avx2Madd => MachineBytes::Madd(MaddBytes),
         })
@@ -149,6 +178,7 @@ impl ByteProduct for MachineBytes {
     fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
         BYTE_PRODUCTS_RAN.store(true, std::sync::atomic::Ordering::Relaxed);
         match self {
+            MachineBytes::Amx(amx) => amx.multiply(u, y, a, r, product),
             MachineBytes::Gemm(gemm) => gemm.multiply(u, y, a, r, product),
             MachineBytes::Madd(madd) => madd.multiply(u, y, a, r, product),
         }
@@ -156,7 +186,7 @@ impl ByteProduct for MachineBytes {
 }
 
 /// The product as a plain triple loop in `i32`: the portable reference the byte path's tests
-/// run with, on every machine (too slow for production, where only [`GemmBytes`] is used).
+/// run with, on every machine (too slow for production).
 #[cfg(test)]
 pub(crate) struct ReferenceBytes;
 
@@ -259,12 +289,9 @@ mod tests {
         );
     }
 
-    /// The AVX2 kernel against the reference on random full bytes, on every shape class: tiny,
-    /// tall (few features, many rows), wide (many features, few rows), features not a multiple
-    /// of the 3×3 tile, rows not a multiple of the 16 lanes, more rows than a slice, more
-    /// features than a band, more rows of G than a task; and on the extremes (every u = 255
-    /// against every y = −128, and against 127), where any narrower sum would saturate.
-    /// Ignored, with the reason, where the build found no AVX2.
+    /// The AVX2 kernel against the reference on random full bytes, on every shape class (see
+    /// [`gives_the_reference_products`]). Ignored, with the reason, where the build found no
+    /// AVX2.
     #[test]
     #[cfg_attr(
         not(avx2_byte_product),
@@ -272,6 +299,46 @@ mod tests {
     )]
     fn the_avx2_madd_kernel_gives_the_reference_products_bit_for_bit() {
         let madd = MaddBytes::available().expect("the build found AVX2 here");
+        gives_the_reference_products(|u, y, a, r, product| madd.multiply(u, y, a, r, product));
+    }
+
+    /// The AMX kernel against the reference on random full bytes, on every shape class (see
+    /// [`gives_the_reference_products`]). Ignored, with the reason, where the build found no
+    /// tiles; the layout, packing and triangle are checked everywhere by the next test.
+    #[test]
+    #[cfg_attr(
+        not(amx_byte_product),
+        ignore = "no AMX-INT8 tiles in this process (no AMX on this CPU, or Linux refused the \
+                  tile state), so the tdpbusd byte product cannot run here"
+    )]
+    fn the_amx_kernel_gives_the_reference_products_bit_for_bit() {
+        let amx = AmxBytes::available().expect("the build found the tiles here");
+        gives_the_reference_products(|u, y, a, r, product| amx.multiply(u, y, a, r, product));
+    }
+
+    /// The AMX kernel's packing, triangle and tasks with the tiles multiplied by plain loops
+    /// (`principal_amx::reference_block`): run on every machine, so that where there are no
+    /// tiles the layout is still checked (the output says whether the tiles themselves were).
+    #[test]
+    fn the_amx_layout_with_portable_tile_sums_gives_the_reference_products_bit_for_bit() {
+        match principal_amx::unavailable_reason() {
+            None => println!("AMX tiles here: the_amx_kernel_gives_… checks them too"),
+            Some(reason) => println!("AMX tiles not checked here ({reason}): the layout only"),
+        }
+        gives_the_reference_products(|u, y, a, r, product| {
+            amx::multiply_by(amx::Tiling::Portable, u, y, a, r, product)
+        });
+    }
+
+    /// `multiply` against the reference on random full bytes, on every shape class: tiny,
+    /// tall (few features, many rows), wide (many features, few rows), features and rows not
+    /// multiples of a kernel's tiles (AVX2: 6 rows, 8 or 16 features, pairs of rows; AMX: 16
+    /// and 32 rows or features, 64 values of `k`), a + 1 rows of G one more than a multiple
+    /// of 16 (Fashion-MNIST's 785, and its last block of 608 rows), more rows than a slice,
+    /// more features than a band, more rows of G than a task; and on the extremes (every u =
+    /// 255 against every y = −128, and against 127), where any narrower sum would saturate.
+    /// The output starts as garbage: the kernel must overwrite, not add.
+    fn gives_the_reference_products(multiply: impl Fn(&[u8], &[i8], usize, usize, &mut [i32])) {
         let shapes = [
             (1, 1),
             (1, 16),
@@ -279,19 +346,24 @@ mod tests {
             (3, 15),
             (4, 2048),
             (5, 2047),
+            (15, 64),
+            (16, 65),
+            (31, 100),
+            (32, 63),
+            (33, 128),
             (50, 33),
             (200, 8),
             (241, 529),
             (244, 1000),
             (70, 2048),
+            (784, 608),
         ];
         for (k, &(a, r)) in shapes.iter().enumerate() {
             let (u, y) = random_block(a, r, 255, 127, 100 + k as u64);
             let mut want = vec![0i32; (a + 1) * a];
             ReferenceBytes.multiply(&u, &y, a, r, &mut want);
-            // Garbage in the output: the kernel must overwrite, not add.
             let mut got = vec![-7i32; (a + 1) * a];
-            madd.multiply(&u, &y, a, r, &mut got);
+            multiply(&u, &y, a, r, &mut got);
             assert_eq!(
                 wanted_part(&got, a),
                 wanted_part(&want, a),
@@ -302,7 +374,7 @@ mod tests {
             let (a, r) = (7, 2048);
             let (u, y) = (vec![255u8; (a + 1) * r], vec![y_value; a * r]);
             let mut got = vec![0i32; (a + 1) * a];
-            madd.multiply(&u, &y, a, r, &mut got);
+            multiply(&u, &y, a, r, &mut got);
             let want = 255 * i32::from(y_value) * r as i32;
             let got = wanted_part(&got, a);
             assert!(got.iter().all(|&g| g == want), "{y_value}: {got:?}");
@@ -319,12 +391,20 @@ mod tests {
         part
     }
 
-    /// The build script's AVX2 decision is what pulp finds here, and the kernel chosen once per
-    /// process is rten-gemm where it is exact, else the AVX2 kernel where AVX2 exists.
+    /// The build script's AVX2 and AMX decisions are what this run finds, and the kernel
+    /// chosen once per process is the AMX tiles where they run, else rten-gemm where it is
+    /// exact, else the AVX2 kernel where AVX2 exists.
     #[test]
     fn the_chosen_byte_kernel_is_the_best_exact_one_here() {
         assert_eq!(cfg!(avx2_byte_product), MaddBytes::available().is_some());
-        let want = if hardware_product_available() {
+        assert_eq!(
+            cfg!(amx_byte_product),
+            AmxBytes::available().is_some(),
+            "the build and this run disagree on the AMX tiles: rebuild on this machine"
+        );
+        let want = if AmxBytes::available().is_some() {
+            Some(ByteKernel::Amx)
+        } else if hardware_product_available() {
             Some(ByteKernel::RtenGemm)
         } else if MaddBytes::available().is_some() {
             Some(ByteKernel::Avx2Madd)
@@ -339,13 +419,14 @@ mod tests {
     }
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
-    /// against 784 features) by the kernel `TIME_KERNEL` names (`madd`, `rten-gemm`, or `f32`:
-    /// the exact f32 path's lower-triangle product of the same block), 20 times, each timed by
+    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `rten-gemm`, or `f32`:
+    /// the exact f32 path's lower-triangle product of the same block), 20 times (or
+    /// `TIME_ROUNDS`, for a profiler), each timed by
     /// the CPU time of all the process's threads (so that `RAYON_NUM_THREADS=1` gives one
     /// core's time) and by the clock; prints the least and the median of each
     /// (bench/results.md).
     #[test]
-    #[ignore = "a timing loop, run by hand with TIME_KERNEL=madd|rten-gemm|f32"]
+    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|rten-gemm|f32"]
     fn time_one_byte_block() {
         let (a, r) = (784, 2048);
         let (u, y) = random_block(a, r, 255, 127, 7);
@@ -361,9 +442,15 @@ mod tests {
             );
         let mut lower = faer::Mat::<f32>::zeros(a + 1, a + 1);
         let (mut cpu, mut wall) = (Vec::new(), Vec::new());
-        for _ in 0..20 {
+        let rounds = std::env::var("TIME_ROUNDS").map_or(20, |n| n.parse().expect("a count"));
+        for _ in 0..rounds {
             let (cpu_start, wall_start) = (process_cpu_seconds(), std::time::Instant::now());
             match kernel.as_str() {
+                "amx" => {
+                    AmxBytes::available()
+                        .expect("AMX tiles")
+                        .multiply(&u, &y, a, r, &mut product)
+                }
                 "madd" => {
                     MaddBytes::available()
                         .expect("AVX2")
@@ -377,7 +464,7 @@ mod tests {
                     faer::Par::rayon(0),
                 ),
                 "none" => {}
-                other => panic!("TIME_KERNEL={other:?}: madd, rten-gemm, f32 or none"),
+                other => panic!("TIME_KERNEL={other:?}: amx, madd, rten-gemm, f32 or none"),
             }
             cpu.push(process_cpu_seconds() - cpu_start);
             wall.push(wall_start.elapsed().as_secs_f64());

@@ -3,9 +3,11 @@
 //! of a block with itself, and the exact byte product's wrapper. They know nothing of moments,
 //! solvers or models.
 //!
-//! Inside: `simd`, `parallel` and `madd` (the AVX2 byte product) at the bottom; `scan`,
-//! `blocks`, `products` and `bytes` use them (and nothing of each other).
+//! Inside: `simd`, `parallel`, `madd` (the AVX2 byte product) and `amx` (the AMX tile byte
+//! product, over the `principal-amx` crate) at the bottom; `scan`, `blocks`, `products` and
+//! `bytes` use them (and nothing of each other).
 
+pub(crate) mod amx;
 pub(crate) mod blocks;
 pub(crate) mod bytes;
 pub(crate) mod madd;

@@ -291,19 +291,37 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::kernel::bytes::{GemmBytes, MaddBytes, ReferenceBytes, hardware_product_available};
+    use crate::kernel::bytes::{
+        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, hardware_product_available,
+    };
     use crate::moments::integer::{integer_moments, small_integer_range};
     use faer::Mat;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// Three tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
+    /// Four tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
     /// portable reference product on every machine; `$hardware` with rten-gemm's product, and
     /// is ignored, with the reason in `cargo test`'s summary, where the build script found
     /// that product inexact on this CPU (no AVX-512 VNNI: the byte path is not taken there);
-    /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2.
+    /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2; `$amx` with
+    /// the AMX tile product, ignored where the process has no tiles.
     macro_rules! product_tests {
-        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident) => {
+        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident, $amx:ident) => {
+            /// With the AMX tile product; ignored, with the reason, where the build found no
+            /// tiles.
+            #[test]
+            #[cfg_attr(
+                not(amx_byte_product),
+                ignore = "no AMX-INT8 tiles in this process (no AMX on this CPU, or Linux \
+                          refused the tile state), so the tdpbusd byte product cannot run here"
+            )]
+            fn $amx() {
+                $check(
+                    stringify!($amx),
+                    $crate::moments::bytes::tests::Which::Amx,
+                );
+            }
+
             /// With the AVX2 `vpmaddwd` product; ignored, with the reason, where the build
             /// found no AVX2.
             #[test]
@@ -352,12 +370,14 @@ pub(crate) mod tests {
         Reference,
         Hardware,
         Avx2,
+        Amx,
     }
 
     product_tests!(a_block_gives_exact_sums:
         a_block_gives_exact_sums_with_the_reference_product,
         a_block_gives_exact_sums_with_rten_gemms_product,
-        a_block_gives_exact_sums_with_the_avx2_madd_product);
+        a_block_gives_exact_sums_with_the_avx2_madd_product,
+        a_block_gives_exact_sums_with_the_amx_product);
 
     /// One block's `Σxxᵀ` (lower triangle) and `Σy` against sums of the rows one by one: all
     /// exact integers, so equal. Ranges that fill a byte, with offsets; the data in f32 and
@@ -430,6 +450,10 @@ pub(crate) mod tests {
                     check::<f64, MaddBytes>(lo, n, d, take, &mut rng);
                     check::<f32, MaddBytes>(lo, n, d, take, &mut rng);
                 }
+                Which::Amx => {
+                    check::<f64, AmxBytes>(lo, n, d, take, &mut rng);
+                    check::<f32, AmxBytes>(lo, n, d, take, &mut rng);
+                }
             }
         }
     }
@@ -437,7 +461,8 @@ pub(crate) mod tests {
     product_tests!(dense_chunks_give_the_integer_paths_bits:
         dense_chunks_give_the_integer_paths_bits_with_the_reference_product,
         dense_chunks_give_the_integer_paths_bits_with_rten_gemms_product,
-        dense_chunks_give_the_integer_paths_bits_with_the_avx2_madd_product);
+        dense_chunks_give_the_integer_paths_bits_with_the_avx2_madd_product,
+        dense_chunks_give_the_integer_paths_bits_with_the_amx_product);
 
     /// Dense rows of bytes (pixels, signed values, values around −10⁶), in one block, in two
     /// and a ragged second, f32 and f64: the integer path's exact sums, so its bits.
@@ -496,6 +521,10 @@ pub(crate) mod tests {
                 Which::Avx2 => {
                     check::<f64, MaddBytes>(&x, what);
                     check::<f32, MaddBytes>(&x, what);
+                }
+                Which::Amx => {
+                    check::<f64, AmxBytes>(&x, what);
+                    check::<f32, AmxBytes>(&x, what);
                 }
             }
         }

@@ -609,7 +609,7 @@ fn add_raw_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::bytes::{GemmBytes, MaddBytes, ReferenceBytes};
+    use crate::kernel::bytes::{AmxBytes, GemmBytes, MaddBytes, ReferenceBytes};
     use crate::moments::MomentAccumulator;
     use crate::moments::bytes::tests::{Which, product_tests};
     use crate::moments::chunk::ordered;
@@ -801,7 +801,8 @@ mod tests {
     product_tests!(ordered_blocks_give_the_integer_paths_exact_sums:
         ordered_blocks_give_the_integer_paths_exact_sums_with_the_reference_product,
         ordered_blocks_give_the_integer_paths_exact_sums_with_rten_gemms_product,
-        ordered_blocks_give_the_integer_paths_exact_sums_with_the_avx2_madd_product);
+        ordered_blocks_give_the_integer_paths_exact_sums_with_the_avx2_madd_product,
+        ordered_blocks_give_the_integer_paths_exact_sums_with_the_amx_product);
 
     /// Where every feature's values fit a byte, the blocks' products are taken in bytes
     /// (blocks of 2,048 rows) by an exact product; else in f32 (blocks of 1,024 rows for 256
@@ -839,6 +840,12 @@ mod tests {
                     assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
                     same_bits_as_the_integer_path::<f32, MaddBytes>(&x);
                     same_bits_as_the_integer_path::<f64, MaddBytes>(&x);
+                }
+                Which::Amx => {
+                    let blocks = ByteBlocks::<f64, AmxBytes>::for_range(&range.lo, &range.hi);
+                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
+                    same_bits_as_the_integer_path::<f32, AmxBytes>(&x);
+                    same_bits_as_the_integer_path::<f64, AmxBytes>(&x);
                 }
             }
         }
