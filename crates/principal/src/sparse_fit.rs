@@ -297,7 +297,7 @@ mod tests {
     use super::*;
     use crate::options::{IterativeOptions, Scaling};
     use crate::params::PcaBuilder;
-    use crate::sparse::products::tests::random_csr;
+    use crate::sparse::products::tests::{grouped_csr, random_csr};
 
     /// Largest difference between two models' components (signs fixed by the model) and
     /// explained variances, relative to the largest variance.
@@ -386,24 +386,8 @@ mod tests {
     #[test]
     fn auto_fits_sparse_data_with_a_slowly_decaying_spectrum_as_exactly_as_dense() {
         let (n, d, k, clear) = (2000, 1500, 50, 4);
-        let (noise, _) = random_csr(n, d, 0.03, 23);
         // Five groups of rows, each with its own raised columns among the first 100.
-        let mut csr = crate::sparse::csr::Csr::<f64, u32>::new(d);
-        let mut dense = Mat::<f64>::zeros(n, d);
-        for i in 0..n {
-            let (idx, val) = noise.as_ref().row(i);
-            let row: Vec<(usize, f64)> = (idx.iter().zip(val))
-                .map(|(&j, &v)| {
-                    let j = j as usize;
-                    let raised = j < 100 && j % 5 == i % 5;
-                    (j, if raised { 4.0 * v } else { v })
-                })
-                .collect();
-            for &(j, v) in &row {
-                dense[(i, j)] = v;
-            }
-            csr.push_row(&row).unwrap();
-        }
+        let (csr, dense) = grouped_csr((n, d, 0.03, 23), 5, 100, 4.0);
         let builder = PcaBuilder::new().components(ComponentCount::Fixed(k));
         let want = builder
             .clone()

@@ -35,14 +35,10 @@ const LAYERS: &[&[&str]] = &[
     // Sparse rows: CSR blocks, and the sources that hand them out.
     &["sparse::csr"],
     &["sparse::source"],
+    // The vector-width dispatch and shared register shuffles, under every kernel.
+    &["kernel::simd"],
     // Re-readable sources; the leaves of the numeric kernels.
-    &[
-        "data",
-        "kernel::simd",
-        "kernel::parallel",
-        "kernel::madd",
-        "kernel::amx",
-    ],
+    &["data", "kernel::parallel", "kernel::madd", "kernel::amx"],
     &["kernel::bytes"],
     // Several processes: the collective operations and the agreement before each reduction.
     &[

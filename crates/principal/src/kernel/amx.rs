@@ -20,6 +20,8 @@
 //! triangle's top rows are the longest), on all threads; every sum is exact, so the bits do
 //! not depend on the threads.
 
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::simd::transpose_8x8;
 use principal_amx::{BlockSums, TILE_ROW_BYTES, TILE_ROWS, Tile, Tiles};
 use rayon::prelude::*;
 
@@ -238,7 +240,7 @@ fn transpose_whole_chunks(_: Option<&[i8]>, _: usize, _: &mut [Tile<i8>]) -> usi
 
 /// Packs 16 features' (`rows`, `r` bytes each) first `tiles.len()` whole chunks of 64 `k` into
 /// VNNI tiles: per chunk, for each 8 features and 8 groups of 4 `k`, one 8 × 8 transpose of
-/// 4-byte groups (unpacks by 32 and 64 bits, then the 128-bit halves swapped).
+/// 4-byte groups (`simd::transpose_8x8`).
 #[cfg(target_arch = "x86_64")]
 struct Transpose<'a> {
     simd: pulp::x86::V3,
@@ -260,7 +262,6 @@ impl pulp::WithSimd for Transpose<'_> {
             r,
             tiles,
         } = self;
-        let avx2 = simd.avx2;
         for (c, tile) in tiles.iter_mut().enumerate() {
             for half in 0..2 {
                 for group in 0..2 {
@@ -271,32 +272,7 @@ impl pulp::WithSimd for Transpose<'_> {
                         let bytes: [i8; 32] = rows[at..at + 32].try_into().expect("32 bytes");
                         pulp::cast(bytes)
                     });
-                    let t0 = avx2._mm256_unpacklo_epi32(v[0], v[1]);
-                    let t1 = avx2._mm256_unpackhi_epi32(v[0], v[1]);
-                    let t2 = avx2._mm256_unpacklo_epi32(v[2], v[3]);
-                    let t3 = avx2._mm256_unpackhi_epi32(v[2], v[3]);
-                    let t4 = avx2._mm256_unpacklo_epi32(v[4], v[5]);
-                    let t5 = avx2._mm256_unpackhi_epi32(v[4], v[5]);
-                    let t6 = avx2._mm256_unpacklo_epi32(v[6], v[7]);
-                    let t7 = avx2._mm256_unpackhi_epi32(v[6], v[7]);
-                    let u0 = avx2._mm256_unpacklo_epi64(t0, t2);
-                    let u1 = avx2._mm256_unpackhi_epi64(t0, t2);
-                    let u2 = avx2._mm256_unpacklo_epi64(t1, t3);
-                    let u3 = avx2._mm256_unpackhi_epi64(t1, t3);
-                    let u4 = avx2._mm256_unpacklo_epi64(t4, t6);
-                    let u5 = avx2._mm256_unpackhi_epi64(t4, t6);
-                    let u6 = avx2._mm256_unpacklo_epi64(t5, t7);
-                    let u7 = avx2._mm256_unpackhi_epi64(t5, t7);
-                    let out: [__m256i; 8] = [
-                        avx2._mm256_permute2x128_si256::<0x20>(u0, u4),
-                        avx2._mm256_permute2x128_si256::<0x20>(u1, u5),
-                        avx2._mm256_permute2x128_si256::<0x20>(u2, u6),
-                        avx2._mm256_permute2x128_si256::<0x20>(u3, u7),
-                        avx2._mm256_permute2x128_si256::<0x31>(u0, u4),
-                        avx2._mm256_permute2x128_si256::<0x31>(u1, u5),
-                        avx2._mm256_permute2x128_si256::<0x31>(u2, u6),
-                        avx2._mm256_permute2x128_si256::<0x31>(u3, u7),
-                    ];
+                    let out = transpose_8x8(simd, v);
                     // out[i]: the 8 features' group 8·group + i (row q of the tile).
                     for (i, vector) in out.into_iter().enumerate() {
                         let bytes: [i8; 32] = pulp::cast(vector);

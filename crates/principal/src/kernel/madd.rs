@@ -24,6 +24,8 @@
 //! work, run on all threads, with the same bits (every sum is exact).
 
 #[cfg(target_arch = "x86_64")]
+use crate::kernel::simd::transpose_8x8;
+#[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
 
 #[cfg(target_arch = "x86_64")]
@@ -134,7 +136,6 @@ impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
     #[inline(always)]
     fn with_simd<S: pulp::Simd>(self, _: S) {
         let Interleave { simd, rows, r, out } = self;
-        let avx2 = simd.avx2;
         let height = rows.len() / r;
         let zero = simd.avx._mm256_setzero_si256();
         let (whole, tail) = out.split_at_mut(r / 16 * 8);
@@ -147,31 +148,9 @@ impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
                     zero
                 }
             });
-            // The 8 × 8 transpose of i32: unpack by 32 bits, by 64, then swap the halves.
-            let t0 = avx2._mm256_unpacklo_epi32(v[0], v[1]);
-            let t1 = avx2._mm256_unpackhi_epi32(v[0], v[1]);
-            let t2 = avx2._mm256_unpacklo_epi32(v[2], v[3]);
-            let t3 = avx2._mm256_unpackhi_epi32(v[2], v[3]);
-            let t4 = avx2._mm256_unpacklo_epi32(v[4], v[5]);
-            let t5 = avx2._mm256_unpackhi_epi32(v[4], v[5]);
-            let t6 = avx2._mm256_unpacklo_epi32(v[6], v[7]);
-            let t7 = avx2._mm256_unpackhi_epi32(v[6], v[7]);
-            let u0 = avx2._mm256_unpacklo_epi64(t0, t2);
-            let u1 = avx2._mm256_unpackhi_epi64(t0, t2);
-            let u2 = avx2._mm256_unpacklo_epi64(t1, t3);
-            let u3 = avx2._mm256_unpackhi_epi64(t1, t3);
-            let u4 = avx2._mm256_unpacklo_epi64(t4, t6);
-            let u5 = avx2._mm256_unpackhi_epi64(t4, t6);
-            let u6 = avx2._mm256_unpacklo_epi64(t5, t7);
-            let u7 = avx2._mm256_unpackhi_epi64(t5, t7);
-            out[0] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u0, u4));
-            out[1] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u1, u5));
-            out[2] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u2, u6));
-            out[3] = pulp::cast(avx2._mm256_permute2x128_si256::<0x20>(u3, u7));
-            out[4] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u0, u4));
-            out[5] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u1, u5));
-            out[6] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u2, u6));
-            out[7] = pulp::cast(avx2._mm256_permute2x128_si256::<0x31>(u3, u7));
+            for (out, vector) in out.iter_mut().zip(transpose_8x8(simd, v)) {
+                *out = pulp::cast(vector);
+            }
         }
         // The last pairs (r not a multiple of 16), one by one.
         let from = r / 16 * 16;

@@ -195,7 +195,7 @@ mod tests {
     use crate::options::{ComponentCount, IterativeOptions, Scaling, Solver};
     use crate::params::PcaBuilder;
     use crate::solver::randomized::{LANCZOS_EXTRA, LANCZOS_WIDTH, lanczos_shape};
-    use crate::sparse::products::tests::random_csr;
+    use crate::sparse::products::tests::{grouped_csr, random_csr};
 
     /// The configuration sparse fits to a tolerance run (blocks of 16 columns, k + 30 Ritz
     /// vectors kept at restarts, a basis of k + 30 + 128 columns, so several restarts here)
@@ -208,24 +208,8 @@ mod tests {
     #[test]
     fn narrow_blocks_with_thick_restarts_find_the_top_eigenpairs_to_the_tolerance() {
         let (n, d, k, clear, tolerance) = (1500, 1000, 40, 3, 1e-6);
-        let (noise, _) = random_csr(n, d, 0.05, 41);
         // Three groups of rows, each with its own raised columns among the first 60.
-        let mut csr = crate::sparse::csr::Csr::<f64, u32>::new(d);
-        let mut dense = Mat::<f64>::zeros(n, d);
-        for i in 0..n {
-            let (idx, val) = noise.as_ref().row(i);
-            let row: Vec<(usize, f64)> = (idx.iter().zip(val))
-                .map(|(&j, &v)| {
-                    let j = j as usize;
-                    let raised = j < 60 && j % 3 == i % 3;
-                    (j, if raised { 3.0 * v } else { v })
-                })
-                .collect();
-            for &(j, v) in &row {
-                dense[(i, j)] = v;
-            }
-            csr.push_row(&row).unwrap();
-        }
+        let (csr, dense) = grouped_csr((n, d, 0.05, 41), 3, 60, 3.0);
         let options = IterativeOptions {
             tolerance: Some(tolerance),
             ..Default::default()

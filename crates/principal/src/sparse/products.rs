@@ -535,6 +535,35 @@ pub(crate) mod tests {
         (csr, dense)
     }
 
+    /// [`random_csr`]'s matrix with `groups` groups of rows, each with its own raised columns:
+    /// row `i`'s values in the columns `j < span` with `j % groups == i % groups` multiplied by
+    /// `factor`. A spectrum of `groups` clear components over a slowly decaying noise floor.
+    pub(crate) fn grouped_csr(
+        (n, d, density, seed): (usize, usize, f64, u64),
+        groups: usize,
+        span: usize,
+        factor: f64,
+    ) -> (Csr<f64, u32>, Mat<f64>) {
+        let (noise, _) = random_csr(n, d, density, seed);
+        let mut csr = Csr::new(d);
+        let mut dense = Mat::zeros(n, d);
+        for i in 0..n {
+            let (idx, val) = noise.as_ref().row(i);
+            let row: Vec<(usize, f64)> = (idx.iter().zip(val))
+                .map(|(&j, &v)| {
+                    let j = j as usize;
+                    let raised = j < span && j % groups == i % groups;
+                    (j, if raised { factor * v } else { v })
+                })
+                .collect();
+            for &(j, v) in &row {
+                dense[(i, j)] = v;
+            }
+            csr.push_row(&row).unwrap();
+        }
+        (csr, dense)
+    }
+
     fn by_rows(m: &Mat<f64>) -> Vec<f64> {
         (0..m.nrows())
             .flat_map(|i| (0..m.ncols()).map(move |c| m[(i, c)]))
