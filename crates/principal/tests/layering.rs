@@ -35,10 +35,11 @@ const LAYERS: &[&[&str]] = &[
     // Sparse rows: CSR blocks, and the sources that hand them out.
     &["sparse::csr"],
     &["sparse::source"],
-    // The vector-width dispatch and shared register shuffles, under every kernel.
-    &["kernel::simd"],
+    // The vector-width dispatch and shared register shuffles, and work shared among threads
+    // (halves of a pass, tasks of equal work, per-thread scratch), under every kernel.
+    &["kernel::simd", "kernel::parallel"],
     // Re-readable sources; the leaves of the numeric kernels.
-    &["data", "kernel::parallel", "kernel::madd", "kernel::amx"],
+    &["data", "kernel::madd", "kernel::amx"],
     &["kernel::bytes"],
     // Several processes: the collective operations and the agreement before each reduction.
     &[

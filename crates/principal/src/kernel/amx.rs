@@ -20,6 +20,7 @@
 //! triangle's top rows are the longest), on all threads; every sum is exact, so the bits do
 //! not depend on the threads.
 
+use crate::kernel::parallel::{equal_work_starts, room, rows_of_tasks, with_scratch};
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::simd::transpose_8x8;
 use principal_amx::{BlockSums, TILE_ROW_BYTES, TILE_ROWS, Tile, Tiles};
@@ -74,14 +75,6 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
 }
 
-/// `buffer`'s first `len` values, grown (never shrunk) to hold them.
-fn room<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) -> &mut [E] {
-    if buffer.len() < len {
-        buffer.resize(len, E::default());
-    }
-    &mut buffer[..len]
-}
-
 /// The product by `tiling`: [`multiply`] with AMX, or (tests) with the portable tile sums.
 pub(crate) fn multiply_by(
     tiling: Tiling,
@@ -102,21 +95,14 @@ pub(crate) fn multiply_by(
     let chunks = r.div_ceil(TILE_ROW_BYTES);
     let (row_pairs, column_pairs) = ((a + 1).div_ceil(PAIR), a.div_ceil(PAIR));
     let starts = task_starts(row_pairs, column_pairs);
-    let mut run = |scratch: &mut Scratch| {
+    let run = |scratch: &mut Scratch| {
         let packed_u = room(&mut scratch.u, 2 * row_pairs * chunks);
         pack_rows(&u[..(a + 1) * r], r, chunks, packed_u);
         let packed_y = room(&mut scratch.y, 2 * column_pairs * chunks);
         pack_features(&y[..a * r], r, chunks, packed_y);
         let (packed_u, packed_y) = (&*packed_u, &*packed_y);
         // Each task's rows of G: row pairs `starts[i]..starts[i + 1]`.
-        let mut tasks = Vec::with_capacity(starts.len() - 1);
-        let mut rest = &mut *product;
-        for bounds in starts.windows(2) {
-            let rows = (bounds[1] * PAIR).min(a + 1) - bounds[0] * PAIR;
-            let (task, after) = rest.split_at_mut(rows * a);
-            tasks.push((bounds[0], task));
-            rest = after;
-        }
+        let tasks = rows_of_tasks(&mut *product, &starts, PAIR, a);
         tasks.into_par_iter().for_each(|(first_pair, rows)| {
             let task = Task {
                 packed_u,
@@ -140,12 +126,7 @@ pub(crate) fn multiply_by(
             }
         });
     };
-    // A product started while this thread waits inside another (a rayon worker that took
-    // another block's task) packs into storage of its own.
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => run(&mut scratch),
-        Err(_) => run(&mut Scratch::default()),
-    });
+    with_scratch(&SCRATCH, run);
 }
 
 /// Packs U's rows (`rows.len() / r` of them, `r` bytes each) into row tiles: `out[i · chunks +
@@ -293,19 +274,9 @@ fn first_column_pair(p: usize, row_pairs: usize) -> usize {
 /// Where the tasks' row pairs start, and the end (`row_pairs`): consecutive row pairs whose
 /// blocks add up to about an equal share each.
 fn task_starts(row_pairs: usize, column_pairs: usize) -> Vec<usize> {
-    let work = |p: usize| column_pairs - first_column_pair(p, row_pairs);
-    let total: usize = (0..row_pairs).map(work).sum();
-    let share = total.div_ceil(TASKS);
-    let mut starts = vec![0];
-    let mut done = 0;
-    for p in 0..row_pairs {
-        done += work(p);
-        if done >= share * starts.len() && p + 1 < row_pairs {
-            starts.push(p + 1);
-        }
-    }
-    starts.push(row_pairs);
-    starts
+    equal_work_starts(row_pairs, TASKS, |p| {
+        column_pairs - first_column_pair(p, row_pairs)
+    })
 }
 
 /// One task: G's rows of row pairs `first_pair..` (as many as `product` holds).

@@ -24,6 +24,8 @@
 //! work, run on all threads, with the same bits (every sum is exact).
 
 #[cfg(target_arch = "x86_64")]
+use crate::kernel::parallel::{equal_work_starts, room, rows_of_tasks, with_scratch};
+#[cfg(target_arch = "x86_64")]
 use crate::kernel::simd::transpose_8x8;
 #[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
@@ -76,15 +78,6 @@ thread_local! {
     /// that neither is allocated and zeroed on the calling thread while the other core waits
     /// (every value the product reads is written by the packing tasks, padding included).
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
-}
-
-#[cfg(target_arch = "x86_64")]
-/// `buffer`'s first `len` values, grown (never shrunk) to hold them.
-fn room<E: Copy + Default>(buffer: &mut Vec<E>, len: usize) -> &mut [E] {
-    if buffer.len() < len {
-        buffer.resize(len, E::default());
-    }
-    &mut buffer[..len]
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -211,19 +204,7 @@ fn first_feature(g: usize, a: usize) -> usize {
 /// work (features from [`first_feature`] on) adds up to about an equal share each. The
 /// top rows of the triangle are the longest, so equal numbers of rows would not do.
 fn task_starts(groups: usize, a: usize) -> Vec<usize> {
-    let work = |g: usize| (a - first_feature(g, a)) + PANEL;
-    let total: usize = (0..groups).map(work).sum();
-    let share = total.div_ceil(TASKS);
-    let mut starts = vec![0];
-    let mut done = 0;
-    for g in 0..groups {
-        done += work(g);
-        if done >= share * starts.len() && g + 1 < groups {
-            starts.push(g + 1);
-        }
-    }
-    starts.push(groups);
-    starts
+    equal_work_starts(groups, TASKS, |g| (a - first_feature(g, a)) + PANEL)
 }
 
 /// `product = U Y` (layout as [`crate::kernel::bytes::ByteProduct::multiply`]: its entries
@@ -244,17 +225,10 @@ pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i3
     }
     let groups = (a + 1).div_ceil(GROUP);
     let starts = task_starts(groups, a);
-    let mut run = |scratch: &mut Scratch| {
+    let run = |scratch: &mut Scratch| {
         let packed = Packed::new(simd, scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
         // Each task's rows of G: groups `starts[i]..starts[i + 1]`.
-        let mut tasks = Vec::with_capacity(starts.len() - 1);
-        let mut rest = &mut *product;
-        for bounds in starts.windows(2) {
-            let rows = (bounds[1] * GROUP).min(a + 1) - bounds[0] * GROUP;
-            let (task, after) = rest.split_at_mut(rows * a);
-            tasks.push((bounds[0], task));
-            rest = after;
-        }
+        let tasks = rows_of_tasks(&mut *product, &starts, GROUP, a);
         tasks.into_par_iter().for_each(|(first_group, rows)| {
             // Zeroed by the task that sums into them, on its own core.
             rows.fill(0);
@@ -270,12 +244,7 @@ pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i3
             )
         });
     };
-    // A product started while this thread waits inside another (a rayon worker that took
-    // another block's task) packs into storage of its own.
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => run(&mut scratch),
-        Err(_) => run(&mut Scratch::default()),
-    });
+    with_scratch(&SCRATCH, run);
     true
 }
 
