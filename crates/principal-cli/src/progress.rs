@@ -3,6 +3,7 @@
 //! Drawn on stderr only when it is a terminal; silent otherwise (pipes, CI, tests).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use principal::faer::MatRef;
 use principal::{ChunkRef, ChunkSource, RowsAt};
 
 /// The passes a fit will make over `rows` rows, when known beforehand.
@@ -40,32 +41,14 @@ impl<'a> Progress<'a> {
         }
     }
 
-    /// Passes made so far.
-    pub fn passes(&self) -> usize {
-        self.passes
-    }
-
-    /// Removes the bar from the terminal.
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-impl ChunkSource for Progress<'_> {
-    fn n_features(&self) -> usize {
-        self.inner.n_features()
-    }
-
-    fn pass(
-        &mut self,
-        visit: &mut dyn FnMut(ChunkRef<'_>) -> principal::Result<()>,
-    ) -> principal::Result<()> {
+    /// Counts a pass beginning and sets the bar for it; returns its label.
+    fn begin_pass(&mut self) -> String {
         self.passes += 1;
         let total = self
             .rows
             .and_then(|rows| (self.planned)(usize::try_from(rows).ok()?))
             .filter(|&total| total >= self.passes);
-        let pass = match (total, self.rows) {
+        match (total, self.rows) {
             // One pass in all: nothing to count.
             (Some(1), Some(rows)) => {
                 self.bar.set_style(style(ONLY_PASS));
@@ -92,20 +75,59 @@ impl ChunkSource for Progress<'_> {
                 }
                 format!("pass {}", self.passes)
             }
-        };
+        }
+    }
+
+    /// Passes made so far.
+    pub fn passes(&self) -> usize {
+        self.passes
+    }
+
+    /// Removes the bar from the terminal.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl ChunkSource for Progress<'_> {
+    fn n_features(&self) -> usize {
+        self.inner.n_features()
+    }
+
+    fn pass(
+        &mut self,
+        visit: &mut dyn FnMut(ChunkRef<'_>) -> principal::Result<()>,
+    ) -> principal::Result<()> {
+        let pass = self.begin_pass();
         let (bar, bytes_per_row) = (&self.bar, self.bytes_per_row);
         let mut seen = 0u64;
         self.inner.pass(&mut |chunk| {
-            seen += chunk.nrows() as u64;
-            bar.set_message(format!(
-                "{pass}, {}",
-                crate::units::format_bytes((seen * bytes_per_row) as f64)
-            ));
-            bar.inc(chunk.nrows() as u64);
+            advance(bar, &pass, bytes_per_row, &mut seen, chunk.nrows());
             visit(chunk)
         })?;
         self.rows = Some(seen);
         Ok(())
+    }
+
+    /// A pass of bytes as stored moves the bar as an ordinary pass does.
+    fn pass_bytes(
+        &mut self,
+        visit: &mut dyn FnMut(MatRef<'_, u8>) -> principal::Result<()>,
+    ) -> Option<principal::Result<()>> {
+        let pass = self.begin_pass();
+        let (bar, bytes_per_row) = (&self.bar, self.bytes_per_row);
+        let mut seen = 0u64;
+        let done = self.inner.pass_bytes(&mut |chunk| {
+            advance(bar, &pass, bytes_per_row, &mut seen, chunk.nrows());
+            visit(chunk)
+        });
+        match &done {
+            // Not made: the ordinary pass that follows counts itself.
+            None => self.passes -= 1,
+            Some(Ok(())) => self.rows = Some(seen),
+            Some(Err(_)) => {}
+        }
+        done
     }
 
     /// A pass by position counts as a pass; the bar moves as the solver's threads read.
@@ -129,6 +151,17 @@ impl ChunkSource for Progress<'_> {
         }
         Some(done)
     }
+}
+
+/// One chunk of `rows` rows of the pass labelled `pass` handed out: the bar moves, its message
+/// shows the bytes seen so far.
+fn advance(bar: &ProgressBar, pass: &str, bytes_per_row: u64, seen: &mut u64, rows: usize) {
+    *seen += rows as u64;
+    bar.set_message(format!(
+        "{pass}, {}",
+        crate::units::format_bytes((*seen * bytes_per_row) as f64)
+    ));
+    bar.inc(rows as u64);
 }
 
 /// Rows read by position, counted on the bar as they are read.

@@ -7,6 +7,8 @@
 //! rows (the moments, the column sums, each pass's D×L block) through this trait, and
 //! everything after a reduction is computed from the same bits on every rank.
 
+use faer::MatRef;
+
 use crate::data::{ChunkSource, RowsAt};
 use crate::error::{PcaError, Result};
 use crate::real::ChunkRef;
@@ -267,6 +269,23 @@ impl ChunkSource for Watched<'_> {
             return Some(Err(PcaError::Stopped));
         }
         self.source.pass_by_position(visit)
+    }
+
+    /// Forwarded, with another rank's failure checked between chunks as in [`Self::pass`].
+    fn pass_bytes(
+        &mut self,
+        visit: &mut dyn FnMut(MatRef<'_, u8>) -> Result<()>,
+    ) -> Option<Result<()>> {
+        let collective = self.collective;
+        if collective.failure_announced() {
+            return Some(Err(PcaError::Stopped));
+        }
+        self.source.pass_bytes(&mut |chunk| {
+            if collective.failure_announced() {
+                return Err(PcaError::Stopped);
+            }
+            visit(chunk)
+        })
     }
 }
 

@@ -29,6 +29,20 @@ pub trait ChunkSource {
         let _ = visit;
         None
     }
+
+    /// One full pass of the chunks [`Self::pass`] would hand out (the same rows in each), as
+    /// stored, where every value of the source is stored as a byte (`u8`: 8-bit images, IDX
+    /// `ubyte`, NPY `|u1`): no widening to `f32`. Returns `visit`'s result; `None`, without
+    /// calling `visit`, where the values are not all bytes: the caller then makes an ordinary
+    /// [`Self::pass`]. Sources that wrap another forward it (watching the chunks if they watch
+    /// them).
+    fn pass_bytes(
+        &mut self,
+        visit: &mut dyn FnMut(MatRef<'_, u8>) -> Result<()>,
+    ) -> Option<Result<()>> {
+        let _ = visit;
+        None
+    }
 }
 
 /// `f64` rows that can be read by their position, from several threads at once (a plain file

@@ -504,6 +504,33 @@ impl BinaryRows {
         Ok(n)
     }
 
+    /// Whether every value is stored as a byte (`u8`) and whole rows are read in order (every
+    /// column kept, C order): then [`BinaryRows::read_bytes_at`] reads them as stored.
+    pub(crate) fn stores_bytes(&self) -> bool {
+        self.batch_rows > 0 && self.elem.elem == Elem::U8
+    }
+
+    /// [`BinaryRows::read_rows_at`] for a file that [stores bytes](BinaryRows::stores_bytes):
+    /// up to `max_rows` rows read as stored into `out` from its byte `at` on (its storage past
+    /// `at` kept, stale), no decoding and no check (bytes are always finite); returns how many.
+    pub(crate) fn read_bytes_at(
+        &mut self,
+        max_rows: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<usize> {
+        assert!(
+            self.stores_bytes(),
+            "read_bytes_at on a file of other values"
+        );
+        let n = max_rows.min(self.end - self.next_row);
+        if n > 0 {
+            self.read_in_place(n, out, at, |_| true, f64::from)?;
+        }
+        self.check_end()?;
+        Ok(n)
+    }
+
     /// The rows still to read, to be read by position from any thread ([`PositionalRows`]):
     /// for native-endian `f64` rows stored in order, every column kept, in a plain
     /// (uncompressed) file; `None` otherwise.

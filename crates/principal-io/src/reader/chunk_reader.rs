@@ -77,6 +77,7 @@ impl ChunkReader {
             n_features: first.n_features(),
             column_names: first.column_names().map(<[String]>::to_vec),
             f32: first.is_f32(),
+            bytes: first.stores_bytes(),
             slices: None,
         };
         let mut n_rows = first.n_rows();
@@ -86,6 +87,7 @@ impl ChunkReader {
             let shard = Shard::open(path, options)?;
             data.check(path, &shard)?;
             data.f32 &= shard.is_f32();
+            data.bytes &= shard.stores_bytes();
             n_rows = n_rows
                 .zip(shard.n_rows())
                 .and_then(|(a, b)| a.checked_add(b));
@@ -201,11 +203,32 @@ impl ChunkReader {
         }
     }
 
+    /// [`ChunkReader::read_rows`] as stored, for a data set whose every shard stores bytes
+    /// ([`Shard::stores_bytes`]): the same rows, one byte a value.
+    pub(crate) fn read_byte_rows(&mut self, max_rows: usize, out: &mut Vec<u8>) -> Result<usize> {
+        self.read_into(max_rows, &mut |shard, rows, at| {
+            shard.read_bytes(rows, out, at)
+        })
+    }
+
     /// Writes up to `max_rows` rows into `out` from its start, from as many shards as it takes;
     /// returns how many (0 at the end): they are `out`'s first `n·D` values. What `out` held
     /// (a recycled chunk) is storage to read into, so its length is kept: values past the rows
     /// read are stale.
     pub(crate) fn read_rows(&mut self, max_rows: usize, out: &mut RowBuf) -> Result<usize> {
+        self.read_into(max_rows, &mut |shard, rows, at| {
+            shard.read_rows(rows, out, at)
+        })
+    }
+
+    /// Up to `max_rows` rows from as many shards as it takes, each shard's by `read(shard,
+    /// rows, at)` (at most `rows` rows from value `at` of the caller's buffer on; how many);
+    /// returns how many in all.
+    fn read_into(
+        &mut self,
+        max_rows: usize,
+        read: &mut dyn FnMut(&mut Shard, usize, usize) -> Result<usize>,
+    ) -> Result<usize> {
         let d = self.data.n_features;
         let mut total = 0;
         while total < max_rows && self.shard < self.data.paths.len() {
@@ -227,7 +250,7 @@ impl ChunkReader {
                     self.current.insert(shard)
                 }
             };
-            let n = match shard.read_rows(max_rows - total, out, total * d) {
+            let n = match read(shard, max_rows - total, total * d) {
                 Ok(n) => n,
                 Err(e) => {
                     let path = &self.data.paths[self.shard];

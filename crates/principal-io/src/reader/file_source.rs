@@ -30,6 +30,8 @@ pub struct FileSource {
     /// The chunks of the last pass, kept for the next with their storage: a chunk read in
     /// place (`BinaryRows::read_rows_at`) is then neither allocated nor zeroed again.
     spare: Vec<RowBuf>,
+    /// The same for passes of bytes as stored ([`principal::ChunkSource::pass_bytes`]).
+    spare_bytes: Vec<Vec<u8>>,
 }
 
 /// Where the passes of a [`FileSource`] spent their time, summed over the passes made so far
@@ -106,6 +108,7 @@ impl FileSource {
             chunk_rows: chunk_rows.max(1),
             times: PassTimes::default(),
             spare: Vec::new(),
+            spare_bytes: Vec::new(),
         }
     }
 
@@ -216,10 +219,6 @@ impl principal::RowsAt for ByPosition {
     }
 }
 
-/// A chunk decoded by the reading thread: its rows, row-major, and how many (its first `n·D`
-/// values; the rest is storage).
-type Decoded = Result<(RowBuf, usize)>;
-
 /// Chunks kept from pass to pass: the one being visited and the one being read.
 const CHUNKS_IN_FLIGHT: usize = 2;
 
@@ -261,6 +260,63 @@ impl principal::ChunkSource for FileSource {
         visit: &mut dyn FnMut(principal::ChunkRef<'_>) -> principal::Result<()>,
     ) -> principal::Result<()> {
         let d = self.data.n_features;
+        let spare = std::mem::take(&mut self.spare);
+        let (result, spare) =
+            self.stream(
+                spare,
+                |reader, rows| reader.new_buf(rows, 1 << 24),
+                ChunkReader::read_rows,
+                &mut |buf, n| match buf {
+                    RowBuf::F32(v) => visit(principal::ChunkRef::F32(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    )),
+                    RowBuf::F64(v) => visit(principal::ChunkRef::F64(
+                        MatRef::from_row_major_slice(&v[..n * d], n, d),
+                    )),
+                },
+            );
+        self.spare = spare;
+        result
+    }
+
+    /// Files whose every value is stored as a byte (IDX `ubyte`, NPY `|u1`, every column
+    /// kept) hand out their chunks as stored: the reading thread inflates and copies, and
+    /// decodes nothing.
+    fn pass_bytes(
+        &mut self,
+        visit: &mut dyn FnMut(MatRef<'_, u8>) -> principal::Result<()>,
+    ) -> Option<principal::Result<()>> {
+        if !self.data.bytes {
+            return None;
+        }
+        let d = self.data.n_features;
+        let spare = std::mem::take(&mut self.spare_bytes);
+        let (result, spare) = self.stream(
+            spare,
+            |reader, rows| {
+                Vec::with_capacity(rows.saturating_mul(reader.n_features()).min(1 << 24))
+            },
+            ChunkReader::read_byte_rows,
+            &mut |buf, n| visit(MatRef::from_row_major_slice(&buf[..n * d], n, d)),
+        );
+        self.spare_bytes = spare;
+        Some(result)
+    }
+}
+
+impl FileSource {
+    /// One pass: chunks of `chunk_rows` rows read by `read` into buffers (`spare` first, the
+    /// last pass's, then new ones from `new_buf(reader, rows)`) on a reading thread, each handed
+    /// to `visit(buffer, rows)` while the next is read; returns the pass's result and the
+    /// buffers to keep for the next (at most [`CHUNKS_IN_FLIGHT`]). The pass's times are added
+    /// to [`FileSource::pass_times`] when it succeeds.
+    fn stream<B: Send>(
+        &mut self,
+        spare: Vec<B>,
+        new_buf: fn(&ChunkReader, usize) -> B,
+        read: fn(&mut ChunkReader, usize, &mut B) -> Result<usize>,
+        visit: &mut dyn FnMut(&B, usize) -> principal::Result<()>,
+    ) -> (principal::Result<()>, Vec<B>) {
         let chunk_rows = self.chunk_rows;
         let mut reader = self.restart();
         let started = Instant::now();
@@ -268,13 +324,16 @@ impl principal::ChunkSource for FileSource {
             passes: 1,
             ..PassTimes::default()
         };
-        std::thread::scope(|scope| {
+        let mut kept = Vec::new();
+        let result = std::thread::scope(|scope| {
             // A rendezvous channel: the reader decodes one chunk ahead and waits until the
             // solver takes it, so two buffers are in use (one visited, one being filled).
-            let (full_tx, full_rx) = mpsc::sync_channel::<Decoded>(0);
-            let (empty_tx, empty_rx) = mpsc::channel::<RowBuf>();
+            // A chunk read: its rows, row-major, and how many (its first `n·D` values; the rest
+            // is storage).
+            let (full_tx, full_rx) = mpsc::sync_channel::<Result<(B, usize)>>(0);
+            let (empty_tx, empty_rx) = mpsc::channel::<B>();
             // The last pass's chunks first, as they are (their length is their storage).
-            for buf in self.spare.drain(..) {
+            for buf in spare {
                 let _ = empty_tx.send(buf);
             }
             let reading = scope.spawn(move || {
@@ -284,9 +343,9 @@ impl principal::ChunkSource for FileSource {
                 loop {
                     let mut buf = empty_rx
                         .try_recv()
-                        .unwrap_or_else(|_| reader.new_buf(chunk_rows, 1 << 24));
+                        .unwrap_or_else(|_| new_buf(&reader, chunk_rows));
                     let at = Instant::now();
-                    let decoded = match reader.read_rows(chunk_rows, &mut buf) {
+                    let decoded = match read(&mut reader, chunk_rows, &mut buf) {
                         Ok(0) => return (spent(busy), Some(buf), empty_rx),
                         Ok(n) => Ok((buf, n)),
                         Err(e) => Err(e),
@@ -306,14 +365,7 @@ impl principal::ChunkSource for FileSource {
                 times.waiting += asked.elapsed();
                 let (buf, n) = decoded.map_err(|e| principal::PcaError::Source(Box::new(e)))?;
                 let at = Instant::now();
-                match &buf {
-                    RowBuf::F32(v) => visit(principal::ChunkRef::F32(
-                        MatRef::from_row_major_slice(&v[..n * d], n, d),
-                    ))?,
-                    RowBuf::F64(v) => visit(principal::ChunkRef::F64(
-                        MatRef::from_row_major_slice(&v[..n * d], n, d),
-                    ))?,
-                }
+                visit(&buf, n)?;
                 times.visiting += at.elapsed();
                 times.chunks += 1;
                 // Recycled: the reader takes it for the chunk after next.
@@ -327,11 +379,14 @@ impl principal::ChunkSource for FileSource {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (times.reading, times.reading_cpu) = (busy, cpu);
             // Kept for the next pass: the chunks recycled, then the one the reader last took.
-            self.spare.extend(empty_rx.try_iter());
-            self.spare.extend(unused);
-            self.spare.truncate(CHUNKS_IN_FLIGHT);
+            kept.extend(empty_rx.try_iter());
+            kept.extend(unused);
+            kept.truncate(CHUNKS_IN_FLIGHT);
             Ok::<(), principal::PcaError>(())
-        })?;
+        });
+        if result.is_err() {
+            return (result, kept);
+        }
         times.total = started.elapsed();
         let sum = &mut self.times;
         sum.passes += times.passes;
@@ -345,7 +400,7 @@ impl principal::ChunkSource for FileSource {
         };
         sum.visiting += times.visiting;
         sum.waiting += times.waiting;
-        Ok(())
+        (Ok(()), kept)
     }
 }
 
@@ -548,6 +603,79 @@ mod tests {
         std::fs::remove_file(&b).unwrap();
         let e = source.pass(&mut |_| Ok(())).unwrap_err().to_string();
         assert!(e.contains(&format!("cannot open {}", b.display())), "{e}");
+    }
+
+    /// Files of bytes (IDX `ubyte`, raw and gzip, and NPY `|u1`, one or two shards) hand out
+    /// by `pass_bytes` the chunks `pass` hands out, row for row and value for value, in at
+    /// most two buffers kept from pass to pass; files of other values, a column selection or a
+    /// Fortran-order array (whose rows are not read whole in order) make no such pass.
+    #[test]
+    fn files_of_bytes_pass_their_chunks_as_stored() {
+        let dir = TempDir::new().unwrap();
+        let (n, d) = (1003, 6);
+        let values: Vec<u8> = (0..n * d).map(|k| (k * 37 % 256) as u8).collect();
+        let (top, bottom) = values.split_at(600 * d);
+        let idx3 = |v: &[u8]| idx(0x08, &[(v.len() / d) as u32, 2, 3], v);
+        let raw = write_file(dir.path(), "a-idx3-ubyte", &idx3(&values));
+        let packed = write_file(dir.path(), "a-idx3-ubyte.gz", &gz(&idx3(&values)));
+        let first = write_file(dir.path(), "top.npy", &npy("|u1", false, &[600, d], top));
+        let second = write_file(
+            dir.path(),
+            "bottom.npy",
+            &npy("|u1", false, &[403, d], bottom),
+        );
+        for paths in [vec![raw.clone()], vec![packed], vec![first, second]] {
+            let mut source = FileSource::open(&paths, &ReadOptions::default(), 100).unwrap();
+            let mut widened = Vec::new();
+            source
+                .pass(&mut |chunk| {
+                    let principal::ChunkRef::F32(m) = chunk else {
+                        panic!("bytes are read as f32")
+                    };
+                    widened.push(
+                        (0..m.nrows())
+                            .map(|i| (0..d).map(|j| f64::from(m[(i, j)])).collect())
+                            .collect::<Vec<Vec<f64>>>(),
+                    );
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(widened.len(), 11, "{paths:?}");
+            for _ in 0..2 {
+                let (mut stored, mut buffers) = (Vec::new(), std::collections::BTreeSet::new());
+                source
+                    .pass_bytes(&mut |m| {
+                        buffers.insert(m.as_ptr() as usize);
+                        stored.push(
+                            (0..m.nrows())
+                                .map(|i| (0..d).map(|j| f64::from(m[(i, j)])).collect())
+                                .collect::<Vec<Vec<f64>>>(),
+                        );
+                        Ok(())
+                    })
+                    .expect("a file of bytes")
+                    .unwrap();
+                assert_eq!(stored, widened, "{paths:?}");
+                assert!(buffers.len() <= 2, "{} buffers", buffers.len());
+            }
+        }
+        let floats: Vec<u8> = values
+            .iter()
+            .flat_map(|&v| f32::from(v).to_be_bytes())
+            .collect();
+        let not_bytes = write_file(dir.path(), "f-idx3", &idx(0x0D, &[n as u32, 2, 3], &floats));
+        let fortran = write_file(dir.path(), "f.npy", &npy("|u1", true, &[n, d], &values));
+        for (paths, options) in [
+            (vec![not_bytes], ReadOptions::default()),
+            (vec![raw.clone(), fortran], ReadOptions::default()),
+            (vec![raw], selection(Some(&["1", "3"]), &[])),
+        ] {
+            let mut source = FileSource::open(&paths, &options, 100).unwrap();
+            assert!(
+                source.pass_bytes(&mut |_| panic!("no chunk")).is_none(),
+                "{paths:?}"
+            );
+        }
     }
 
     #[test]

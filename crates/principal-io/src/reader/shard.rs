@@ -127,6 +127,25 @@ impl Shard {
         }
     }
 
+    /// Whether every value is stored as a byte and can be read as stored
+    /// ([`Shard::read_bytes`]).
+    pub(crate) fn stores_bytes(&self) -> bool {
+        matches!(self, Shard::Binary(b) if b.stores_bytes())
+    }
+
+    /// [`Shard::read_rows`] as stored, for a shard that [stores bytes](Shard::stores_bytes).
+    pub(crate) fn read_bytes(
+        &mut self,
+        max_rows: usize,
+        out: &mut Vec<u8>,
+        at: usize,
+    ) -> Result<usize> {
+        match self {
+            Shard::Binary(b) => b.read_bytes_at(max_rows, out, at),
+            _ => panic!("read_bytes on a shard that does not store bytes"),
+        }
+    }
+
     /// Writes up to `max_rows` rows into `out` from its value `at` on; returns how many (0 at
     /// the end). The binary reader reads into the storage `out` has past `at`; the others
     /// append after cutting it there.
@@ -168,6 +187,9 @@ pub(crate) struct DataSet {
     pub(crate) column_names: Option<Vec<String>>,
     /// Whether every shard's values are exact in f32.
     pub(crate) f32: bool,
+    /// Whether every shard stores its values as bytes, read as stored
+    /// ([`Shard::stores_bytes`]).
+    pub(crate) bytes: bool,
     /// A process's part of the data set: what it reads of each file (all of every file when
     /// `None`).
     pub(crate) slices: Option<Vec<Slice>>,

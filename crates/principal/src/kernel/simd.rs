@@ -62,3 +62,57 @@ pub(crate) fn transpose_8x8(
         avx2._mm256_permute2x128_si256::<0x31>(u3, u7),
     ]
 }
+
+/// Two 16 × 16 transposes of bytes side by side in sixteen AVX2 registers: row `i` of both
+/// blocks in `v[i]` (the left block's 16 bytes in the low half, the right's in the high); on
+/// return `out[c]` holds column `c` of the left block (low half) and of the right (high). Four
+/// rounds of unpacking within the halves, by 8, 16, 32 and 64 bits, each pairing the
+/// registers that hold the next rows. Used by the byte path's transpose of stored bytes
+/// (`moments::bytes`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn transpose_16x16_bytes_twice(
+    simd: pulp::x86::V3,
+    v: [std::arch::x86_64::__m256i; 16],
+) -> [std::arch::x86_64::__m256i; 16] {
+    let avx2 = simd.avx2;
+    // a[8h + p]: rows 2p and 2p + 1 of columns 8h..8h + 8, in 16-bit pairs.
+    let a: [_; 16] = std::array::from_fn(|m| {
+        let (h, p) = (m / 8, m % 8);
+        if h == 0 {
+            avx2._mm256_unpacklo_epi8(v[2 * p], v[2 * p + 1])
+        } else {
+            avx2._mm256_unpackhi_epi8(v[2 * p], v[2 * p + 1])
+        }
+    });
+    // b[4g + q]: rows 4q..4q + 4 of columns 4g..4g + 4, in 32-bit units.
+    let b: [_; 16] = std::array::from_fn(|m| {
+        let (g, q) = (m / 4, m % 4);
+        let (x0, x1) = (a[8 * (g / 2) + 2 * q], a[8 * (g / 2) + 2 * q + 1]);
+        if g % 2 == 0 {
+            avx2._mm256_unpacklo_epi16(x0, x1)
+        } else {
+            avx2._mm256_unpackhi_epi16(x0, x1)
+        }
+    });
+    // c[4g + 2h + s]: rows 8s..8s + 8 of columns 4g + 2h and 4g + 2h + 1, in 64-bit units.
+    let c: [_; 16] = std::array::from_fn(|m| {
+        let (g, h, s) = (m / 4, (m / 2) % 2, m % 2);
+        let (x0, x1) = (b[4 * g + 2 * s], b[4 * g + 2 * s + 1]);
+        if h == 0 {
+            avx2._mm256_unpacklo_epi32(x0, x1)
+        } else {
+            avx2._mm256_unpackhi_epi32(x0, x1)
+        }
+    });
+    // Column 4g + 2h + t: its rows 0..8 and 8..16.
+    std::array::from_fn(|col| {
+        let (g, h, t) = (col / 4, (col / 2) % 2, col % 2);
+        let (x0, x1) = (c[4 * g + 2 * h], c[4 * g + 2 * h + 1]);
+        if t == 0 {
+            avx2._mm256_unpacklo_epi64(x0, x1)
+        } else {
+            avx2._mm256_unpackhi_epi64(x0, x1)
+        }
+    })
+}

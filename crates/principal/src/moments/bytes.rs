@@ -26,6 +26,10 @@ use crate::real::Real;
 /// add than 1,024 rows, smaller corners of the ordered path than 4,096.
 pub(crate) const BLOCK_ROWS: usize = 2048;
 
+/// Rows per block of bytes as stored: not a multiple of 1,024, so that the block's features,
+/// `r` bytes apart, do not all fall into the same few cache sets as the transpose writes them.
+const STORED_BLOCK_ROWS: usize = BLOCK_ROWS - 64;
+
 /// Widest range of a feature's values that fits a byte.
 const BYTE_SPAN: f64 = 255.0;
 
@@ -86,16 +90,7 @@ impl<T: Real, P: ByteProduct> ByteBlocks<T, P> {
     ) -> Vec<f64> {
         let (a, r) = (columns.len(), rows.len());
         assert!(r <= BLOCK_ROWS && a <= x.ncols() && raw.nrows() == a);
-        let ByteBuffers { u, y, product } = buffers;
-        // Grown to the largest block and corner met (a corner at most D, as the f32 path's).
-        grow(u, (a + 1) * r);
-        grow(y, a * r);
-        grow(product, (a + 1) * a);
-        let (u, y) = (&mut u[..(a + 1) * r], &mut y[..a * r]);
-        // Feature-major, each feature's values over the block's rows contiguous: the layout
-        // the integer kernels pack fastest (they interleave four consecutive rows).
-        let (u_features, ones) = u.split_at_mut(a * r);
-        ones.fill(1);
+        let (u_features, y) = block_buffers(buffers, a, r);
         gather_bytes(
             x,
             rows,
@@ -105,12 +100,42 @@ impl<T: Real, P: ByteProduct> ByteBlocks<T, P> {
             y.chunks_exact_mut(r).collect(),
             par,
         );
-        let product = &mut product[..(a + 1) * a];
-        self.product.multiply(u, y, a, r, product);
-        let sums: Vec<f64> = product[a * a..].iter().map(|&s| f64::from(s)).collect();
-        add_raw_block(raw, product, &sums, e, r as f64, par);
-        sums
+        multiply_and_add(&self.product, buffers, a, r, e, raw, par)
     }
+}
+
+/// The rest of a block once its bytes are in `buffers` (`u`: `a` features then the row of
+/// ones, `y`: `a` features, `r` bytes each): `raw += Σ(y + e)(y + e)ᵀ` (lower triangle) from
+/// their product by `product`; returns `Σy`.
+fn multiply_and_add<P: ByteProduct>(
+    product: &P,
+    buffers: &mut ByteBuffers,
+    a: usize,
+    r: usize,
+    e: &[f64],
+    raw: MatMut<'_, f64>,
+    par: Par,
+) -> Vec<f64> {
+    let ByteBuffers { u, y, product: g } = buffers;
+    let g = &mut g[..(a + 1) * a];
+    product.multiply(&u[..(a + 1) * r], &y[..a * r], a, r, g);
+    let sums: Vec<f64> = g[a * a..].iter().map(|&s| f64::from(s)).collect();
+    add_raw_block(raw, g, &sums, e, r as f64, par);
+    sums
+}
+
+/// The `u` (its row of ones set) and `y` of a block of `a` features and `r` rows in `buffers`,
+/// grown to the largest block and corner met (a corner at most D, as the f32 path's), feature
+/// by feature: each feature's values over the block's rows contiguous, the layout the integer
+/// kernels pack fastest (they interleave four consecutive rows).
+fn block_buffers(buffers: &mut ByteBuffers, a: usize, r: usize) -> (&mut [u8], &mut [i8]) {
+    let ByteBuffers { u, y, product } = buffers;
+    grow(u, (a + 1) * r);
+    grow(y, a * r);
+    grow(product, (a + 1) * a);
+    let (u_features, ones) = u[..(a + 1) * r].split_at_mut(a * r);
+    ones.fill(1);
+    (u_features, &mut y[..a * r])
 }
 
 /// Makes `buffer` at least `len` long (new elements 0).
@@ -166,6 +191,246 @@ pub(crate) fn byte_moments<T: Real, P: ByteProduct>(
         }
     }
     centre_shifted_sums(ws.scatter.as_mut(), &sums, &midpoint, n)
+}
+
+/// [`byte_moments`] of a row-major chunk of bytes as stored (`u8`, every feature's values in
+/// 0..=255), every row in the blocks' products of `product`: the same exact sums and the same
+/// one rounding as for those values in `f32` or `f64`, so the same bits. Bytes need no scan
+/// for the blocks' shift (`y = x − 128` whatever the range, and `u = y + 128` is `x` itself):
+/// a block is one transposing pass over its rows. The range is still scanned, in bytes (a
+/// quarter of an `f32` scan's reads), for the midpoint shift that fixes the rounding.
+pub(crate) fn stored_byte_moments<P: ByteProduct>(
+    chunk: MatRef<'_, u8>,
+    product: &P,
+    ws: &mut Workspace,
+) -> Vec<f64> {
+    let (n, d) = (chunk.nrows(), chunk.ncols());
+    let par = ws.par;
+    let (midpoint, _) = byte_range(chunk, par).midpoint_shift();
+    // Blocks hold `y = x − 128`; adding with `128 − m` gives `Σzzᵀ`, `z = x − m`, exactly as
+    // `byte_moments` does with its own shift.
+    let delta: Vec<f64> = midpoint.iter().map(|m| 128.0 - m).collect();
+    let mut sums = vec![0.0f64; d];
+    let block = STORED_BLOCK_ROWS;
+    for start in (0..n).step_by(block) {
+        let r = block.min(n - start);
+        let (u, y) = block_buffers(&mut ws.bytes, d, r);
+        transpose_bytes(chunk.subrows(start, r), u, y, par);
+        let block = multiply_and_add(
+            product,
+            &mut ws.bytes,
+            d,
+            r,
+            &delta,
+            ws.scatter.as_mut(),
+            par,
+        );
+        for ((sum, s), dc) in sums.iter_mut().zip(&block).zip(&delta) {
+            *sum += s + r as f64 * dc;
+        }
+    }
+    centre_shifted_sums(ws.scatter.as_mut(), &sums, &midpoint, n)
+}
+
+/// Each feature's least and greatest value in a row-major chunk of bytes (at least one row).
+/// Two halves of the rows on two threads when `par` allows and the chunk is large.
+fn byte_range(x: MatRef<'_, u8>, par: Par) -> IntegerRange {
+    let n = x.nrows();
+    if n >= 1024 {
+        let half = n / 2;
+        let (mut top, bottom) = join(
+            par,
+            || byte_range(x.subrows(0, half), par),
+            || byte_range(x.subrows(half, n - half), par),
+        );
+        top.widen(&bottom);
+        return top;
+    }
+    let (lo, hi) = dispatch(ByteRange { x });
+    IntegerRange {
+        lo: lo.into_iter().map(f64::from).collect(),
+        hi: hi.into_iter().map(f64::from).collect(),
+    }
+}
+
+struct ByteRange<'a> {
+    x: MatRef<'a, u8>,
+}
+
+impl Kernel for ByteRange<'_> {
+    type Output = (Vec<u8>, Vec<u8>);
+    #[inline(always)]
+    fn run(self) -> (Vec<u8>, Vec<u8>) {
+        let d = self.x.ncols();
+        let (mut lo, mut hi) = (vec![u8::MAX; d], vec![0u8; d]);
+        for i in 0..self.x.nrows() {
+            let row = self.x.row(i).try_as_row_major().expect("row-major");
+            for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(row.as_slice()) {
+                *l = (*l).min(v);
+                *h = (*h).max(v);
+            }
+        }
+        (lo, hi)
+    }
+}
+
+/// Writes `u[t·r + k] = x[k, t]` and `y[t·r + k] = x[k, t] − 128` (as `i8`) for every row `k`
+/// (of `r`) and feature `t` of a row-major block of bytes: its transpose, feature by feature.
+/// The features in two halves on two threads when `par` allows and the block is large (each
+/// thread then writes one contiguous half of `u` and of `y`).
+fn transpose_bytes(x: MatRef<'_, u8>, u: &mut [u8], y: &mut [i8], par: Par) {
+    let (r, d) = (x.nrows(), x.ncols());
+    if r * d >= 1 << 18 && d >= 64 {
+        // A multiple of 32: whole tiles on both sides.
+        let half = d / 64 * 32;
+        let (u_left, u_right) = u.split_at_mut(half * r);
+        let (y_left, y_right) = y.split_at_mut(half * r);
+        join(
+            par,
+            || transpose_bytes(x.subcols(0, half), u_left, y_left, par),
+            || transpose_bytes(x.subcols(half, d - half), u_right, y_right, par),
+        );
+        return;
+    }
+    dispatch(TransposeBytes {
+        x,
+        u,
+        y,
+        vectors: true,
+    })
+}
+
+/// The transpose of a block of bytes: in tiles of 16 rows by 32 features in AVX2 registers
+/// where `vectors` asks for them and the CPU has AVX2, else in tiles of 8 × 8 in words (the
+/// portable way); the edges the tiles leave byte by byte.
+struct TransposeBytes<'a, 'b> {
+    x: MatRef<'a, u8>,
+    u: &'b mut [u8],
+    y: &'b mut [i8],
+    vectors: bool,
+}
+
+/// Rows taken at a time: each feature's run of them is written whole (half a cache line)
+/// before the next feature's, and their bytes stay in the first-level cache.
+const BAND: usize = 32;
+
+impl Kernel for TransposeBytes<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let TransposeBytes { x, u, y, vectors } = self;
+        let (r, d) = (x.nrows(), x.ncols());
+        let (u, y) = (&mut u[..r * d], &mut y[..r * d]);
+        let rows: Vec<&[u8]> = (0..r)
+            .map(|k| x.row(k).try_as_row_major().expect("row-major").as_slice())
+            .collect();
+        #[cfg(target_arch = "x86_64")]
+        let avx2 = pulp::x86::V3::try_new().filter(|_| vectors);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = vectors;
+        for band in (0..r).step_by(BAND) {
+            let end = r.min(band + BAND);
+            // The rows and features the tiles cover.
+            let (mut tiled_rows, mut tiled) = (band, 0);
+            #[cfg(target_arch = "x86_64")]
+            if let Some(simd) = avx2 {
+                (tiled_rows, tiled) = (band + (end - band) / 16 * 16, d / 32 * 32);
+                avx2_tiles(simd, &rows[band..tiled_rows], band, tiled, r, u, y);
+            }
+            if tiled == 0 {
+                (tiled_rows, tiled) = (band + (end - band) / 8 * 8, d / 8 * 8);
+                word_tiles(&rows[band..tiled_rows], band, tiled, r, u, y);
+            }
+            for (k, values) in rows.iter().enumerate().take(end).skip(band) {
+                let first = if k < tiled_rows { tiled } else { 0 };
+                for (j, &b) in values.iter().enumerate().skip(first) {
+                    u[j * r + k] = b;
+                    y[j * r + k] = (b ^ 0x80) as i8;
+                }
+            }
+        }
+    }
+}
+
+/// The first `features` features (a multiple of 32) of `rows` (a multiple of 16: the block's
+/// rows from `first` on, of `r`) into `u` and `y`, by tiles of 16 rows × 32 features in AVX2
+/// registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn avx2_tiles(
+    simd: pulp::x86::V3,
+    rows: &[&[u8]],
+    first: usize,
+    features: usize,
+    r: usize,
+    u: &mut [u8],
+    y: &mut [i8],
+) {
+    use crate::kernel::simd::transpose_16x16_bytes_twice;
+    let flip = simd.avx._mm256_set1_epi8(-128);
+    for j in (0..features).step_by(32) {
+        for (tile, rows) in rows.chunks_exact(16).enumerate() {
+            let k = first + 16 * tile;
+            let v = std::array::from_fn(|i| {
+                let bytes: [u8; 32] = rows[i][j..j + 32].try_into().expect("32 bytes");
+                pulp::cast(bytes)
+            });
+            for (c, t) in transpose_16x16_bytes_twice(simd, v).into_iter().enumerate() {
+                let bytes: [u8; 32] = pulp::cast(t);
+                let shifted: [i8; 32] = pulp::cast(simd.avx2._mm256_xor_si256(t, flip));
+                let (left, right) = ((j + c) * r + k, (j + 16 + c) * r + k);
+                u[left..left + 16].copy_from_slice(&bytes[..16]);
+                u[right..right + 16].copy_from_slice(&bytes[16..]);
+                y[left..left + 16].copy_from_slice(&shifted[..16]);
+                y[right..right + 16].copy_from_slice(&shifted[16..]);
+            }
+        }
+    }
+}
+
+/// The first `features` features (a multiple of 8) of `rows` (a multiple of 8: the block's rows
+/// from `first` on, of `r`) into `u` and `y`, by tiles of 8 × 8 bytes in words.
+#[inline(always)]
+fn word_tiles(rows: &[&[u8]], first: usize, features: usize, r: usize, u: &mut [u8], y: &mut [i8]) {
+    for j in (0..features).step_by(8) {
+        for (tile, rows) in rows.chunks_exact(8).enumerate() {
+            let k = first + 8 * tile;
+            let mut w: [u64; 8] = std::array::from_fn(|i| {
+                u64::from_le_bytes(rows[i][j..j + 8].try_into().expect("8 bytes"))
+            });
+            transpose_8x8_bytes(&mut w);
+            for (c, w) in w.iter().enumerate() {
+                let at = (j + c) * r + k;
+                let shifted = (w ^ 0x8080_8080_8080_8080).to_le_bytes();
+                u[at..at + 8].copy_from_slice(&w.to_le_bytes());
+                for (dst, &b) in y[at..at + 8].iter_mut().zip(&shifted) {
+                    *dst = b as i8;
+                }
+            }
+        }
+    }
+}
+
+/// The transpose of an 8 × 8 matrix of bytes held as eight words, row `i` in `w[i]` (column `c`
+/// its byte `c`, little-endian): after it, `w[c]` holds column `c`. Three rounds of swapping
+/// the off-diagonal halves of 2 × 2 blocks of 1, 2, then 4 bytes.
+#[inline(always)]
+fn transpose_8x8_bytes(w: &mut [u64; 8]) {
+    for (shift, mask, pairs) in [
+        (
+            8,
+            0x00FF_00FF_00FF_00FFu64,
+            [(0, 1), (2, 3), (4, 5), (6, 7)],
+        ),
+        (16, 0x0000_FFFF_0000_FFFF, [(0, 2), (1, 3), (4, 6), (5, 7)]),
+        (32, 0x0000_0000_FFFF_FFFF, [(0, 4), (1, 5), (2, 6), (3, 7)]),
+    ] {
+        for (a, b) in pairs {
+            let t = ((w[a] >> shift) ^ w[b]) & mask;
+            w[b] ^= t;
+            w[a] ^= t << shift;
+        }
+    }
 }
 
 /// Writes `y = x[rows[k], columns[t]] − shift[columns[t]]` as `i8` into `y[t][k]` and
@@ -528,6 +793,119 @@ pub(crate) mod tests {
                     check::<f32, AmxBytes>(&x, what);
                 }
             }
+        }
+    }
+
+    product_tests!(stored_bytes_give_the_f32_chunks_bits:
+        stored_bytes_give_the_f32_chunks_bits_with_the_reference_product,
+        stored_bytes_give_the_f32_chunks_bits_with_rten_gemms_product,
+        stored_bytes_give_the_f32_chunks_bits_with_the_avx2_madd_product,
+        stored_bytes_give_the_f32_chunks_bits_with_the_amx_product);
+
+    /// Chunks of bytes as stored (`u8`) give [`byte_moments`]' bits for the same values as
+    /// `f32`: whole bytes, a narrow range far from 0 and 255, and images with a blank border
+    /// (ranges that start above 0); one block, two with a ragged second, rows and features
+    /// that are not whole 8 × 8 tiles, on one thread and two.
+    fn stored_bytes_give_the_f32_chunks_bits(what: &str, which: Which) {
+        fn check<P: ByteProduct>(x: &Mat<u8>, what: &str) {
+            let (n, d) = (x.nrows(), x.ncols());
+            let stored: Vec<u8> = (0..n)
+                .flat_map(|i| (0..d).map(move |j| x[(i, j)]))
+                .collect();
+            let widened: Vec<f32> = stored.iter().map(|&b| f32::from(b)).collect();
+            let bytes = MatRef::from_row_major_slice(&stored, n, d);
+            let floats = MatRef::from_row_major_slice(&widened, n, d);
+            let range = IntegerRange::scan(floats, Par::Seq).expect("integers");
+            let blocks = ByteBlocks::<f32, P>::for_range(&range.lo, &range.hi).expect("bytes");
+            let product = P::available().expect("available");
+            for par in [Par::Seq, Par::rayon(2)] {
+                let mut ws = Workspace {
+                    par,
+                    ..Default::default()
+                };
+                ws.prepare(d);
+                let mean = stored_byte_moments(bytes, &product, &mut ws);
+                let mut reference = Workspace {
+                    par,
+                    ..Default::default()
+                };
+                reference.prepare(d);
+                let want = byte_moments(floats, &range, &blocks, &mut reference);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&mean), bits(&want), "{what} {n}×{d}: mean");
+                for j in 0..d {
+                    for i in j..d {
+                        let (a, b) = (ws.scatter[(i, j)], reference.scatter[(i, j)]);
+                        assert_eq!(a.to_bits(), b.to_bits(), "{what} {n}×{d} ({i}, {j})");
+                    }
+                }
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(26);
+        let mut cases = Vec::new();
+        for (n, d) in [(300, 321), (2500, 330), (2 * BLOCK_ROWS, 336)] {
+            cases.push(Mat::<u8>::from_fn(n, d, |_, _| rng.random()));
+        }
+        cases.push(Mat::<u8>::from_fn(777, 333, |_, _| {
+            rng.random_range(100..=140)
+        }));
+        cases.push(Mat::<u8>::from_fn(1500, 400, |i, j| {
+            let inside = (3..17).contains(&(j / 20)) && (3..17).contains(&(j % 20));
+            if inside {
+                rng.random_range(1..=255)
+            } else {
+                (i % 3) as u8
+            }
+        }));
+        for x in &cases {
+            match which {
+                Which::Reference => check::<ReferenceBytes>(x, what),
+                Which::Hardware => check::<GemmBytes>(x, what),
+                Which::Avx2 => check::<MaddBytes>(x, what),
+                Which::Amx => check::<AmxBytes>(x, what),
+            }
+        }
+    }
+
+    /// Blocks of bytes transposed by AVX2 tiles (where this CPU has AVX2) and by word tiles
+    /// alike: every byte in its place, whole tiles and the edges they leave.
+    #[test]
+    fn blocks_of_bytes_are_transposed_by_every_kind_of_tile() {
+        let mut rng = ChaCha8Rng::seed_from_u64(8);
+        for (r, d) in [(1, 1), (7, 9), (16, 32), (47, 70), (64, 784), (200, 333)] {
+            let stored: Vec<u8> = (0..r * d).map(|_| rng.random()).collect();
+            let x = MatRef::from_row_major_slice(&stored, r, d);
+            for vectors in [true, false] {
+                let (mut u, mut y) = (vec![0u8; r * d], vec![0i8; r * d]);
+                dispatch(TransposeBytes {
+                    x,
+                    u: &mut u,
+                    y: &mut y,
+                    vectors,
+                });
+                for k in 0..r {
+                    for t in 0..d {
+                        let b = x[(k, t)];
+                        assert_eq!(u[t * r + k], b, "{r}×{d} {vectors} ({k}, {t})");
+                        assert_eq!(i16::from(y[t * r + k]), i16::from(b) - 128);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The 8 × 8 transpose of bytes in words: every byte to its mirrored place.
+    #[test]
+    fn eight_words_of_bytes_are_transposed() {
+        let mut w: [u64; 8] =
+            std::array::from_fn(|i| u64::from_le_bytes(std::array::from_fn(|c| (8 * i + c) as u8)));
+        transpose_8x8_bytes(&mut w);
+        for (c, w) in w.iter().enumerate() {
+            assert_eq!(
+                w.to_le_bytes(),
+                std::array::from_fn(|i| (8 * i + c) as u8),
+                "column {c}"
+            );
         }
     }
 

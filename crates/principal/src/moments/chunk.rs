@@ -32,7 +32,7 @@ use crate::error::Result;
 use crate::kernel::bytes::{ByteProduct, MachineBytes};
 use crate::kernel::products::NARROW_MAX_FEATURES;
 use crate::kernel::scan::IntegerRange;
-use crate::moments::bytes::{ByteBlocks, byte_moments, sums_stay_exact};
+use crate::moments::bytes::{ByteBlocks, byte_moments, stored_byte_moments, sums_stay_exact};
 use crate::moments::float::{float_moments, mixed_moments};
 use crate::moments::integer::{integer_moments, small_integers};
 use crate::moments::ordered::{OrderedRows, ordered_moments};
@@ -120,6 +120,28 @@ fn dense_bytes<T: Real, P: ByteProduct>(
     }
     let bytes = ByteBlocks::<T, P>::for_range(&range.lo, &range.hi)?;
     Some(byte_moments(piece, range, &bytes, ws))
+}
+
+/// Path 2 for a piece of bytes as stored (`u8`): where the piece's values as `f32` would take
+/// it (as [`piece_moments`] chooses), their mean and scatter (into `ws.scatter`) with the same
+/// bits, but neither widened nor scanned as floats; `None` where they would take another path
+/// (the caller then widens the piece for [`piece_moments`]).
+pub(crate) fn stored_byte_piece_moments<P: ByteProduct>(
+    piece: MatRef<'_, u8>,
+    ws: &mut Workspace,
+) -> Option<Vec<f64>> {
+    // As `piece_moments` and `dense_bytes` decide for these values: every feature of bytes
+    // spans at most 256 values, and their shift is exact in f32.
+    if piece.nrows() < MIN_INTEGER_ROWS
+        || piece.ncols() <= NARROW_MAX_FEATURES
+        || piece.col_stride() != 1
+        || !sums_stay_exact(piece.nrows())
+    {
+        return None;
+    }
+    let product = P::available()?;
+    ws.prepare(piece.ncols());
+    Some(stored_byte_moments(piece, &product, ws))
 }
 
 #[cfg(test)]

@@ -26,10 +26,10 @@ use faer::{Mat, MatRef, Par};
 use crate::collective::{Collective, Stage, agree, mean_across};
 use crate::data::{ChunkSource, RowsAt};
 use crate::error::{PcaError, Result};
-use crate::kernel::bytes::MachineBytes;
+use crate::kernel::bytes::{ByteProduct, MachineBytes};
 use crate::kernel::products::{NARROW_MAX_FEATURES, RankTwoUpdate};
 use crate::kernel::simd::dispatch;
-use crate::moments::chunk::{piece_moments, whole_chunk_moments};
+use crate::moments::chunk::{piece_moments, stored_byte_piece_moments, whole_chunk_moments};
 use crate::moments::merge::merge_mean;
 use crate::moments::workspace::Workspace;
 use crate::options::Precision;
@@ -54,6 +54,14 @@ pub(crate) fn cached_rows(n_features: usize) -> usize {
         .div_ceil(1024)
         .saturating_mul(1024)
         .clamp(1024, 16384)
+}
+
+/// A chunk of bytes as `f32` rows (row-major), and its number of rows.
+fn widened(chunk: MatRef<'_, u8>) -> (Vec<f32>, usize) {
+    let values = (0..chunk.nrows())
+        .flat_map(|i| chunk.row(i).iter().map(|&b| f32::from(b)))
+        .collect();
+    (values, chunk.nrows())
 }
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
@@ -443,6 +451,70 @@ impl MomentAccumulator {
         self.scatter.fill(0.0);
     }
 
+    /// Adds a chunk of bytes as stored (`u8`: 8-bit pixels), with the bits of [`Self::push`] of
+    /// the same values as `f32`. Pieces of wide rows go to the exact byte products straight
+    /// from the bytes (no widening, no scan for integers); anything else (narrow rows, a chunk
+    /// large enough for the ordered path, a piece too short for the byte path, a machine
+    /// without an exact byte product) is widened to `f32` first and taken as `push` takes it.
+    ///
+    /// ```
+    /// use principal::{faer::Mat, MomentAccumulator};
+    /// let bytes = Mat::<u8>::from_fn(3, 2, |i, j| (40 * i + j) as u8);
+    /// let mut a = MomentAccumulator::new(2);
+    /// a.push_bytes(bytes.as_ref())?;
+    /// let mut b = MomentAccumulator::new(2);
+    /// b.push(Mat::<f32>::from_fn(3, 2, |i, j| f32::from(bytes[(i, j)])).as_ref())?;
+    /// assert_eq!(a.finish()?, b.finish()?);
+    /// # Ok::<(), principal::PcaError>(())
+    /// ```
+    pub fn push_bytes(&mut self, chunk: MatRef<'_, u8>) -> Result<()> {
+        if chunk.ncols() != self.n_features() {
+            return Err(PcaError::FeatureMismatch {
+                expected: self.n_features(),
+                found: chunk.ncols(),
+            });
+        }
+        let (n, d) = (chunk.nrows(), self.n_features());
+        // Where the values as f32 would not go piece by piece to the byte path, they go as
+        // f32 (row-major, as readers hand them out): the same path, so the same bits.
+        if d <= NARROW_MAX_FEATURES || ordered::may_take(n) {
+            let (values, rows) = widened(chunk);
+            return self.push(MatRef::from_row_major_slice(&values, rows, d));
+        }
+        let piece = cached_rows(d);
+        let mut ws = std::mem::take(&mut self.workspace);
+        ws.par = Par::rayon(0);
+        let first_row = self.n;
+        let mut start = 0;
+        let result = loop {
+            if start >= n {
+                break Ok(());
+            }
+            let rows = piece.min(n - start);
+            let part = chunk.subrows(start, rows);
+            let mean = match stored_byte_piece_moments::<MachineBytes>(part, &mut ws) {
+                Some(mean) => Ok(mean),
+                None => {
+                    let (values, _) = widened(part);
+                    let part = MatRef::from_row_major_slice(&values, rows, d);
+                    piece_moments::<f32, MachineBytes>(
+                        part,
+                        &mut ws,
+                        first_row + start,
+                        self.precision,
+                    )
+                }
+            };
+            match mean {
+                Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
+                Err(e) => break Err(e),
+            }
+            start += rows;
+        };
+        self.workspace = ws;
+        result
+    }
+
     /// Adds a chunk as a source hands it out (`f32` or `f64`).
     pub fn push_chunk(&mut self, chunk: ChunkRef<'_>) -> Result<()> {
         match chunk {
@@ -458,6 +530,15 @@ impl MomentAccumulator {
         // Narrow rows by position where the source can: each thread reads its own pieces.
         if (1..=NARROW_MAX_FEATURES).contains(&d)
             && let Some(done) = source.pass_by_position(&mut |rows| acc.push_by_position(rows))
+        {
+            done?;
+            return Ok(acc);
+        }
+        // Wide rows stored as bytes, where the source has them and an exact byte product
+        // takes them: the chunks as stored, never widened.
+        if d > NARROW_MAX_FEATURES
+            && MachineBytes::available().is_some()
+            && let Some(done) = source.pass_bytes(&mut |chunk| acc.push_bytes(chunk))
         {
             done?;
             return Ok(acc);
@@ -704,6 +785,58 @@ pub(crate) mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// Chunks of bytes as stored give the bits of the same values pushed as `f32` rows (as
+    /// readers hand them out), with whatever byte product this machine has, on every path the
+    /// `f32` rows would take: wide rows in pieces (a whole piece and a short one, one under the
+    /// byte path's fewest rows), narrow rows, and a chunk long enough for the ordered path (an
+    /// image with a blank border), pushed in turn into one accumulator.
+    #[test]
+    fn chunks_of_bytes_give_the_bits_of_the_same_f32_rows() {
+        let mut rng = ChaCha8Rng::seed_from_u64(26);
+        let wide = 400;
+        let mut chunks = vec![
+            Mat::<u8>::from_fn(cached_rows(wide) + 1000, wide, |_, _| rng.random()),
+            Mat::<u8>::from_fn(cached_rows(wide) + 40, wide, |_, _| rng.random()),
+            Mat::<u8>::from_fn(9000, wide, |_, j| {
+                let inside = (3..17).contains(&(j / 20)) && (3..17).contains(&(j % 20));
+                if inside { rng.random() } else { 0 }
+            }),
+        ];
+        for chunk in &chunks {
+            assert!(chunk.ncols() > NARROW_MAX_FEATURES);
+        }
+        let narrow = vec![Mat::<u8>::from_fn(3000, 20, |_, _| rng.random())];
+        for (d, chunks) in [(wide, &mut chunks), (20, &mut narrow.clone())] {
+            let mut bytes = MomentAccumulator::new(d);
+            let mut floats = MomentAccumulator::new(d);
+            for chunk in chunks.iter() {
+                let (n, d) = (chunk.nrows(), chunk.ncols());
+                let stored: Vec<u8> = (0..n)
+                    .flat_map(|i| (0..d).map(move |j| chunk[(i, j)]))
+                    .collect();
+                let widened: Vec<f32> = stored.iter().map(|&b| f32::from(b)).collect();
+                bytes
+                    .push_bytes(MatRef::from_row_major_slice(&stored, n, d))
+                    .unwrap();
+                floats
+                    .push(MatRef::from_row_major_slice(&widened, n, d))
+                    .unwrap();
+            }
+            let (a, b) = (bytes.finish().unwrap(), floats.finish().unwrap());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(a.mean()), bits(b.mean()), "{d} features");
+            for j in 0..d {
+                let (x, y) = (a.scatter().col(j), b.scatter().col(j));
+                assert!(
+                    x.iter()
+                        .zip(y.iter())
+                        .all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{d} features, column {j}"
+                );
+            }
+        }
+    }
 
     /// The obviously-correct reference: two-pass centring and a plain triple loop, compensated.
     pub(crate) fn reference_moments(x: &Mat<f64>) -> (Vec<f64>, Vec<Vec<f64>>) {

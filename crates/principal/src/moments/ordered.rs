@@ -36,6 +36,11 @@ use crate::real::Real;
 
 /// Fewest rows for which ordering them is worth a pass.
 const MIN_ROWS: usize = 8192;
+/// Whether a chunk of `n` rows is long enough for the ordered path to be tried on it.
+pub(crate) fn may_take(n: usize) -> bool {
+    n >= MIN_ROWS
+}
+
 /// Rows sampled to learn the column orders: more learn barely better orders, for a third more
 /// of the learning's time (bench/results.md).
 const SAMPLE_ROWS: usize = 1024;
