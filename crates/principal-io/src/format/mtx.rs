@@ -49,6 +49,9 @@ pub enum Orientation {
 /// Where a pass reads the rows from.
 enum Storage {
     Memory(Csr<f64, u32>),
+    /// Held rows whose every value is exact in f32 ([`SparseFile::hold_within`]): the same
+    /// values in two thirds of the bytes, which the passes stream.
+    Narrow(Csr<f32, u32>),
     Stream,
     /// An AnnData file's CSR or CSC matrix, read a block of rows at a time, blocks of at most
     /// `budget` entries.
@@ -395,14 +398,16 @@ impl SparseFile {
             return Ok(());
         }
         // Room for every entry first: no copy of growing arrays, so the peak is the arrays
-        // and one block being read.
-        let mut csr =
-            Csr::<f64, u32>::with_capacity(self.n_features, self.rows.len(), entries as usize);
+        // and one block being read. Values are kept as f32 while every one converts exactly
+        // (log-normalised counts stored as float32, as AnnData files usually hold them): the
+        // same numbers, 8 bytes an entry instead of 12 for the passes to stream; the first
+        // value that does not turns the rows read so far to f64.
+        let mut held = Held::new(self.n_features, self.rows.len(), entries as usize);
         let read = self.pass(&mut |block| {
             let CsrChunk::F64U32(block) = block else {
                 unreachable!("the .h5ad reader's blocks are f64 values with u32 indices")
             };
-            csr.append(block);
+            held.append(block);
             Ok(())
         });
         match read {
@@ -413,14 +418,16 @@ impl SparseFile {
             },
             Err(e) => return Err(format_error(&self.path, e.to_string())),
         }
-        self.storage = Storage::Memory(csr);
+        self.storage = held
+            .finish()
+            .map_err(|e| format_error(&self.path, e.to_string()))?;
         Ok(())
     }
 
     /// How the passes read the rows, for `--explain`.
     pub fn reading(&self) -> String {
         match &self.storage {
-            Storage::Memory(_) => {
+            Storage::Memory(_) | Storage::Narrow(_) => {
                 "sparse rows read once and held as CSR arrays (within half the memory limit; \
                  the matrix's own size, never densified): every later pass runs from memory"
                     .into()
@@ -758,6 +765,78 @@ fn read_names(path: &Path, field: usize) -> Result<Vec<String>> {
         .collect())
 }
 
+/// Rows read once to be held ([`SparseFile::hold_within`]), their values kept as f32 while
+/// every one converts exactly (log-normalised counts stored as float32, as AnnData files
+/// usually hold them): the same numbers in 8 bytes an entry instead of 12, for every pass to
+/// stream; the first value that does not turns the rows held so far to f64.
+struct Held {
+    n_features: usize,
+    rows: usize,
+    capacity: usize,
+    indptr: Vec<usize>,
+    indices: Vec<u32>,
+    narrow: Vec<f32>,
+    wide: Option<Csr<f64, u32>>,
+}
+
+impl Held {
+    /// Room for `rows` rows and `capacity` entries first: no copy of growing arrays, so the
+    /// peak is the arrays and one block being read.
+    fn new(n_features: usize, rows: usize, capacity: usize) -> Self {
+        let mut indptr = Vec::with_capacity(rows + 1);
+        indptr.push(0);
+        Held {
+            n_features,
+            rows,
+            capacity,
+            indptr,
+            indices: Vec::with_capacity(capacity),
+            narrow: Vec::with_capacity(capacity),
+            wide: None,
+        }
+    }
+
+    fn append(&mut self, block: principal::sparse::CsrRef<'_, f64, u32>) {
+        let exact = |v: f64| f64::from(v as f32).to_bits() == v.to_bits();
+        if self.wide.is_none() && !block.values().iter().all(|&v| exact(v)) {
+            let mut csr = Csr::<f64, u32>::with_capacity(self.n_features, self.rows, self.capacity);
+            let so_far: Vec<f64> = self.narrow.iter().map(|&v| f64::from(v)).collect();
+            let held = principal::sparse::CsrRef::new(
+                self.n_features,
+                &self.indptr,
+                &self.indices,
+                &so_far,
+            )
+            .expect("rows appended from checked blocks");
+            csr.append(held);
+            (self.indptr, self.indices, self.narrow) = (Vec::new(), Vec::new(), Vec::new());
+            self.wide = Some(csr);
+        }
+        match self.wide.as_mut() {
+            Some(csr) => csr.append(block),
+            None => {
+                let (start, offset) = (block.indptr()[0], self.indices.len());
+                self.indices.extend_from_slice(block.indices());
+                self.narrow.extend(block.values().iter().map(|&v| v as f32));
+                self.indptr
+                    .extend(block.indptr()[1..].iter().map(|&p| p - start + offset));
+            }
+        }
+    }
+
+    fn finish(self) -> principal::Result<Storage> {
+        Ok(match self.wide {
+            Some(csr) => Storage::Memory(csr),
+            None => Storage::Narrow(Csr::from_parts(
+                self.n_features,
+                self.indptr,
+                self.indices,
+                self.narrow,
+            )?),
+        })
+    }
+}
+
 impl SparseSource for SparseFile {
     fn n_features(&self) -> usize {
         self.n_features
@@ -795,8 +874,12 @@ impl SparseSource for SparseFile {
                 Ok(Some(visit_error)) => Err(visit_error),
                 Err(e) => Err(PcaError::Source(Box::new(e))),
             },
-            Storage::Memory(csr) => {
-                let x = csr.as_chunk();
+            Storage::Memory(_) | Storage::Narrow(_) => {
+                let x = match &self.storage {
+                    Storage::Memory(csr) => csr.as_chunk(),
+                    Storage::Narrow(csr) => csr.as_chunk(),
+                    _ => unreachable!("held rows"),
+                };
                 let rows = (BLOCK_ENTRIES * x.nrows() / x.nnz().max(1)).clamp(1, x.nrows().max(1));
                 let mut start = 0;
                 while start < x.nrows() {
@@ -830,16 +913,23 @@ mod tests {
         let d = file.n_features();
         let mut rows = Vec::new();
         file.pass(&mut |block| {
-            let CsrChunk::F64U32(x) = block else {
-                panic!("the readers hand out f64 values with u32 indices")
-            };
-            for i in 0..x.nrows() {
+            let mut push = |idx: &[u32], val: &mut dyn Iterator<Item = f64>| {
                 let mut row = vec![0.0; d];
-                let (idx, val) = x.row(i);
                 for (j, v) in idx.iter().zip(val) {
                     row[*j as usize] += v;
                 }
                 rows.push(row);
+            };
+            match block {
+                CsrChunk::F64U32(x) => (0..x.nrows()).for_each(|i| {
+                    let (idx, val) = x.row(i);
+                    push(idx, &mut val.iter().copied())
+                }),
+                CsrChunk::F32U32(x) => (0..x.nrows()).for_each(|i| {
+                    let (idx, val) = x.row(i);
+                    push(idx, &mut val.iter().map(|&v| f64::from(v)))
+                }),
+                _ => panic!("the readers hand out u32 indices"),
             }
             Ok(())
         })
@@ -882,6 +972,58 @@ mod tests {
             }
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Held rows keep f32 values while every value is exact in f32, and turn to f64 at the
+    /// first block with one that is not (the rows before it kept): the same values either way.
+    #[test]
+    fn held_rows_are_narrowed_only_while_every_value_is_exact_in_f32() {
+        let d = 5;
+        let block = |values: &[f64]| {
+            let mut csr = Csr::<f64, u32>::new(d);
+            for (i, &v) in values.iter().enumerate() {
+                csr.push_row(&[(i % d, v), ((i + 2) % d, -v)]).unwrap();
+            }
+            csr
+        };
+        let exact = block(&[1.5, 0.25, 3.0]);
+        let inexact = block(&[0.1, 2.0]);
+        let values = |storage: &Storage| -> Vec<f64> {
+            match storage {
+                Storage::Narrow(csr) => csr
+                    .as_ref()
+                    .values()
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .collect(),
+                Storage::Memory(csr) => csr.as_ref().values().to_vec(),
+                _ => panic!("held rows"),
+            }
+        };
+        let mut held = Held::new(d, 8, 16);
+        held.append(exact.as_ref());
+        held.append(exact.as_ref());
+        let narrow = held.finish().unwrap();
+        assert!(matches!(narrow, Storage::Narrow(_)));
+        assert_eq!(
+            values(&narrow),
+            [1.5, -1.5, 0.25, -0.25, 3.0, -3.0].repeat(2)
+        );
+        let mut held = Held::new(d, 8, 16);
+        held.append(exact.as_ref());
+        held.append(inexact.as_ref());
+        held.append(exact.as_ref());
+        let wide = held.finish().unwrap();
+        let Storage::Memory(csr) = &wide else {
+            panic!("0.1 is not exact in f32: the rows are held as f64")
+        };
+        assert_eq!(csr.nrows(), 8);
+        let mut want = vec![1.5, -1.5, 0.25, -0.25, 3.0, -3.0, 0.1, -0.1, 2.0, -2.0];
+        want.extend([1.5, -1.5, 0.25, -0.25, 3.0, -3.0]);
+        assert_eq!(values(&wide), want);
+        assert_eq!(csr.as_ref().indptr(), [0, 2, 4, 6, 8, 10, 12, 14, 16]);
+        assert_eq!(csr.as_ref().row(3).0, [0, 2]);
+        assert_eq!(csr.as_ref().row(4).0, [1, 3]);
     }
 
     /// The parts of 1 to 4 processes hand out their equal ranges of the rows, which together

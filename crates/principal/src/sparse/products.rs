@@ -124,15 +124,7 @@ impl<'a> ScatterProduct<'a> {
         // group's entries from where each row's entries of each group start, found once per
         // block by a walk of the row (the products' threads then slice their entries; a binary
         // search per row and group had taken half of the scatter product's time).
-        let sorted = (0..n).into_par_iter().all(|i| {
-            x.row(i)
-                .0
-                .windows(2)
-                .all(|p| p[0].to_usize() < p[1].to_usize())
-        });
-        if sorted {
-            group_bounds(x, &self.groups, &mut self.bounds);
-        }
+        let sorted = group_bounds(x, &self.groups, &mut self.bounds);
         let bounds: &[usize] = &self.bounds;
         let stride = self.groups.len();
         let y = &mut self.y[..n * l];
@@ -223,23 +215,31 @@ fn feature_groups<T: Real, I: SparseIndex>(x: CsrRef<'_, T, I>, l: usize) -> Vec
     groups
 }
 
-/// For rows whose columns increase: `bounds[i·(G + 1) + g]` is where row `i`'s entries of group
-/// `g` start within the row (`groups` holds the G groups' first features, then D), and
-/// `bounds[i·(G + 1) + G]` is the row's length; one walk of every row, rows split between
-/// threads; into `bounds` (resized).
+/// Whether every row's columns increase, and for such rows: `bounds[i·(G + 1) + g]` is where
+/// row `i`'s entries of group `g` start within the row (`groups` holds the G groups' first
+/// features, then D), and `bounds[i·(G + 1) + G]` is the row's length; one walk of every row
+/// (its order checked while it is in cache: a separate walk of the piece for the order had
+/// been a fork and a join and a read of every index more), rows split between threads; into
+/// `bounds` (resized; not all of it is written when some row's columns do not increase).
 fn group_bounds<T: Real, I: SparseIndex>(
     x: CsrRef<'_, T, I>,
     groups: &[usize],
     bounds: &mut Vec<usize>,
-) {
+) -> bool {
     let stride = groups.len();
     bounds.resize(x.nrows() * stride, 0);
     bounds[..x.nrows() * stride]
         .par_chunks_mut(Y_ROWS * stride)
         .enumerate()
-        .for_each(|(chunk, rows)| {
+        .all(|(chunk, rows)| {
             for (r, out) in rows.chunks_exact_mut(stride).enumerate() {
                 let indices = x.row(chunk * Y_ROWS + r).0;
+                if !indices
+                    .windows(2)
+                    .all(|p| p[0].to_usize() < p[1].to_usize())
+                {
+                    return false;
+                }
                 let mut at = 0;
                 // groups[0] is 0: every row's first group starts at its first entry.
                 out[0] = 0;
@@ -250,7 +250,8 @@ fn group_bounds<T: Real, I: SparseIndex>(
                     out[g] = at;
                 }
             }
-        });
+            true
+        })
 }
 
 /// `out[i·L + c] = (X P − 1 sᵀ)[i, c]` for the block's rows: codes by rows, `P` by rows as in
@@ -284,6 +285,7 @@ fn project_typed<T: Real, I: SparseIndex>(
 // a product then a sum on these loops, which are most of a sparse fit's time.
 
 /// `y += v · x`, fused (inlined into the [`dispatch`]ed kernels, compiled for their width).
+#[cfg(test)]
 #[inline(always)]
 fn add_scaled(y: &mut [f64], v: f64, x: &[f64]) {
     y.iter_mut()
@@ -403,16 +405,119 @@ impl<T: Real, I: SparseIndex> Kernel for ProjectRowsByGroups<'_, T, I> {
         for y in self.out.chunks_exact_mut(l) {
             y.iter_mut().zip(self.shift).for_each(|(a, s)| *a = -s);
         }
+        let segment = |i: usize, g: usize| {
+            let (indices, values) = self.x.row(i);
+            let (a, b) = (self.bounds[i * stride + g], self.bounds[i * stride + g + 1]);
+            (&indices[a..b], &values[a..b])
+        };
+        let n = self.out.len() / l;
         for g in 0..stride - 1 {
-            for (i, y) in self.out.chunks_exact_mut(l).enumerate() {
-                let (indices, values) = self.x.row(i);
-                let (a, b) = (self.bounds[i * stride + g], self.bounds[i * stride + g + 1]);
-                if a < b {
-                    add_rows(y, &indices[a..b], &values[a..b], self.p_rows);
-                }
+            let mut pairs = self.out.chunks_exact_mut(2 * l);
+            for (p, pair) in pairs.by_ref().enumerate() {
+                let (y0, y1) = pair.split_at_mut(l);
+                add_rows_pair(
+                    y0,
+                    y1,
+                    segment(2 * p, g),
+                    segment(2 * p + 1, g),
+                    self.p_rows,
+                );
+            }
+            let last = pairs.into_remainder();
+            if !last.is_empty() {
+                let (indices, values) = segment(n - 1, g);
+                add_rows(last, indices, values, self.p_rows);
             }
         }
     }
+}
+
+/// [`add_rows`] for two rows at once: their sums are independent, so interleaving their
+/// entries (while both have some) gives the core two chains of multiply-adds to overlap
+/// instead of one waiting on the latency of each; every value is still summed over its own
+/// row's entries in order, the same bits. Tiles over 16 columns are taken one row at a time
+/// (two rows' accumulators would not fit in the registers).
+#[inline(always)]
+fn add_rows_pair<J: SparseIndex, V: Real>(
+    out0: &mut [f64],
+    out1: &mut [f64],
+    (i0, v0): (&[J], &[V]),
+    (i1, v1): (&[J], &[V]),
+    m: &[f64],
+) {
+    let l = out0.len();
+    let mut c = 0;
+    while c < l {
+        let width = tile_width(l - c);
+        let (t0, t1) = (&mut out0[c..c + width], &mut out1[c..c + width]);
+        macro_rules! tile {
+            ($($w:literal)*) => {
+                match width {
+                    $($w => add_tile_pair::<$w, J, V>(t0, t1, (i0, v0), (i1, v1), m, l, c),)*
+                    _ => {
+                        add_rows_tile(t0, i0, v0, m, l, c);
+                        add_rows_tile(t1, i1, v1, m, l, c);
+                    }
+                }
+            };
+        }
+        tile!(16 12 8 4 3 2 1);
+        c += width;
+    }
+}
+
+/// One tile of [`add_rows`] of any of its widths.
+#[inline(always)]
+fn add_rows_tile<J: SparseIndex, V: Real>(
+    out: &mut [f64],
+    indices: &[J],
+    values: &[V],
+    m: &[f64],
+    l: usize,
+    c: usize,
+) {
+    macro_rules! tile {
+        ($($w:literal)*) => {
+            match out.len() {
+                $($w => add_tile::<$w, J, V>(out, indices, values, m, l, c),)*
+                _ => unreachable!("tile_width gives one of the widths above"),
+            }
+        };
+    }
+    tile!(32 28 24 20 16 12 8 4 3 2 1);
+}
+
+/// [`add_tile`] on two rows, their entries interleaved while both have some.
+#[inline(always)]
+fn add_tile_pair<const W: usize, J: SparseIndex, V: Real>(
+    out0: &mut [f64],
+    out1: &mut [f64],
+    (i0, v0): (&[J], &[V]),
+    (i1, v1): (&[J], &[V]),
+    m: &[f64],
+    l: usize,
+    c: usize,
+) {
+    let out0: &mut [f64; W] = out0.try_into().expect("a tile of the output");
+    let out1: &mut [f64; W] = out1.try_into().expect("a tile of the output");
+    let (mut s0, mut s1) = (*out0, *out1);
+    let both = i0.len().min(i1.len());
+    let first = i0[..both].iter().zip(&v0[..both]);
+    let second = i1[..both].iter().zip(&v1[..both]);
+    for ((&j0, &x0), (&j1, &x1)) in first.zip(second) {
+        let (a, x0) = (j0.to_usize() * l + c, x0.to_f64());
+        let (b, x1) = (j1.to_usize() * l + c, x1.to_f64());
+        let r0: &[f64; W] = m[a..a + W].try_into().expect("a tile of a row");
+        let r1: &[f64; W] = m[b..b + W].try_into().expect("a tile of a row");
+        for t in 0..W {
+            s0[t] = x0.mul_add(r0[t], s0[t]);
+            s1[t] = x1.mul_add(r1[t], s1[t]);
+        }
+    }
+    *out0 = s0;
+    *out1 = s1;
+    add_tile::<W, J, V>(out0, &i0[both..], &v0[both..], m, l, c);
+    add_tile::<W, J, V>(out1, &i1[both..], &v1[both..], m, l, c);
 }
 
 /// `W[features] += Xᵀ Y` for one group of features, over the block's rows in order, compiled
@@ -441,6 +546,7 @@ impl<T: Real, I: SparseIndex> Kernel for ScatterGroup<'_, T, I> {
     fn run(self) {
         let (first, last) = (self.features.start, self.features.end);
         let l = self.y.len() / self.x.nrows().max(1);
+        let w = self.w;
         for i in 0..self.x.nrows() {
             let (mut indices, mut values) = self.x.row(i);
             if let Some((bounds, stride, group)) = self.bounds {
@@ -448,17 +554,50 @@ impl<T: Real, I: SparseIndex> Kernel for ScatterGroup<'_, T, I> {
                 (indices, values) = (&indices[a..b], &values[a..b]);
             }
             let yi = &self.y[i * l..(i + 1) * l];
-            for (&j, &v) in indices.iter().zip(values) {
-                let j = j.to_usize();
-                if j < first || j >= last {
-                    continue;
+            let mut c = 0;
+            while c < l {
+                let width = tile_width(l - c);
+                macro_rules! tile {
+                    ($($w:literal)*) => {
+                        match width {
+                            $($w => scatter_tile::<$w, I, T>(
+                                &mut *w, indices, values, yi, first..last, c,
+                            ),)*
+                            _ => unreachable!("tile_width gives one of the widths above"),
+                        }
+                    };
                 }
-                add_scaled(
-                    &mut self.w[(j - first) * l..(j - first + 1) * l],
-                    v.to_f64(),
-                    yi,
-                );
+                tile!(32 28 24 20 16 12 8 4 3 2 1);
+                c += width;
             }
+        }
+    }
+}
+
+/// `W[j, c..c + W] += v · Y[i, c..c + W]` for a row's entries `(j, v)` of the group `features`
+/// (the others skipped), the row's tile of `Y` held in registers over its entries instead of
+/// read again for each; every value of `W` still gets its terms in row order, the same bits.
+#[inline(always)]
+fn scatter_tile<const W: usize, J: SparseIndex, V: Real>(
+    w: &mut [f64],
+    indices: &[J],
+    values: &[V],
+    yi: &[f64],
+    features: std::ops::Range<usize>,
+    c: usize,
+) {
+    let l = yi.len();
+    let y: [f64; W] = yi[c..c + W].try_into().expect("a tile of Y's row");
+    for (&j, &v) in indices.iter().zip(values) {
+        let j = j.to_usize();
+        if !features.contains(&j) {
+            continue;
+        }
+        let at = (j - features.start) * l + c;
+        let row: &mut [f64; W] = (&mut w[at..at + W]).try_into().expect("a tile of W's row");
+        let v = v.to_f64();
+        for t in 0..W {
+            row[t] = v.mul_add(y[t], row[t]);
         }
     }
 }
@@ -844,7 +983,11 @@ pub(crate) mod tests {
         let var = |name: &str, default: f64| {
             std::env::var(name).map_or(default, |v| v.parse().expect("a number"))
         };
-        let (n, d, l) = (4000, var("TIME_D", 20_000.0) as usize, 60);
+        let (n, d, l) = (
+            4000,
+            var("TIME_D", 20_000.0) as usize,
+            var("TIME_L", 60.0) as usize,
+        );
         let density = var("TIME_DENSITY", 0.026);
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut x = Csr::<f64, u32>::new(d);
