@@ -444,7 +444,23 @@ impl BinaryRows {
         }
     }
 
+    /// A failed read, with the first row not yet read whole where rows are read in order (a
+    /// gzip stream cut mid-deflate fails so, instead of ending short).
     fn read_error(&self, source: std::io::Error) -> IoError {
+        let source = if matches!(self.layout, Layout::Rows)
+            && source.kind() != std::io::ErrorKind::OutOfMemory
+        {
+            std::io::Error::new(
+                source.kind(),
+                format!(
+                    "{source}, at row {} or a later one (counting from 0, as numpy does; the \
+                     rows before it were read whole)",
+                    self.next_row
+                ),
+            )
+        } else {
+            source
+        };
         IoError::Read {
             path: self.path.clone(),
             source,

@@ -218,6 +218,48 @@ mod tests {
         assert!(e.contains("non-finite value NaN at row 0, column 0"), "{e}");
     }
 
+    /// A gzip stream cut mid-deflate fails as a read error, not a short file: the message
+    /// names the first row not yet read whole, and every row before it was really in the
+    /// stream (counted by decoding the cut stream apart).
+    #[test]
+    fn a_gzip_stream_cut_mid_deflate_names_the_row_it_reached() {
+        use std::io::Read;
+        let (n, side) = (3000u32, 32u32);
+        let row_bytes = (side * side) as usize;
+        // Pixels from a linear congruential sequence: gzip barely shrinks them, so the cut
+        // falls well inside the rows.
+        let mut state = 12345u32;
+        let pixels: Vec<u8> = (0..n as usize * row_bytes)
+            .map(|_| {
+                state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (state >> 24) as u8
+            })
+            .collect();
+        let whole = gz(&idx(0x08, &[n, side, side], &pixels));
+        let cut = &whole[..whole.len() * 3 / 5];
+        let mut decoded = Vec::new();
+        assert!(
+            flate2::read::GzDecoder::new(cut)
+                .read_to_end(&mut decoded)
+                .is_err()
+        );
+        let header = 4 + 4 * 3;
+        let in_stream = (decoded.len() - header) / row_bytes;
+        let dir = TempDir::new().unwrap();
+        let e = err_of(read_one(&write_file(dir.path(), "cut-idx3-ubyte.gz", cut)));
+        assert!(e.contains("cannot read"), "{e}");
+        let row: usize = e
+            .split("at row ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no row in {e:?}"));
+        assert!(
+            row > 0 && row <= in_stream,
+            "row {row}, {in_stream} whole rows in the cut stream: {e}"
+        );
+    }
+
     #[test]
     fn truncated_files_say_expected_and_actual_bytes() {
         let dir = TempDir::new().unwrap();
