@@ -284,15 +284,6 @@ fn project_typed<T: Real, I: SparseIndex>(
 // `dispatch`'s AVX2+FMA code, the same bits on a machine without FMA), half the instructions of
 // a product then a sum on these loops, which are most of a sparse fit's time.
 
-/// `y += v · x`, fused (inlined into the [`dispatch`]ed kernels, compiled for their width).
-#[cfg(test)]
-#[inline(always)]
-fn add_scaled(y: &mut [f64], v: f64, x: &[f64]) {
-    y.iter_mut()
-        .zip(x)
-        .for_each(|(a, b)| *a = v.mul_add(*b, *a));
-}
-
 /// `out += Σ_k values[k] · m[indices[k]]` for a matrix `m` by rows of `out.len()` values, the
 /// terms added in order, fused, to each value.
 ///
@@ -306,16 +297,7 @@ fn add_rows<J: SparseIndex, V: Real>(out: &mut [f64], indices: &[J], values: &[V
     let mut c = 0;
     while c < l {
         let width = tile_width(l - c);
-        let out = &mut out[c..c + width];
-        macro_rules! tile {
-            ($($w:literal)*) => {
-                match width {
-                    $($w => add_tile::<$w, J, V>(out, indices, values, m, l, c),)*
-                    _ => unreachable!("tile_width gives one of the widths above"),
-                }
-            };
-        }
-        tile!(32 28 24 20 16 12 8 4 3 2 1);
+        add_rows_tile(&mut out[c..c + width], indices, values, m, l, c);
         c += width;
     }
 }
@@ -646,6 +628,15 @@ pub(crate) mod tests {
     use faer::Mat;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
+
+    /// `y += v · x`, fused: one entry at a time, the way the timing loop's reference kernel
+    /// adds to a row of `Y` in memory (the products above keep tiles in registers instead).
+    #[inline(always)]
+    fn add_scaled(y: &mut [f64], v: f64, x: &[f64]) {
+        y.iter_mut()
+            .zip(x)
+            .for_each(|(a, b)| *a = v.mul_add(*b, *a));
+    }
 
     /// A random `n × d` CSR matrix of about `density` non-zeros (integers 1..=9 scaled by 0.5,
     /// exact in f32), rows' columns in a scrambled order, and the same matrix dense.
