@@ -56,12 +56,11 @@ pub(crate) fn cached_rows(n_features: usize) -> usize {
         .clamp(1024, 16384)
 }
 
-/// A chunk of bytes as `f32` rows (row-major), and its number of rows.
-fn widened(chunk: MatRef<'_, u8>) -> (Vec<f32>, usize) {
-    let values = (0..chunk.nrows())
+/// A chunk of bytes as `f32` rows (row-major).
+fn widened(chunk: MatRef<'_, u8>) -> Vec<f32> {
+    (0..chunk.nrows())
         .flat_map(|i| chunk.row(i).iter().map(|&b| f32::from(b)))
-        .collect();
-    (values, chunk.nrows())
+        .collect()
 }
 
 /// Accumulates count, mean and the centred cross-product matrix `Σ (x − μ)(x − μ)ᵀ` over chunks
@@ -253,12 +252,7 @@ impl MomentAccumulator {
     /// Adds a chunk of rows. Non-finite values are rejected with their row counted from the first
     /// row ever pushed to this accumulator.
     pub fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
-        if chunk.ncols() != self.n_features() {
-            return Err(PcaError::FeatureMismatch {
-                expected: self.n_features(),
-                found: chunk.ncols(),
-            });
-        }
+        self.check_width(chunk.ncols())?;
         let (n, d) = (chunk.nrows(), self.n_features());
         if self.push_whole(chunk) {
             return Ok(());
@@ -421,6 +415,22 @@ impl MomentAccumulator {
         first_row: usize,
         par: Par,
     ) -> Result<()> {
+        let precision = self.precision;
+        self.push_pieces_by(chunk.nrows(), par, |start, rows, ws| {
+            let part = chunk.subrows(start, rows);
+            piece_moments::<T, MachineBytes>(part, ws, first_row + start, precision)
+        })
+    }
+
+    /// Adds `n` rows piece after piece, in order: `piece_moments(start, rows, ws)` gives the
+    /// mean of rows `start..start + rows` and leaves their scatter in `ws.scatter` (`ws.par`
+    /// is `par`). Stops at the first error.
+    fn push_pieces_by(
+        &mut self,
+        n: usize,
+        par: Par,
+        mut piece_moments: impl FnMut(usize, usize, &mut Workspace) -> Result<Vec<f64>>,
+    ) -> Result<()> {
         // Pieces of a few MiB: every look at the rows (checks, means, products) then hits the
         // cache; one look per piece at a large chunk would go to memory each time.
         let piece = cached_rows(self.n_features());
@@ -428,13 +438,11 @@ impl MomentAccumulator {
         ws.par = par;
         let mut start = 0;
         let result = loop {
-            if start >= chunk.nrows() {
+            if start >= n {
                 break Ok(());
             }
-            let rows = piece.min(chunk.nrows() - start);
-            let part = chunk.subrows(start, rows);
-            match piece_moments::<T, MachineBytes>(part, &mut ws, first_row + start, self.precision)
-            {
+            let rows = piece.min(n - start);
+            match piece_moments(start, rows, &mut ws) {
                 Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
                 Err(e) => break Err(e),
             }
@@ -442,6 +450,17 @@ impl MomentAccumulator {
         };
         self.workspace = ws;
         result
+    }
+
+    /// An error unless a chunk of `found` features has this accumulator's number of them.
+    fn check_width(&self, found: usize) -> Result<()> {
+        if found != self.n_features() {
+            return Err(PcaError::FeatureMismatch {
+                expected: self.n_features(),
+                found,
+            });
+        }
+        Ok(())
     }
 
     /// Back to no rows, keeping the buffers.
@@ -468,51 +487,28 @@ impl MomentAccumulator {
     /// # Ok::<(), principal::PcaError>(())
     /// ```
     pub fn push_bytes(&mut self, chunk: MatRef<'_, u8>) -> Result<()> {
-        if chunk.ncols() != self.n_features() {
-            return Err(PcaError::FeatureMismatch {
-                expected: self.n_features(),
-                found: chunk.ncols(),
-            });
-        }
+        self.check_width(chunk.ncols())?;
         let (n, d) = (chunk.nrows(), self.n_features());
         // Where the values as f32 would not go piece by piece to the byte path, they go as
         // f32 (row-major, as readers hand them out): the same path, so the same bits.
         if d <= NARROW_MAX_FEATURES || ordered::may_take(n) {
-            let (values, rows) = widened(chunk);
-            return self.push(MatRef::from_row_major_slice(&values, rows, d));
+            let values = widened(chunk);
+            return self.push(MatRef::from_row_major_slice(&values, n, d));
         }
-        let piece = cached_rows(d);
-        let mut ws = std::mem::take(&mut self.workspace);
-        ws.par = Par::rayon(0);
-        let first_row = self.n;
-        let mut start = 0;
-        let result = loop {
-            if start >= n {
-                break Ok(());
-            }
-            let rows = piece.min(n - start);
+        // The pieces of `push`'s wide rows, each straight from its bytes where the byte path
+        // takes it.
+        let (first_row, precision) = (self.n, self.precision);
+        self.push_pieces_by(n, Par::rayon(0), |start, rows, ws| {
             let part = chunk.subrows(start, rows);
-            let mean = match stored_byte_piece_moments::<MachineBytes>(part, &mut ws) {
+            match stored_byte_piece_moments::<MachineBytes>(part, ws) {
                 Some(mean) => Ok(mean),
                 None => {
-                    let (values, _) = widened(part);
+                    let values = widened(part);
                     let part = MatRef::from_row_major_slice(&values, rows, d);
-                    piece_moments::<f32, MachineBytes>(
-                        part,
-                        &mut ws,
-                        first_row + start,
-                        self.precision,
-                    )
+                    piece_moments::<f32, MachineBytes>(part, ws, first_row + start, precision)
                 }
-            };
-            match mean {
-                Ok(mean_b) => self.combine(rows, &mean_b, &ws.scatter),
-                Err(e) => break Err(e),
             }
-            start += rows;
-        };
-        self.workspace = ws;
-        result
+        })
     }
 
     /// Adds a chunk as a source hands it out (`f32` or `f64`).
