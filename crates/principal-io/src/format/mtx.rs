@@ -418,9 +418,7 @@ impl SparseFile {
             },
             Err(e) => return Err(format_error(&self.path, e.to_string())),
         }
-        self.storage = held
-            .finish()
-            .map_err(|e| format_error(&self.path, e.to_string()))?;
+        self.storage = held.finish();
         Ok(())
     }
 
@@ -770,70 +768,44 @@ fn read_names(path: &Path, field: usize) -> Result<Vec<String>> {
 /// usually hold them): the same numbers in 8 bytes an entry instead of 12, for every pass to
 /// stream; the first value that does not turns the rows held so far to f64.
 struct Held {
-    n_features: usize,
+    narrow: Csr<f32, u32>,
+    wide: Option<Csr<f64, u32>>,
     rows: usize,
     capacity: usize,
-    indptr: Vec<usize>,
-    indices: Vec<u32>,
-    narrow: Vec<f32>,
-    wide: Option<Csr<f64, u32>>,
 }
 
 impl Held {
     /// Room for `rows` rows and `capacity` entries first: no copy of growing arrays, so the
     /// peak is the arrays and one block being read.
     fn new(n_features: usize, rows: usize, capacity: usize) -> Self {
-        let mut indptr = Vec::with_capacity(rows + 1);
-        indptr.push(0);
         Held {
-            n_features,
+            narrow: Csr::with_capacity(n_features, rows, capacity),
+            wide: None,
             rows,
             capacity,
-            indptr,
-            indices: Vec::with_capacity(capacity),
-            narrow: Vec::with_capacity(capacity),
-            wide: None,
         }
     }
 
     fn append(&mut self, block: principal::sparse::CsrRef<'_, f64, u32>) {
         let exact = |v: f64| f64::from(v as f32).to_bits() == v.to_bits();
         if self.wide.is_none() && !block.values().iter().all(|&v| exact(v)) {
-            let mut csr = Csr::<f64, u32>::with_capacity(self.n_features, self.rows, self.capacity);
-            let so_far: Vec<f64> = self.narrow.iter().map(|&v| f64::from(v)).collect();
-            let held = principal::sparse::CsrRef::new(
-                self.n_features,
-                &self.indptr,
-                &self.indices,
-                &so_far,
-            )
-            .expect("rows appended from checked blocks");
-            csr.append(held);
-            (self.indptr, self.indices, self.narrow) = (Vec::new(), Vec::new(), Vec::new());
+            // The rows held so far, converted straight into the f64 arrays.
+            let narrow = std::mem::replace(&mut self.narrow, Csr::new(block.ncols()));
+            let mut csr = Csr::<f64, u32>::with_capacity(block.ncols(), self.rows, self.capacity);
+            csr.append_converted(narrow.as_ref(), f64::from);
             self.wide = Some(csr);
         }
         match self.wide.as_mut() {
             Some(csr) => csr.append(block),
-            None => {
-                let (start, offset) = (block.indptr()[0], self.indices.len());
-                self.indices.extend_from_slice(block.indices());
-                self.narrow.extend(block.values().iter().map(|&v| v as f32));
-                self.indptr
-                    .extend(block.indptr()[1..].iter().map(|&p| p - start + offset));
-            }
+            None => self.narrow.append_converted(block, |v| v as f32),
         }
     }
 
-    fn finish(self) -> principal::Result<Storage> {
-        Ok(match self.wide {
+    fn finish(self) -> Storage {
+        match self.wide {
             Some(csr) => Storage::Memory(csr),
-            None => Storage::Narrow(Csr::from_parts(
-                self.n_features,
-                self.indptr,
-                self.indices,
-                self.narrow,
-            )?),
-        })
+            None => Storage::Narrow(self.narrow),
+        }
     }
 }
 
@@ -1003,7 +975,7 @@ mod tests {
         let mut held = Held::new(d, 8, 16);
         held.append(exact.as_ref());
         held.append(exact.as_ref());
-        let narrow = held.finish().unwrap();
+        let narrow = held.finish();
         assert!(matches!(narrow, Storage::Narrow(_)));
         assert_eq!(
             values(&narrow),
@@ -1013,7 +985,7 @@ mod tests {
         held.append(exact.as_ref());
         held.append(inexact.as_ref());
         held.append(exact.as_ref());
-        let wide = held.finish().unwrap();
+        let wide = held.finish();
         let Storage::Memory(csr) = &wide else {
             panic!("0.1 is not exact in f32: the rows are held as f64")
         };

@@ -232,11 +232,30 @@ impl<T: Real, I: SparseIndex> Csr<T, I> {
     /// When `block` has another number of columns.
     #[track_caller]
     pub fn append(&mut self, block: CsrRef<'_, T, I>) {
+        self.append_rows_of(block);
+        self.values.extend_from_slice(block.values());
+    }
+
+    /// Appends the rows of `block`, whose values are of another type, each value as
+    /// `convert` gives it (a reader holding `f64` blocks as `f32`, say).
+    ///
+    /// # Panics
+    /// When `block` has another number of columns.
+    #[track_caller]
+    pub fn append_converted<U: Real>(&mut self, block: CsrRef<'_, U, I>, convert: impl Fn(U) -> T) {
+        self.append_rows_of(block);
+        self.values
+            .extend(block.values().iter().map(|&v| convert(v)));
+    }
+
+    /// The row pointers and column indices of `block`'s rows appended (its values are the
+    /// caller's to append).
+    #[track_caller]
+    fn append_rows_of<U: Real>(&mut self, block: CsrRef<'_, U, I>) {
         assert_eq!(block.ncols(), self.ncols, "a block of another width");
         let offset = self.values.len();
         let start = block.indptr()[0];
         self.indices.extend_from_slice(block.indices());
-        self.values.extend_from_slice(block.values());
         self.indptr
             .extend(block.indptr()[1..].iter().map(|&p| p - start + offset));
     }
