@@ -809,6 +809,21 @@ impl Held {
     }
 }
 
+/// A pass over rows held in memory: blocks of about [`BLOCK_ENTRIES`] entries, in order.
+fn pass_held(
+    x: CsrChunk<'_>,
+    visit: &mut dyn FnMut(CsrChunk<'_>) -> principal::Result<()>,
+) -> principal::Result<()> {
+    let rows = (BLOCK_ENTRIES * x.nrows() / x.nnz().max(1)).clamp(1, x.nrows().max(1));
+    let mut start = 0;
+    while start < x.nrows() {
+        let r = rows.min(x.nrows() - start);
+        visit(x.subrows(start, r))?;
+        start += r;
+    }
+    Ok(())
+}
+
 impl SparseSource for SparseFile {
     fn n_features(&self) -> usize {
         self.n_features
@@ -846,21 +861,8 @@ impl SparseSource for SparseFile {
                 Ok(Some(visit_error)) => Err(visit_error),
                 Err(e) => Err(PcaError::Source(Box::new(e))),
             },
-            Storage::Memory(_) | Storage::Narrow(_) => {
-                let x = match &self.storage {
-                    Storage::Memory(csr) => csr.as_chunk(),
-                    Storage::Narrow(csr) => csr.as_chunk(),
-                    _ => unreachable!("held rows"),
-                };
-                let rows = (BLOCK_ENTRIES * x.nrows() / x.nnz().max(1)).clamp(1, x.nrows().max(1));
-                let mut start = 0;
-                while start < x.nrows() {
-                    let r = rows.min(x.nrows() - start);
-                    visit(x.subrows(start, r))?;
-                    start += r;
-                }
-                Ok(())
-            }
+            Storage::Memory(csr) => pass_held(csr.as_chunk(), visit),
+            Storage::Narrow(csr) => pass_held(csr.as_chunk(), visit),
             Storage::Stream => match self.stream_pass(visit) {
                 Ok(None) => Ok(()),
                 Ok(Some(visit_error)) => Err(visit_error),
