@@ -246,13 +246,9 @@ impl ChunkSource for Watched<'_> {
 
     fn pass(&mut self, visit: &mut dyn FnMut(ChunkRef<'_>) -> Result<()>) -> Result<()> {
         let collective = self.collective;
-        if collective.failure_announced() {
-            return Err(PcaError::Stopped);
-        }
+        unless_stopped(collective)?;
         self.source.pass(&mut |chunk| {
-            if collective.failure_announced() {
-                return Err(PcaError::Stopped);
-            }
+            unless_stopped(collective)?;
             visit(chunk)
         })
     }
@@ -265,8 +261,8 @@ impl ChunkSource for Watched<'_> {
         &mut self,
         visit: &mut dyn FnMut(&dyn RowsAt) -> Result<()>,
     ) -> Option<Result<()>> {
-        if self.collective.failure_announced() {
-            return Some(Err(PcaError::Stopped));
+        if let Err(stopped) = unless_stopped(self.collective) {
+            return Some(Err(stopped));
         }
         self.source.pass_by_position(visit)
     }
@@ -277,16 +273,22 @@ impl ChunkSource for Watched<'_> {
         visit: &mut dyn FnMut(MatRef<'_, u8>) -> Result<()>,
     ) -> Option<Result<()>> {
         let collective = self.collective;
-        if collective.failure_announced() {
-            return Some(Err(PcaError::Stopped));
+        if let Err(stopped) = unless_stopped(collective) {
+            return Some(Err(stopped));
         }
         self.source.pass_bytes(&mut |chunk| {
-            if collective.failure_announced() {
-                return Err(PcaError::Stopped);
-            }
+            unless_stopped(collective)?;
             visit(chunk)
         })
     }
+}
+
+/// [`PcaError::Stopped`] once another rank has announced a failure.
+fn unless_stopped(collective: &dyn Collective) -> Result<()> {
+    if collective.failure_announced() {
+        return Err(PcaError::Stopped);
+    }
+    Ok(())
 }
 
 /// Every rank's `n_r` rows of mean `μ_r` combined: the total count N, the mean μ over all
