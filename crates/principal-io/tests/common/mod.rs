@@ -289,7 +289,7 @@ pub fn h5ad_bytes(layout: H5adLayout) -> Vec<u8> {
     use hdf5_pure::{AttrValue, FileBuilder};
     let (n, d) = (5usize, 4usize);
     let value = |i: usize, j: usize| -> f32 {
-        if (i + 2 * j) % 3 == 0 {
+        if (i + 2 * j).is_multiple_of(3) {
             0.0
         } else {
             (i * d + j) as f32 * 0.5 + 1.0
