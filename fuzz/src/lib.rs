@@ -51,8 +51,7 @@ pub fn read_data_with(name: &str, data: &[u8], missing: Missing) {
         let (n, d) = (t.data.nrows(), t.data.ncols());
         assert!(n > 0 && d > 0, "{n}×{d}");
     }
-    if let Ok(mut chunks) = principal_io::ChunkReader::open(std::slice::from_ref(&path), &options)
-    {
+    if let Ok(mut chunks) = principal_io::ChunkReader::open(std::slice::from_ref(&path), &options) {
         while let Ok(Some(chunk)) = chunks.next_chunk(7) {
             assert!(chunk.nrows() <= 7);
         }
@@ -84,21 +83,107 @@ pub fn read_statistics(data: &[u8]) {
     let _ = load_statistics(&path);
 }
 
-/// Reads `data` as a MatrixMarket file (a sparse input) and, when it opens, passes over its
-/// rows: every block is a consistent CSR block of the declared width.
-pub fn read_sparse(data: &[u8]) {
+/// Passes over the rows of an open sparse input: every block is a consistent CSR block of the
+/// declared width, and no more rows come than the file declares.
+fn pass_all(file: &mut principal_io::SparseFile) {
     use principal::sparse::SparseSource;
+    let d = file.n_features();
+    let mut rows = 0;
+    let _ = file.pass(&mut |block| {
+        assert_eq!(block.ncols(), d);
+        rows += block.nrows();
+        Ok(())
+    });
+    assert!(rows <= file.rows().len() && file.rows().len() <= file.n_samples());
+}
+
+/// Reads `data` as a MatrixMarket file (a sparse input) and, when it opens, passes over its
+/// rows.
+pub fn read_sparse(data: &[u8]) {
     quiet_contained_panics();
     let path = scratch("data.mtx");
     std::fs::write(&path, data).expect("the scratch file can be written");
     if let Ok(mut file) = principal_io::SparseFile::open(&path, 1 << 26) {
-        let d = file.n_features();
-        let mut rows = 0;
-        let _ = file.pass(&mut |block| {
-            assert_eq!(block.ncols(), d);
-            rows += block.nrows();
-            Ok(())
-        });
-        assert!(rows <= file.n_samples());
+        pass_all(&mut file);
     }
+}
+
+/// Reads `data` as a 10x Genomics directory: the bytes up to the first NUL are
+/// `matrix.mtx` (genes × cells), up to the second `features.tsv`, the rest `barcodes.tsv`; a
+/// file with no bytes left for it is absent. When the directory opens, its rows are passed
+/// over.
+pub fn read_tenx(data: &[u8]) {
+    quiet_contained_panics();
+    let dir = scratch("10x");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("the scratch directory can be made");
+    let mut parts = data.splitn(3, |&b| b == 0);
+    for name in ["matrix.mtx", "features.tsv", "barcodes.tsv"] {
+        if let Some(part) = parts.next() {
+            std::fs::write(dir.join(name), part).expect("the scratch file can be written");
+        }
+    }
+    if let Ok(mut file) = principal_io::SparseFile::open(&dir, 1 << 26) {
+        if let Some(names) = file.sample_names() {
+            assert_eq!(names.len(), file.rows().len());
+        }
+        pass_all(&mut file);
+    }
+}
+
+/// Reads `data` as an AnnData `.h5ad` file through every reader of one: the dense table
+/// (whole and in chunks of 7 rows, which also reads `obs`/`var`'s names), the sparse reader
+/// (every pass of its blocks, streamed and held in memory; with `--layer counts` and
+/// `--mask-var hv` too), and, when it opens, the edit `transform --into` makes (a
+/// one-component PCA of zeros written into the file, atomically).
+pub fn read_h5ad(data: &[u8]) {
+    quiet_contained_panics();
+    read_data("data.h5ad", data);
+    let path = scratch("data.h5ad");
+    std::fs::write(&path, data).expect("the scratch file can be written");
+    let layer = ReadOptions {
+        layer: Some("counts".into()),
+        ..ReadOptions::default()
+    };
+    let mask = ReadOptions {
+        mask_var: Some("hv".into()),
+        ..ReadOptions::default()
+    };
+    let _ = read_table(std::slice::from_ref(&path), &layer);
+    let mut opened = None;
+    for options in [&ReadOptions::default(), &mask] {
+        if let Ok(mut file) = principal_io::SparseFile::open_with(&path, options, 1 << 26) {
+            pass_all(&mut file);
+            if file.hold_within(1 << 26).is_ok() {
+                pass_all(&mut file);
+            }
+            opened.get_or_insert((file.n_samples(), file.feature_names().map(<[_]>::to_vec)));
+        }
+    }
+    let _ = principal_io::SparseFile::open_part(&path, &ReadOptions::default(), 1 << 26, 1, 2)
+        .map(|mut file| pass_all(&mut file));
+    // The edit of `transform --into`, on a file the readers took.
+    let (n, names) = match opened {
+        Some((n, Some(names))) => (n, names),
+        _ => match read_table(std::slice::from_ref(&path), &ReadOptions::default()) {
+            Ok(t) => match t.column_names {
+                Some(names) => (t.data.nrows(), names),
+                None => return,
+            },
+            Err(_) => return,
+        },
+    };
+    let scores = principal_io::Mat::<f64>::zeros(n, 1);
+    let components = principal_io::Mat::<f64>::zeros(1, names.len());
+    let pca = principal_io::ScanpyPca {
+        scores: scores.as_ref(),
+        components: components.as_ref(),
+        feature_names: &names,
+        variance: &[1.0],
+        variance_ratio: &[1.0],
+        mask_var: None,
+        layer: None,
+        zero_center: true,
+    };
+    let _ = principal_io::write_scanpy_pca(&path, &pca);
 }

@@ -1,7 +1,7 @@
 //! Writes the seed corpus of the fuzz targets (`fuzz/corpus/<target>/`): one small good file of
 //! each format a target reads, the same files the mutation tests damage.
 //!
-//! `cargo run --release -p principal-io --example fuzz_seeds -- fuzz/corpus`
+//! `cargo run --release --workspace --example fuzz_seeds -- fuzz/corpus`
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -9,10 +9,21 @@ mod common;
 use std::path::PathBuf;
 
 use common::{
-    arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes, npy,
+    arrow_bytes, csv_bytes, csv_gaps_bytes, gz, idx, idx_labels_bytes, model_bytes, mtx_bytes, npy,
     npy_gaps_bytes, npy_labels_bytes, parquet_bytes, parquet_gaps_bytes, parquet_labels_bytes,
     statistics_bytes, text_labels_bytes,
 };
+
+/// The `tenx` target's input: a 10x directory's three files joined by NUL bytes.
+fn tenx_bytes() -> Vec<u8> {
+    let mut bytes = mtx_bytes();
+    bytes.push(0);
+    bytes.extend_from_slice(b"ENSG1\tA\tGene Expression\nENSG2\tB\tGene Expression\n\
+                              ENSG3\tC\tGene Expression\nENSG4\tD\tGene Expression\nENSG5\tE\tGene Expression\n");
+    bytes.push(0);
+    bytes.extend_from_slice(b"AAAC-1\nAAAG-1\nAAAT-1\nAACA-1\n");
+    bytes
+}
 
 fn main() -> std::io::Result<()> {
     let root = PathBuf::from(
@@ -53,7 +64,22 @@ fn main() -> std::io::Result<()> {
             "part.stats",
             statistics_bytes(scratch.path()),
         ),
+        ("mtx", "rows.mtx", mtx_bytes()),
+        ("mtx", "rows.mtx.gz", gz(&mtx_bytes())),
+        // 10x: matrix.mtx (5 genes × 4 cells), features.tsv and barcodes.tsv, split at NULs.
+        ("tenx", "10x", tenx_bytes()),
     ];
+    #[cfg(feature = "h5ad")]
+    let seeds = {
+        use common::{H5adLayout, h5ad_bytes};
+        let mut seeds = seeds;
+        seeds.extend([
+            ("h5ad", "dense.h5ad", h5ad_bytes(H5adLayout::Dense)),
+            ("h5ad", "csr.h5ad", h5ad_bytes(H5adLayout::Csr)),
+            ("h5ad", "csc.h5ad", h5ad_bytes(H5adLayout::Csc)),
+        ]);
+        seeds
+    };
     for (target, name, bytes) in seeds {
         let dir = root.join(target);
         std::fs::create_dir_all(&dir)?;

@@ -269,6 +269,135 @@ pub fn statistics_bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(&path).unwrap()
 }
 
+/// How [`h5ad_bytes`] stores its matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum H5adLayout {
+    /// A 2-D float32 dataset `X`.
+    Dense,
+    /// A `csr_matrix` group `X` (float32 data, int32 indices, int64 indptr).
+    Csr,
+    /// A `csc_matrix` group `X` (float64 data, int32 indices, int32 indptr).
+    Csc,
+}
+
+/// A small AnnData file of 5 cells × 4 genes (a third of the entries zero), written by the
+/// `hdf5-pure` writer the tool edits files with: `X` as `layout` says, `obs` and `var` with
+/// their `_index` names (variable-length strings in `obs`, fixed-length in `var`), a boolean `var` column `hv` (for `--mask-var hv`) and the same matrix
+/// again dense as `layers/counts`.
+#[cfg(feature = "h5ad")]
+pub fn h5ad_bytes(layout: H5adLayout) -> Vec<u8> {
+    use hdf5_pure::{AttrValue, FileBuilder};
+    let (n, d) = (5usize, 4usize);
+    let value = |i: usize, j: usize| -> f32 {
+        if (i + 2 * j).is_multiple_of(3) {
+            0.0
+        } else {
+            (i * d + j) as f32 * 0.5 + 1.0
+        }
+    };
+    let dense: Vec<f32> = (0..n * d).map(|k| value(k / d, k % d)).collect();
+    // Fixed-length string attributes: each variable-length string takes a 4 KiB global heap
+    // collection of its own, and the seeds are to stay small.
+    let text = |s: &str| AttrValue::String(s.to_owned());
+    let mut b = FileBuilder::new();
+    b.set_attr("encoding-type", text("anndata"));
+    b.set_attr("encoding-version", text("0.1.0"));
+    for (frame, names) in [
+        (
+            "obs",
+            (0..n).map(|i| format!("cell{i}")).collect::<Vec<_>>(),
+        ),
+        ("var", (0..d).map(|j| format!("gene{j}")).collect()),
+    ] {
+        let mut g = b.create_group(frame);
+        g.set_attr("_index", text("_index"));
+        g.set_attr("encoding-type", text("dataframe"));
+        g.set_attr("encoding-version", text("0.2.0"));
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let index = g.create_dataset("_index");
+        if frame == "obs" {
+            // Variable-length strings, as anndata ≥ 0.7 writes them.
+            index.with_vlen_strings(&names);
+        } else {
+            // Fixed-length byte strings, as older files hold them.
+            index.with_strings(&names).unwrap();
+        }
+        index.with_shape(&[names.len() as u64]);
+        if frame == "var" {
+            g.create_dataset("hv")
+                .with_u8_data(&[1, 0, 1, 1])
+                .with_shape(&[d as u64]);
+        }
+        b.add_group(g.finish());
+    }
+    let shape = [n as u64, d as u64];
+    match layout {
+        H5adLayout::Dense => {
+            b.create_dataset("X")
+                .with_f32_data(&dense)
+                .with_shape(&shape);
+        }
+        H5adLayout::Csr | H5adLayout::Csc => {
+            let csr = layout == H5adLayout::Csr;
+            let (outer, inner) = if csr { (n, d) } else { (d, n) };
+            let (mut data, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0i64]);
+            for o in 0..outer {
+                for k in 0..inner {
+                    let v = if csr { value(o, k) } else { value(k, o) };
+                    if v != 0.0 {
+                        data.push(v);
+                        indices.push(k as i32);
+                    }
+                }
+                indptr.push(data.len() as i64);
+            }
+            let mut g = b.create_group("X");
+            g.set_attr(
+                "encoding-type",
+                text(if csr { "csr_matrix" } else { "csc_matrix" }),
+            );
+            g.set_attr("encoding-version", text("0.1.0"));
+            g.set_attr("shape", AttrValue::I64Array(vec![n as i64, d as i64]));
+            let nnz = [data.len() as u64];
+            if csr {
+                g.create_dataset("data")
+                    .with_f32_data(&data)
+                    .with_shape(&nnz);
+                g.create_dataset("indptr")
+                    .with_i64_data(&indptr)
+                    .with_shape(&[indptr.len() as u64]);
+            } else {
+                let data: Vec<f64> = data.iter().map(|&v| f64::from(v)).collect();
+                let indptr: Vec<i32> = indptr.iter().map(|&p| p as i32).collect();
+                g.create_dataset("data")
+                    .with_f64_data(&data)
+                    .with_shape(&nnz);
+                g.create_dataset("indptr")
+                    .with_i32_data(&indptr)
+                    .with_shape(&[indptr.len() as u64]);
+            }
+            g.create_dataset("indices")
+                .with_i32_data(&indices)
+                .with_shape(&nnz);
+            b.add_group(g.finish());
+        }
+    }
+    let mut layers = b.create_group("layers");
+    layers
+        .create_dataset("counts")
+        .with_f32_data(&dense)
+        .with_shape(&shape);
+    b.add_group(layers.finish());
+    b.finish().unwrap()
+}
+
+/// A MatrixMarket file of 5 rows × 4 columns, its entries out of row order.
+pub fn mtx_bytes() -> Vec<u8> {
+    b"%%MatrixMarket matrix coordinate real general\n% a comment\n5 4 7\n\
+      1 1 1.5\n3 2 -2\n2 4 0.25\n5 1 3e2\n1 3 4\n4 4 1\n2 2 7\n"
+        .to_vec()
+}
+
 /// splitmix64: a small, seeded, reproducible generator.
 pub struct Rng(pub u64);
 
