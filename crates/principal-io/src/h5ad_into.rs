@@ -21,6 +21,8 @@ use crate::error::Result;
 #[cfg(feature = "h5ad")]
 use crate::format::h5ad::{hdf5_message, read_index};
 #[cfg(feature = "h5ad")]
+use crate::read::bounded::contain;
+#[cfg(feature = "h5ad")]
 use crate::write::edit_atomically;
 
 /// What `sc.pp.pca` stores, as principal computed it.
@@ -139,124 +141,143 @@ pub fn write_scanpy_pca(path: &Path, pca: &ScanpyPca<'_>) -> Result<()> {
             scores.push(pca.scores[(i, c)] as f32);
         }
     }
+    // The editor's calls, like the readers', may panic on damage the reads above did not
+    // reach: contained, the panic is an error naming the file, and the copy is discarded.
     edit_atomically(path, |copy| {
-        let file = h5(copy, "opening the copy for editing", File::open_rw(copy))?;
-        let root = file.root();
-        let groups = h5(copy, "the file's root", root.groups())?;
-        let leaf = |full: &String| full.rsplit('/').next().unwrap_or(full).to_owned();
-        let has = |name: &str| groups.iter().any(|g| leaf(g) == name);
-        for top in ["obsm", "varm", "uns"] {
-            if !has(top) {
-                h5(
-                    copy,
-                    top,
-                    root.create_group_with(top, |g| {
-                        for (name, value) in encoding("dict", "0.1.0") {
-                            g.set_attr(name, value);
-                        }
-                    }),
-                )?;
-            }
-        }
-        let exists = |group: &str, name: &str| -> Result<bool> {
-            if !has(group) {
-                return Ok(false);
-            }
-            let g = h5(copy, group, file.group(group))?;
-            let mut names = h5(copy, group, g.datasets())?;
-            names.extend(h5(copy, group, g.groups())?);
-            Ok(names.iter().any(|n| leaf(n) == name))
-        };
-        for (group, name) in [("obsm", "X_pca"), ("varm", "PCs"), ("uns", "pca")] {
-            if exists(group, name)? {
-                h5(
-                    copy,
-                    &format!("removing the old {group}/{name}"),
-                    root.delete(&format!("{group}/{name}")),
-                )?;
-            }
-        }
-        let shape = [n_obs as u64, k as u64];
-        h5(
+        contain(
             copy,
-            "obsm/X_pca",
-            root.create_dataset("obsm/X_pca", |b| {
-                b.with_f32_data(&scores).with_shape(&shape);
-                array_attrs(b);
-            }),
-        )?;
-        let shape = [var.len() as u64, k as u64];
-        h5(
-            copy,
-            "varm/PCs",
-            root.create_dataset("varm/PCs", |b| {
-                b.with_f64_data(&loadings).with_shape(&shape);
-                array_attrs(b);
-            }),
-        )?;
-        h5(
-            copy,
-            "uns/pca",
-            root.create_group_with("uns/pca", |g| {
-                for (name, value) in encoding("dict", "0.1.0") {
-                    g.set_attr(name, value);
-                }
-            }),
-        )?;
-        for (name, values) in [
-            ("variance", pca.variance),
-            ("variance_ratio", pca.variance_ratio),
-        ] {
+            || "the file's edit".to_owned(),
+            || edit_copy(copy, pca, var.len(), &loadings, &scores),
+        )
+    })
+}
+
+#[cfg(feature = "h5ad")]
+/// The edits of [`write_scanpy_pca`], made in `copy`.
+fn edit_copy(
+    copy: &Path,
+    pca: &ScanpyPca<'_>,
+    genes: usize,
+    loadings: &[f64],
+    scores: &[f32],
+) -> Result<()> {
+    let (n_obs, k) = (pca.scores.nrows(), pca.scores.ncols());
+    let file = h5(copy, "opening the copy for editing", File::open_rw(copy))?;
+    let root = file.root();
+    let groups = h5(copy, "the file's root", root.groups())?;
+    let leaf = |full: &String| full.rsplit('/').next().unwrap_or(full).to_owned();
+    let has = |name: &str| groups.iter().any(|g| leaf(g) == name);
+    for top in ["obsm", "varm", "uns"] {
+        if !has(top) {
             h5(
                 copy,
-                &format!("uns/pca/{name}"),
-                root.create_dataset(&format!("uns/pca/{name}"), |b| {
-                    b.with_f64_data(values).with_shape(&[k as u64]);
-                    array_attrs(b);
-                }),
-            )?;
-        }
-        h5(
-            copy,
-            "uns/pca/params",
-            root.create_group_with("uns/pca/params", |g| {
-                for (name, value) in encoding("dict", "0.1.0") {
-                    g.set_attr(name, value);
-                }
-            }),
-        )?;
-        let mut strings = vec![];
-        if let Some(mask) = pca.mask_var {
-            strings.push(("mask_var", mask));
-        }
-        if let Some(layer) = pca.layer {
-            strings.push(("layer", layer));
-        }
-        for (name, value) in strings {
-            h5(
-                copy,
-                &format!("uns/pca/params/{name}"),
-                root.create_dataset(&format!("uns/pca/params/{name}"), |b| {
-                    b.with_vlen_strings(&[value]).with_shape(&[]);
-                    for (n, v) in encoding("string", "0.2.0") {
-                        b.set_attr(n, v);
+                top,
+                root.create_group_with(top, |g| {
+                    for (name, value) in encoding("dict", "0.1.0") {
+                        g.set_attr(name, value);
                     }
                 }),
             )?;
         }
+    }
+    let exists = |group: &str, name: &str| -> Result<bool> {
+        if !has(group) {
+            return Ok(false);
+        }
+        let g = h5(copy, group, file.group(group))?;
+        let mut names = h5(copy, group, g.datasets())?;
+        names.extend(h5(copy, group, g.groups())?);
+        Ok(names.iter().any(|n| leaf(n) == name))
+    };
+    for (group, name) in [("obsm", "X_pca"), ("varm", "PCs"), ("uns", "pca")] {
+        if exists(group, name)? {
+            h5(
+                copy,
+                &format!("removing the old {group}/{name}"),
+                root.delete(&format!("{group}/{name}")),
+            )?;
+        }
+    }
+    let shape = [n_obs as u64, k as u64];
+    h5(
+        copy,
+        "obsm/X_pca",
+        root.create_dataset("obsm/X_pca", |b| {
+            b.with_f32_data(&scores).with_shape(&shape);
+            array_attrs(b);
+        }),
+    )?;
+    let shape = [genes as u64, k as u64];
+    h5(
+        copy,
+        "varm/PCs",
+        root.create_dataset("varm/PCs", |b| {
+            b.with_f64_data(&loadings).with_shape(&shape);
+            array_attrs(b);
+        }),
+    )?;
+    h5(
+        copy,
+        "uns/pca",
+        root.create_group_with("uns/pca", |g| {
+            for (name, value) in encoding("dict", "0.1.0") {
+                g.set_attr(name, value);
+            }
+        }),
+    )?;
+    for (name, values) in [
+        ("variance", pca.variance),
+        ("variance_ratio", pca.variance_ratio),
+    ] {
         h5(
             copy,
-            "uns/pca/params/zero_center",
-            root.create_dataset("uns/pca/params/zero_center", |b| {
-                b.with_u8_data(&[u8::from(pca.zero_center)]).with_shape(&[]);
-                for (n, v) in encoding("numeric-scalar", "0.2.0") {
+            &format!("uns/pca/{name}"),
+            root.create_dataset(&format!("uns/pca/{name}"), |b| {
+                b.with_f64_data(values).with_shape(&[k as u64]);
+                array_attrs(b);
+            }),
+        )?;
+    }
+    h5(
+        copy,
+        "uns/pca/params",
+        root.create_group_with("uns/pca/params", |g| {
+            for (name, value) in encoding("dict", "0.1.0") {
+                g.set_attr(name, value);
+            }
+        }),
+    )?;
+    let mut strings = vec![];
+    if let Some(mask) = pca.mask_var {
+        strings.push(("mask_var", mask));
+    }
+    if let Some(layer) = pca.layer {
+        strings.push(("layer", layer));
+    }
+    for (name, value) in strings {
+        h5(
+            copy,
+            &format!("uns/pca/params/{name}"),
+            root.create_dataset(&format!("uns/pca/params/{name}"), |b| {
+                b.with_vlen_strings(&[value]).with_shape(&[]);
+                for (n, v) in encoding("string", "0.2.0") {
                     b.set_attr(n, v);
                 }
             }),
         )?;
-        h5(copy, "writing the edits", file.commit())?;
-        h5(copy, "closing the copy", file.close())
-    })
+    }
+    h5(
+        copy,
+        "uns/pca/params/zero_center",
+        root.create_dataset("uns/pca/params/zero_center", |b| {
+            b.with_u8_data(&[u8::from(pca.zero_center)]).with_shape(&[]);
+            for (n, v) in encoding("numeric-scalar", "0.2.0") {
+                b.set_attr(n, v);
+            }
+        }),
+    )?;
+    h5(copy, "writing the edits", file.commit())?;
+    h5(copy, "closing the copy", file.close())
 }
 
 /// In a build without the cargo feature `h5ad`: the error naming it.
