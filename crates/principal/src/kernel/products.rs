@@ -49,19 +49,16 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
     lower_product_in_bands(dst, accum, y, width);
 }
 
-/// Bytes of a band's column: three vector registers, the height of faer's widest kernels: 192
-/// where they use AVX-512 (24 f64 rows, 48 f32; its kernels of three registers by up to eight
-/// columns, about 1.3× the rate of one register's on D = 100, bench/results.md), else 96 (12
-/// f64 rows, 24 f32: its AVX2 kernels of three registers by four columns, where bands of two
-/// registers took the two-register kernel: 12 multiply-adds per 3 loads and 4 broadcasts instead
-/// of 8 per 2 and 4), as under `PRINCIPAL_CPU=avx2`. The width does not change the bits: faer's
-/// kernels sum each entry over the rows in the same order whatever the band
-/// (`bands_of_any_width_give_the_same_bits`).
+/// Bytes of a band's column: three 64-byte registers where faer's kernels use AVX-512 (24 f64
+/// rows, 48 f32; its kernels of three registers by up to eight columns, about 1.3× the rate of
+/// one register's on D = 100, bench/results.md), else 64 (two AVX2 registers), as under
+/// `PRINCIPAL_CPU=avx2`. The width does not change the bits: faer's kernels sum each entry over
+/// the rows in the same order whatever the band (`bands_of_any_width_give_the_same_bits`).
 fn band_bytes() -> usize {
     if crate::kernel::cpu::avx512f() {
         return 192;
     }
-    96
+    64
 }
 
 /// The bands of [`lower_product`], `width` rows each (from the bottom), on one thread.
@@ -227,7 +224,7 @@ mod tests {
                 dst
             };
             let one = bands(8);
-            for width in [12, 16, 24, 48] {
+            for width in [16, 24, 48] {
                 let got = bands(width);
                 for b in 0..d {
                     for a in b..d {
@@ -282,7 +279,7 @@ mod tests {
                 flops / (cpu() - start) / 1e9
             };
             let ours = time(&mut || lower_product(dst.as_mut(), Accum::Add, y.as_ref(), Par::Seq));
-            let bands: Vec<String> = [8, 12, 16, 24, 32, 48, 64]
+            let bands: Vec<String> = [8, 16, 24, 32, 48, 64]
                 .into_iter()
                 .map(|w| {
                     let rate = time(&mut || {
