@@ -766,7 +766,9 @@ def environment(principal: Principal) -> list:
         commit = (commit or "unknown") + (" (with uncommitted changes)" if dirty else "")
     except OSError:
         commit = "unknown"
-    blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)"
+    # OpenBLAS's architecture says which kernels it runs (OPENBLAS_CORETYPE can choose them).
+    blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads"
+                     + (f", {p['architecture']} kernels" if p.get("architecture") else "") + ")"
                      for p in threadpoolctl.threadpool_info())
     return [
         f"date: {_dt.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
@@ -834,6 +836,8 @@ def main() -> int:
     p.add_argument("--no-cold", dest="cold", action="store_false",
                    help="case 4: skip the rounds from a cold page cache (the file evicted before every run)")
     p.add_argument("--output", type=Path, default=BENCH_DIR / "results.md", help="Markdown results file")
+    p.add_argument("--note", action="append", default=[],
+                   help="a line for the header of the results (repeatable), e.g. how the run was restricted")
     args = p.parse_args()
 
     try:
@@ -856,6 +860,7 @@ def main() -> int:
         _, floor_kib, _ = launcher.run(["/bin/true"], Path(work) / "true.stderr")
         principal = Principal(args.principal, Path(work), launcher)
         env = environment(principal)
+        env[1:1] = args.note
         env.append(f"peak RSS floor (/bin/true started the same way): {floor_kib * 1024 / MB:.0f} MB")
         for line in env:
             log(line)

@@ -74,6 +74,12 @@ fn main() -> ExitCode {
         },
     };
     spindle::SPIN_LIMIT.store(spin_limit, std::sync::atomic::Ordering::Relaxed);
+    // PRINCIPAL_CPU caps our own kernels' instructions (GUIDE.md, "PRINCIPAL_CPU"); the library
+    // reads an unknown value as no cap, the tool refuses it before any work starts.
+    if let Err(message) = principal::cpu_limit_setting() {
+        print_error(&message);
+        return ExitCode::from(2);
+    }
     // Under mpirun (feature `mpi`) every rank runs this; only rank 0 prints an error (every
     // rank has the failing rank's message) and every rank exits 1. Before the exit status is
     // known the processes are dropped, which finalizes MPI.

@@ -158,6 +158,82 @@ fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() 
     assert!(read("bytes.pca") == read("f32.pca"), "the models differ");
 }
 
+/// `PRINCIPAL_CPU=avx2` caps our kernels at AVX2 and changes no bit: MNIST's pixels take the
+/// AVX2 byte kernel (where this CPU has AVX2) instead of the best one here, and narrow f64 rows
+/// AVX2's band width; `--explain` and the summary say so; a value it does not know is an error
+/// (exit 2) naming it, before anything is written.
+#[test]
+fn the_avx2_cap_names_itself_changes_no_bit_and_an_unknown_one_is_refused() {
+    let env = Env::new();
+    let mut rng = Lcg(26);
+    let rows: Vec<Vec<f64>> = (0..3000)
+        .map(|_| (0..60).map(|_| rng.next() - 0.5).collect())
+        .collect();
+    env.write("narrow.npy", npy(&rows, false));
+    let narrow = env.path("narrow.npy").display().to_string();
+    let fit = |cpu: Option<&str>, input: &str, output: &str| {
+        // MNIST's last column is its label.
+        let exclude: &[&str] = if input.ends_with(".npy") {
+            &[]
+        } else {
+            &["--exclude", "784"]
+        };
+        let args = [
+            &["fit", input],
+            exclude,
+            &[
+                "-k",
+                "10",
+                "-o",
+                output,
+                "--solver",
+                "covariance",
+                "--explain",
+            ],
+        ]
+        .concat();
+        env.run_with_env(
+            &[("PRINCIPAL_CPU", cpu), ("PRINCIPAL_BYTE_KERNEL", None)],
+            &args,
+        )
+    };
+    let cap = "instructions: principal's own kernels capped at AVX2 by PRINCIPAL_CPU=avx2 \
+               (faer's matrix products choose their own)\n";
+    for (input, name) in [(mnist(), "bytes"), (narrow, "narrow")] {
+        let native = fit(None, &input, &format!("{name}.pca"));
+        let native_err = String::from_utf8_lossy(&native.stderr).into_owned();
+        assert!(native.status.success(), "{native_err}");
+        assert!(!native_err.contains("instructions: "), "{native_err}");
+        let capped = fit(Some("avx2"), &input, &format!("{name}-avx2.pca"));
+        let capped_err = String::from_utf8_lossy(&capped.stderr).into_owned();
+        assert!(capped.status.success(), "{capped_err}");
+        assert!(capped_err.contains(cap), "{capped_err}");
+        #[cfg(target_arch = "x86_64")]
+        if name == "bytes" && std::arch::is_x86_feature_detected!("avx2") {
+            assert!(
+                capped_err.contains(
+                    "\nproducts: u8×i8 products widened to i16 (AVX2 vpmaddwd) \
+                     (PRINCIPAL_CPU=avx2)\n"
+                ),
+                "{capped_err}"
+            );
+        }
+        let read = |file: String| fs::read(env.path(&file)).expect("model written");
+        assert!(
+            read(format!("{name}.pca")) == read(format!("{name}-avx2.pca")),
+            "{name}: the models differ"
+        );
+    }
+    let bad = fit(Some("avx512"), &mnist(), "bad.pca");
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("PRINCIPAL_CPU must be native or avx2 (or unset), not \"avx512\""),
+        "{stderr}"
+    );
+    assert!(!env.path("bad.pca").exists());
+}
+
 #[test]
 fn randomized_fit_reports_its_error_estimate_and_a_seed_makes_it_repeatable() {
     let env = Env::new();

@@ -88,6 +88,7 @@ pub use data::{ChunkSource, InMemory, RowsAt};
 pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use kernel::bytes::{ByteKernel, byte_kernel, byte_kernel_ran};
+pub use kernel::cpu::{CPU_LIMIT_VALUES, CpuLimit, cpu_limit, cpu_limit_setting};
 pub use model::{ModelParts, PcaModel};
 pub use models::bayesian_pca::{BayesianPca, BayesianPcaOptions, BayesianPcaParts};
 pub use models::factor_analysis::{

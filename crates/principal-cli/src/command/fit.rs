@@ -819,7 +819,22 @@ fn explanation(solver: &principal::SolverPlan, reading: &ReadingPlan, limit: u64
              kernel on this CPU, or PRINCIPAL_BYTE_KERNEL=none)"
         ),
     };
+    if let Some(cap) = cpu_cap_note() {
+        let _ = writeln!(s, "{cap}");
+    }
     s
+}
+
+/// `--explain`'s line on `PRINCIPAL_CPU`, where it caps our kernels.
+fn cpu_cap_note() -> Option<String> {
+    match principal::cpu_limit() {
+        principal::CpuLimit::Native => None,
+        cap => Some(format!(
+            "instructions: principal's own kernels capped at {} by PRINCIPAL_CPU={cap} \
+             (faer's matrix products choose their own)",
+            cap.to_string().to_uppercase()
+        )),
+    }
 }
 
 fn zero_variance_warning(model: &PcaModel, names: Option<&[String]>) -> String {
@@ -899,7 +914,11 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
         );
     }
     if let Some(kernel) = principal::byte_kernel_ran() {
-        let _ = writeln!(s, "products: {kernel}");
+        let cap = match principal::cpu_limit() {
+            principal::CpuLimit::Native => String::new(),
+            cap => format!(" (PRINCIPAL_CPU={cap})"),
+        };
+        let _ = writeln!(s, "products: {kernel}{cap}");
     }
     let peak = budget::peak_memory_note();
     match timing {

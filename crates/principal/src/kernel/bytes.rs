@@ -128,13 +128,25 @@ impl std::fmt::Display for ByteKernel {
 /// `PRINCIPAL_BYTE_KERNEL` narrows the choice, for benchmarks and for checking that every path
 /// gives the same bits: `none` (the f32 products), `amx`, `rten-gemm` or `avx2` (that kernel
 /// if this CPU runs it exactly, else none); unset or any other value, the best one here.
+/// `PRINCIPAL_CPU=avx2` ([`crate::cpu_limit`]) leaves only the AVX2 kernel (or none): AMX and
+/// rten-gemm's AVX-512 VNNI product are beyond it (so is rten-gemm on aarch64, which the cap
+/// does not concern, but no AVX2 kernel runs there).
 pub fn byte_kernel() -> Option<ByteKernel> {
     static CHOICE: OnceLock<Option<ByteKernel>> = OnceLock::new();
     *CHOICE.get_or_init(|| {
         let kernel = std::env::var("PRINCIPAL_BYTE_KERNEL");
+        let beyond_avx2 = crate::kernel::cpu::beyond_avx2();
         // Only the kernels the choice needs are probed (AMX's probe asks Linux for the tiles).
-        let amx = || AmxBytes::available().map(|_| ByteKernel::Amx);
-        let rten = || GemmBytes::available().map(|_| ByteKernel::RtenGemm);
+        let amx = || {
+            AmxBytes::available()
+                .filter(|_| beyond_avx2)
+                .map(|_| ByteKernel::Amx)
+        };
+        let rten = || {
+            GemmBytes::available()
+                .filter(|_| beyond_avx2)
+                .map(|_| ByteKernel::RtenGemm)
+        };
         let avx2 = || MaddBytes::available().map(|_| ByteKernel::Avx2Madd);
         match kernel.as_deref() {
             Ok("none") => None,
@@ -393,18 +405,20 @@ mod tests {
 
     /// The build script's AVX2 and AMX decisions are what this run finds, and the kernel
     /// chosen once per process is the AMX tiles where they run, else rten-gemm where it is
-    /// exact, else the AVX2 kernel where AVX2 exists.
+    /// exact, else the AVX2 kernel where AVX2 exists; under `PRINCIPAL_CPU=avx2` (run the
+    /// test with it too) the AVX2 kernel where AVX2 exists.
     #[test]
     fn the_chosen_byte_kernel_is_the_best_exact_one_here() {
+        let capped = crate::kernel::cpu::cpu_limit() == crate::kernel::cpu::CpuLimit::Avx2;
         assert_eq!(cfg!(avx2_byte_product), MaddBytes::available().is_some());
         assert_eq!(
             cfg!(amx_byte_product),
             AmxBytes::available().is_some(),
             "the build and this run disagree on the AMX tiles: rebuild on this machine"
         );
-        let want = if AmxBytes::available().is_some() {
+        let want = if !capped && AmxBytes::available().is_some() {
             Some(ByteKernel::Amx)
-        } else if hardware_product_available() {
+        } else if !capped && hardware_product_available() {
             Some(ByteKernel::RtenGemm)
         } else if MaddBytes::available().is_some() {
             Some(ByteKernel::Avx2Madd)

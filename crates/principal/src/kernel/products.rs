@@ -51,12 +51,11 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
 
 /// Bytes of a band's column: three 64-byte registers where faer's kernels use AVX-512 (24 f64
 /// rows, 48 f32; its kernels of three registers by up to eight columns, about 1.3× the rate of
-/// one register's on D = 100, bench/results.md), else 64 (two AVX2 registers). The width does
-/// not change the bits: faer's kernels sum each entry over the rows in the same order whatever
-/// the band (`bands_of_any_width_give_the_same_bits`).
+/// one register's on D = 100, bench/results.md), else 64 (two AVX2 registers), as under
+/// `PRINCIPAL_CPU=avx2`. The width does not change the bits: faer's kernels sum each entry over
+/// the rows in the same order whatever the band (`bands_of_any_width_give_the_same_bits`).
 fn band_bytes() -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if crate::kernel::cpu::avx512f() {
         return 192;
     }
     64

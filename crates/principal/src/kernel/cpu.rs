@@ -1,0 +1,90 @@
+//! `PRINCIPAL_CPU`: a cap on the instruction sets principal's own kernels dispatch to, read once
+//! per process, in the spirit of numpy's `NPY_DISABLE_CPU_FEATURES`, OpenBLAS's
+//! `OPENBLAS_CORETYPE` and MKL's `MKL_ENABLE_INSTRUCTIONS`: to measure on an AVX-512 machine
+//! what an AVX2-only machine runs (`bench/avx2-proxy.sh`), and to check that the paths agree.
+//!
+//! The cap reaches our dispatch only: the byte kernel ([`crate::byte_kernel`]) and the band
+//! width of the narrow covariance products (`kernel::products`); our element-wise loops
+//! (`kernel::simd`) go no wider than AVX2 anyway. faer chooses its matrix product kernels by
+//! itself (AVX-512 where the CPU has it) and has no such switch.
+
+use std::sync::OnceLock;
+
+/// The widest instructions principal's own kernels may use, from `PRINCIPAL_CPU`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CpuLimit {
+    /// Unset, empty or `native`: whatever this CPU runs (AMX, AVX-512, AVX2).
+    Native,
+    /// `avx2`: AVX2 and FMA at most, as on an AVX2-only CPU: no AMX tiles, no AVX-512 (VNNI
+    /// byte products, wide bands).
+    Avx2,
+}
+
+impl std::fmt::Display for CpuLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CpuLimit::Native => "native",
+            CpuLimit::Avx2 => "avx2",
+        })
+    }
+}
+
+/// The values `PRINCIPAL_CPU` takes, for error messages.
+pub const CPU_LIMIT_VALUES: &str = "native or avx2";
+
+/// `PRINCIPAL_CPU`'s value read as a [`CpuLimit`], or the message that names the value it
+/// does not know. [`cpu_limit`] treats an unknown value as `native`; the command-line tool
+/// refuses it (exit 2) before any work starts.
+pub fn cpu_limit_setting() -> Result<CpuLimit, String> {
+    match std::env::var_os("PRINCIPAL_CPU") {
+        None => Ok(CpuLimit::Native),
+        Some(value) => parse(value.to_str()).ok_or_else(|| {
+            format!("PRINCIPAL_CPU must be {CPU_LIMIT_VALUES} (or unset), not {value:?}")
+        }),
+    }
+}
+
+fn parse(value: Option<&str>) -> Option<CpuLimit> {
+    match value?.trim().to_ascii_lowercase().as_str() {
+        "" | "native" => Some(CpuLimit::Native),
+        "avx2" => Some(CpuLimit::Avx2),
+        _ => None,
+    }
+}
+
+/// The cap of this process, read once from `PRINCIPAL_CPU` (an unknown value: no cap).
+pub fn cpu_limit() -> CpuLimit {
+    static LIMIT: OnceLock<CpuLimit> = OnceLock::new();
+    *LIMIT.get_or_init(|| cpu_limit_setting().unwrap_or(CpuLimit::Native))
+}
+
+/// Whether our kernels may use AVX-512 (F) here: the CPU has it and `PRINCIPAL_CPU` allows it.
+pub(crate) fn avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if cpu_limit() == CpuLimit::Native {
+        return std::arch::is_x86_feature_detected!("avx512f");
+    }
+    false
+}
+
+/// Whether our kernels may use more than AVX2 (AMX tiles, AVX-512 VNNI products).
+pub(crate) fn beyond_avx2() -> bool {
+    cpu_limit() == CpuLimit::Native
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_limits_are_read_without_regard_to_case_or_spaces() {
+        assert_eq!(parse(Some("avx2")), Some(CpuLimit::Avx2));
+        assert_eq!(parse(Some(" AVX2 ")), Some(CpuLimit::Avx2));
+        assert_eq!(parse(Some("native")), Some(CpuLimit::Native));
+        assert_eq!(parse(Some("")), Some(CpuLimit::Native));
+        assert_eq!(parse(Some("avx512")), None);
+        assert_eq!(parse(Some("sse2")), None);
+        assert_eq!(parse(None), None);
+    }
+}
