@@ -3,9 +3,9 @@
 //! of a block with itself, and the exact byte product's wrapper. They know nothing of moments,
 //! solvers or models.
 //!
-//! Inside: `cpu` (the `PRINCIPAL_CPU` cap on our dispatch), `simd`, `parallel`, `madd` (the AVX2 byte product) and `amx` (the AMX tile byte
-//! product, over the `principal-amx` crate) at the bottom; `scan`, `blocks`, `products` and
-//! `bytes` use them (and nothing of each other).
+//! Inside: `cpu` (the `PRINCIPAL_CPU` cap on our dispatch), `simd`, `parallel`, `madd` (the
+//! AVX2 byte product) and `amx` (the AMX tile byte product, over the `principal-amx` crate) at
+//! the bottom; `scan`, `blocks`, `products` and `bytes` use them (and nothing of each other).
 
 pub(crate) mod amx;
 pub(crate) mod blocks;
