@@ -35,9 +35,10 @@ const LAYERS: &[&[&str]] = &[
     // Sparse rows: CSR blocks, and the sources that hand them out.
     &["sparse::csr"],
     &["sparse::source"],
-    // The vector-width dispatch and shared register shuffles, and work shared among threads
-    // (halves of a pass, tasks of equal work, per-thread scratch), under every kernel.
-    &["kernel::simd", "kernel::parallel"],
+    // The cap on our kernels' instructions (PRINCIPAL_CPU), the vector-width dispatch and
+    // shared register shuffles, and work shared among threads (halves of a pass, tasks of
+    // equal work, per-thread scratch), under every kernel.
+    &["kernel::cpu", "kernel::simd", "kernel::parallel"],
     // Re-readable sources; the leaves of the numeric kernels.
     &["data", "kernel::madd", "kernel::amx"],
     &["kernel::bytes"],
