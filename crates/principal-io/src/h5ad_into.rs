@@ -203,7 +203,7 @@ fn edit_copy(
         copy,
         "obsm/X_pca",
         root.create_dataset("obsm/X_pca", |b| {
-            b.with_f32_data(&scores).with_shape(&shape);
+            b.with_f32_data(scores).with_shape(&shape);
             array_attrs(b);
         }),
     )?;
@@ -212,7 +212,7 @@ fn edit_copy(
         copy,
         "varm/PCs",
         root.create_dataset("varm/PCs", |b| {
-            b.with_f64_data(&loadings).with_shape(&shape);
+            b.with_f64_data(loadings).with_shape(&shape);
             array_attrs(b);
         }),
     )?;
