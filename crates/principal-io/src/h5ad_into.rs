@@ -216,15 +216,19 @@ fn edit_copy(
             array_attrs(b);
         }),
     )?;
-    h5(
-        copy,
-        "uns/pca",
-        root.create_group_with("uns/pca", |g| {
-            for (name, value) in encoding("dict", "0.1.0") {
-                g.set_attr(name, value);
-            }
-        }),
-    )?;
+    // anndata's groups of a mapping (`dict`), such as uns/pca and its params.
+    let dict_group = |name: &str| {
+        h5(
+            copy,
+            name,
+            root.create_group_with(name, |g| {
+                for (attr, value) in encoding("dict", "0.1.0") {
+                    g.set_attr(attr, value);
+                }
+            }),
+        )
+    };
+    dict_group("uns/pca")?;
     for (name, values) in [
         ("variance", pca.variance),
         ("variance_ratio", pca.variance_ratio),
@@ -238,15 +242,7 @@ fn edit_copy(
             }),
         )?;
     }
-    h5(
-        copy,
-        "uns/pca/params",
-        root.create_group_with("uns/pca/params", |g| {
-            for (name, value) in encoding("dict", "0.1.0") {
-                g.set_attr(name, value);
-            }
-        }),
-    )?;
+    dict_group("uns/pca/params")?;
     let mut strings = vec![];
     if let Some(mask) = pca.mask_var {
         strings.push(("mask_var", mask));
