@@ -167,17 +167,32 @@ fn edit_copy(
     let groups = h5(copy, "the file's root", root.groups())?;
     let leaf = |full: &String| full.rsplit('/').next().unwrap_or(full).to_owned();
     let has = |name: &str| groups.iter().any(|g| leaf(g) == name);
+    // anndata's groups of a mapping (`dict`): obsm, varm, uns, uns/pca and its params.
+    let dict_group = |name: &str| {
+        h5(
+            copy,
+            name,
+            root.create_group_with(name, |g| {
+                for (attr, value) in encoding("dict", "0.1.0") {
+                    g.set_attr(attr, value);
+                }
+            }),
+        )
+    };
+    // anndata's arrays: `fill` gives the values and the shape.
+    let array = |name: &str, fill: &dyn Fn(&mut DatasetBuilder)| {
+        h5(
+            copy,
+            name,
+            root.create_dataset(name, |b| {
+                fill(b);
+                array_attrs(b);
+            }),
+        )
+    };
     for top in ["obsm", "varm", "uns"] {
         if !has(top) {
-            h5(
-                copy,
-                top,
-                root.create_group_with(top, |g| {
-                    for (name, value) in encoding("dict", "0.1.0") {
-                        g.set_attr(name, value);
-                    }
-                }),
-            )?;
+            dict_group(top)?;
         }
     }
     let exists = |group: &str, name: &str| -> Result<bool> {
@@ -198,49 +213,22 @@ fn edit_copy(
             )?;
         }
     }
-    let shape = [n_obs as u64, k as u64];
-    h5(
-        copy,
-        "obsm/X_pca",
-        root.create_dataset("obsm/X_pca", |b| {
-            b.with_f32_data(scores).with_shape(&shape);
-            array_attrs(b);
-        }),
-    )?;
-    let shape = [genes as u64, k as u64];
-    h5(
-        copy,
-        "varm/PCs",
-        root.create_dataset("varm/PCs", |b| {
-            b.with_f64_data(loadings).with_shape(&shape);
-            array_attrs(b);
-        }),
-    )?;
-    // anndata's groups of a mapping (`dict`), such as uns/pca and its params.
-    let dict_group = |name: &str| {
-        h5(
-            copy,
-            name,
-            root.create_group_with(name, |g| {
-                for (attr, value) in encoding("dict", "0.1.0") {
-                    g.set_attr(attr, value);
-                }
-            }),
-        )
-    };
+    array("obsm/X_pca", &|b| {
+        b.with_f32_data(scores)
+            .with_shape(&[n_obs as u64, k as u64]);
+    })?;
+    array("varm/PCs", &|b| {
+        b.with_f64_data(loadings)
+            .with_shape(&[genes as u64, k as u64]);
+    })?;
     dict_group("uns/pca")?;
     for (name, values) in [
         ("variance", pca.variance),
         ("variance_ratio", pca.variance_ratio),
     ] {
-        h5(
-            copy,
-            &format!("uns/pca/{name}"),
-            root.create_dataset(&format!("uns/pca/{name}"), |b| {
-                b.with_f64_data(values).with_shape(&[k as u64]);
-                array_attrs(b);
-            }),
-        )?;
+        array(&format!("uns/pca/{name}"), &|b| {
+            b.with_f64_data(values).with_shape(&[k as u64]);
+        })?;
     }
     dict_group("uns/pca/params")?;
     let mut strings = vec![];
