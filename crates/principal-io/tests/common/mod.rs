@@ -282,8 +282,8 @@ pub enum H5adLayout {
 
 /// A small AnnData file of 5 cells × 4 genes (a third of the entries zero), written by the
 /// `hdf5-pure` writer the tool edits files with: `X` as `layout` says, `obs` and `var` with
-/// their `_index` names (variable-length strings in `obs`, fixed-length in `var`), a boolean `var` column `hv` (for `--mask-var hv`) and the same matrix
-/// again dense as `layers/counts`.
+/// their `_index` names (variable-length strings in `obs`, fixed-length in `var`), a boolean
+/// `var` column `hv` (for `--mask-var hv`) and the same matrix again dense as `layers/counts`.
 #[cfg(feature = "h5ad")]
 pub fn h5ad_bytes(layout: H5adLayout) -> Vec<u8> {
     use hdf5_pure::{AttrValue, FileBuilder};
