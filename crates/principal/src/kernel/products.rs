@@ -61,7 +61,14 @@ fn band_bytes() -> usize {
     64
 }
 
-/// The bands of [`lower_product`], `width` rows each (from the bottom), on one thread.
+/// Fewest rows of the top band (the triangle's first rows): faer multiplies a one-row band as
+/// a matrix-vector product and a band of two rows (a 2×2×n product) by its small-matrix
+/// kernels, both summing the rows in another order than its general kernel, which every other
+/// band takes; so a narrower remainder joins the band below it.
+const TOP_BAND_ROWS: usize = 3;
+
+/// The bands of [`lower_product`], `width` rows each from the bottom, the top one
+/// [`TOP_BAND_ROWS`] or more (up to `width + 2`), on one thread.
 fn lower_product_in_bands<E: faer::traits::ComplexField>(
     mut dst: faer::MatMut<'_, E>,
     accum: Accum,
@@ -71,7 +78,10 @@ fn lower_product_in_bands<E: faer::traits::ComplexField>(
     let d = y.nrows();
     let mut end = d;
     while end > 0 {
-        let start = end.saturating_sub(width);
+        let mut start = end.saturating_sub(width);
+        if start < TOP_BAND_ROWS {
+            start = 0;
+        }
         faer::linalg::matmul::matmul(
             dst.rb_mut().submatrix_mut(start, 0, end - start, end),
             accum,
@@ -212,11 +222,17 @@ mod tests {
     }
 
     /// The bands' width depends on the machine (see [`band_bytes`]), the model's bits may not:
-    /// on rounded (not exact) products, every width gives the bits of one register's bands.
+    /// on rounded (not exact) products, every width gives the bits of one register's bands,
+    /// for every D up to 64 (every remainder of every width, so top bands of one and two
+    /// rows, which faer would multiply otherwise) and case 2's 100 and the widest narrow 320,
+    /// over blocks of a few rows to 1,024 (faer's small-matrix kernels below 16³ products).
     #[test]
     fn bands_of_any_width_give_the_same_bits() {
         let mut rng = ChaCha8Rng::seed_from_u64(8);
-        for (d, n) in [(100, 256), (37, 1024), (320, 512), (9, 300)] {
+        let shapes = (1..=64)
+            .chain([100, 320])
+            .flat_map(|d| [5, 64, 255, 655, 1024].map(|n| (d, n)));
+        for (d, n) in shapes {
             let y = Mat::<f64>::from_fn(d, n, |_, _| rng.random::<f64>() - 0.5);
             let bands = |width| {
                 let mut dst = Mat::<f64>::zeros(d, d);
@@ -224,7 +240,7 @@ mod tests {
                 dst
             };
             let one = bands(8);
-            for width in [16, 24, 48] {
+            for width in [4, 12, 16, 24, 48] {
                 let got = bands(width);
                 for b in 0..d {
                     for a in b..d {
