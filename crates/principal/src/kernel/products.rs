@@ -49,16 +49,18 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
     lower_product_in_bands(dst, accum, y, width);
 }
 
-/// Bytes of a band's column: three 64-byte registers where faer's kernels use AVX-512 (24 f64
-/// rows, 48 f32; its kernels of three registers by up to eight columns, about 1.3× the rate of
-/// one register's on D = 100, bench/results.md), else 64 (two AVX2 registers), as under
-/// `PRINCIPAL_CPU=avx2`. The width does not change the bits: faer's kernels sum each entry over
-/// the rows in the same order whatever the band (`bands_of_any_width_give_the_same_bits`).
+/// Bytes of a band's column: three vector registers of faer's kernels. Where they are AVX-512,
+/// 192 (24 f64 rows, 48 f32; its kernels of three registers by up to eight columns, about 1.3×
+/// the rate of one register's on D = 100, bench/results.md); else three AVX2 registers, 96 (12
+/// f64 rows, faer's widest AVX2 kernel, 1.15–1.2× the rate of bands of 8 rows on D = 100 under
+/// the AVX2 proxy, bench/results.md), as under `PRINCIPAL_CPU=avx2`. The width does not change
+/// the bits: faer's kernels sum each entry over the rows in the same order whatever the band
+/// (`bands_of_any_width_give_the_same_bits`).
 fn band_bytes() -> usize {
     if crate::kernel::cpu::avx512f() {
         return 192;
     }
-    64
+    96
 }
 
 /// Fewest rows of the top band (the triangle's first rows): faer multiplies a one-row band as
@@ -228,14 +230,19 @@ mod tests {
     /// over blocks of a few rows to 1,024 (faer's small-matrix kernels below 16³ products).
     #[test]
     fn bands_of_any_width_give_the_same_bits() {
+        check_bands_of_any_width::<f64>();
+        check_bands_of_any_width::<f32>();
+    }
+
+    fn check_bands_of_any_width<E: Real + faer::traits::ComplexField>() {
         let mut rng = ChaCha8Rng::seed_from_u64(8);
         let shapes = (1..=64)
             .chain([100, 320])
             .flat_map(|d| [5, 64, 255, 655, 1024].map(|n| (d, n)));
         for (d, n) in shapes {
-            let y = Mat::<f64>::from_fn(d, n, |_, _| rng.random::<f64>() - 0.5);
+            let y = Mat::<E>::from_fn(d, n, |_, _| E::from_f64(rng.random::<f64>() - 0.5));
             let bands = |width| {
-                let mut dst = Mat::<f64>::zeros(d, d);
+                let mut dst = Mat::<E>::zeros(d, d);
                 lower_product_in_bands(dst.as_mut(), Accum::Replace, y.as_ref(), width);
                 dst
             };
@@ -245,9 +252,10 @@ mod tests {
                 for b in 0..d {
                     for a in b..d {
                         assert_eq!(
-                            got[(a, b)].to_bits(),
-                            one[(a, b)].to_bits(),
-                            "d {d} n {n} width {width} ({a}, {b})"
+                            got[(a, b)].to_f64().to_bits(),
+                            one[(a, b)].to_f64().to_bits(),
+                            "{} d {d} n {n} width {width} ({a}, {b})",
+                            std::any::type_name::<E>()
                         );
                     }
                 }
