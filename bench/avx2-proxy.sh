@@ -7,6 +7,12 @@
 #
 #   bench/avx2-proxy.sh --cases 1,2,3 --repeat 3     # bench.py's arguments
 #   AVX2_PROXY_PROFILE=profiling bench/avx2-proxy.sh --build-only   # symbols for perf
+#   bench/avx2-proxy.sh --test [FILTER…]    # principal's unit tests on faer's AVX2 kernels
+#
+# --test runs the math library's unit tests (cargo test --release -p principal --lib, with
+# PRINCIPAL_CPU=avx2) against the patched faer: the bit-for-bit checks that hold whatever the
+# kernels (the bands' widths, the byte kernels against the portable reference) then also run
+# on the kernels an AVX2 machine's faer takes, which a normal build here never reaches.
 #
 # How each side is restricted:
 # - principal's own dispatch: PRINCIPAL_CPU=avx2 (GUIDE.md): the vpmaddwd byte kernel instead of
@@ -31,8 +37,12 @@ VENV="${BENCH_VENV:-$BENCH/.venv}"
 SCRATCH="${AVX2_PROXY_DIR:-${TMPDIR:-/tmp}/principal-avx2-proxy}"
 PROFILE="${AVX2_PROXY_PROFILE:-release}"
 BUILD_ONLY=0
+TEST=0
 if [[ "${1:-}" == "--build-only" ]]; then
     BUILD_ONLY=1
+    shift
+elif [[ "${1:-}" == "--test" ]]; then
+    TEST=1
     shift
 fi
 
@@ -77,13 +87,22 @@ mkdir -p "$TREE"
     | tar --null -T - -cf -) | tar -xf - -C "$TREE"
 export CARGO_TARGET_DIR="$SCRATCH/target"
 export CARGO_PROFILE_RELEASE_INCREMENTAL=true
-(cd "$TREE" && cargo build --profile "$PROFILE" --workspace --bin principal --example fit_in_memory \
-    --config "patch.crates-io.faer.path=\"$FAER\"")
+PATCH=(--config "patch.crates-io.faer.path=\"$FAER\"")
+if [[ "$TEST" == 1 ]]; then
+    (cd "$TREE" && cargo test --profile "$PROFILE" -p principal --lib --no-run "${PATCH[@]}")
+else
+    (cd "$TREE" && cargo build --profile "$PROFILE" --workspace --bin principal --example fit_in_memory \
+        "${PATCH[@]}")
+fi
 OUT="$CARGO_TARGET_DIR/$PROFILE"
 # A patched package is locked without a `source` (the registry's has one).
 if awk '/^name = "faer"$/ { f = 1; next } /^\[\[package\]\]/ { f = 0 } f && /^source = / { bad = 1 } END { exit !bad }' "$TREE/Cargo.lock"; then
     echo "error: the scratch build did not take the patched faer" >&2
     exit 1
+fi
+if [[ "$TEST" == 1 ]]; then
+    cd "$TREE"
+    PRINCIPAL_CPU=avx2 exec cargo test --profile "$PROFILE" -p principal --lib "${PATCH[@]}" -- "$@"
 fi
 echo "AVX2 proxy build: $OUT/principal and $OUT/examples/fit_in_memory (faer from $FAER)" >&2
 if [[ "$BUILD_ONLY" == 1 ]]; then
