@@ -95,3 +95,21 @@ where
         sums.into_iter().map(C::to_f64).collect()
     }
 }
+
+/// Asks the CPU to bring `values` into its first-level cache, one cache line at a time,
+/// without waiting for them: for rows read out of file order, the next row's lines requested
+/// while this one is converted (the hardware prefetcher follows a row, not a jump between
+/// rows).
+#[inline(always)]
+pub(crate) fn prefetch<T>(values: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(simd) = pulp::x86::V3::try_new() {
+        let step = (64 / std::mem::size_of::<T>()).max(1);
+        for v in values.iter().step_by(step) {
+            simd.sse
+                ._mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(std::ptr::from_ref(v).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = values;
+}
