@@ -105,6 +105,25 @@ fn the_spin_limit_changes_no_bit_and_a_bad_one_is_refused() {
     assert!(!env.path("bad.pca").exists());
 }
 
+/// `fit INPUT -k 10 -o OUTPUT --solver covariance --explain`, leaving out MNIST's last column
+/// (its label) unless INPUT is an `.npy` file, which has none.
+fn explained_covariance_fit<'a>(input: &'a str, output: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["fit", input];
+    if !input.ends_with(".npy") {
+        args.extend(["--exclude", "784"]);
+    }
+    args.extend([
+        "-k",
+        "10",
+        "-o",
+        output,
+        "--solver",
+        "covariance",
+        "--explain",
+    ]);
+    args
+}
+
 /// The byte kernel: `--explain` names the one this CPU has and the summary the one that ran
 /// (MNIST's pixels take the byte path to the covariance matrix); with it off
 /// (`PRINCIPAL_BYTE_KERNEL=none`: exact f32 products) neither names one, and the model is the
@@ -116,22 +135,11 @@ fn explain_and_summary_name_the_byte_kernel_and_turning_it_off_changes_no_bit() 
         "run this test without PRINCIPAL_BYTE_KERNEL: it compares the kernel chosen here"
     );
     let env = Env::new();
+    let mnist = mnist();
     let fit = |kernel: &str, output: &str| {
         let out = env.run_with_env(
             &[("PRINCIPAL_BYTE_KERNEL", Some(kernel))],
-            &[
-                "fit",
-                &mnist(),
-                "--exclude",
-                "784",
-                "-k",
-                "10",
-                "-o",
-                output,
-                "--solver",
-                "covariance",
-                "--explain",
-            ],
+            &explained_covariance_fit(&mnist, output),
         );
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{kernel}: {stderr}");
@@ -172,29 +180,9 @@ fn the_avx2_cap_names_itself_changes_no_bit_and_an_unknown_one_is_refused() {
     env.write("narrow.npy", npy(&rows, false));
     let narrow = env.path("narrow.npy").display().to_string();
     let fit = |cpu: Option<&str>, input: &str, output: &str| {
-        // MNIST's last column is its label.
-        let exclude: &[&str] = if input.ends_with(".npy") {
-            &[]
-        } else {
-            &["--exclude", "784"]
-        };
-        let args = [
-            &["fit", input],
-            exclude,
-            &[
-                "-k",
-                "10",
-                "-o",
-                output,
-                "--solver",
-                "covariance",
-                "--explain",
-            ],
-        ]
-        .concat();
         env.run_with_env(
             &[("PRINCIPAL_CPU", cpu), ("PRINCIPAL_BYTE_KERNEL", None)],
-            &args,
+            &explained_covariance_fit(input, output),
         )
     };
     let cap = "instructions: principal's own kernels capped at AVX2 by PRINCIPAL_CPU=avx2 \
