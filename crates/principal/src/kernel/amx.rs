@@ -22,7 +22,7 @@
 
 use crate::kernel::parallel::{equal_work_starts, room, rows_of_tasks, with_scratch};
 #[cfg(target_arch = "x86_64")]
-use crate::kernel::simd::transpose_8x8;
+use crate::kernel::simd::{array_of, transpose_8x8};
 use principal_amx::{BlockSums, TILE_ROW_BYTES, TILE_ROWS, Tile, Tiles};
 use rayon::prelude::*;
 
@@ -248,7 +248,7 @@ impl pulp::WithSimd for Transpose<'_> {
                 for group in 0..2 {
                     // Features 8·half + l, k = 64c + 32·group..: 8 groups of 4 k each.
                     let from = c * TILE_ROW_BYTES + 32 * group;
-                    let v: [__m256i; 8] = std::array::from_fn(|l| {
+                    let v: [__m256i; 8] = array_of(simd.avx._mm256_setzero_si256(), |l| {
                         let at = (8 * half + l) * r + from;
                         let bytes: [i8; 32] = rows[at..at + 32].try_into().expect("32 bytes");
                         pulp::cast(bytes)

@@ -26,7 +26,7 @@
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::parallel::{equal_work_starts, room, rows_of_tasks, with_scratch};
 #[cfg(target_arch = "x86_64")]
-use crate::kernel::simd::transpose_8x8;
+use crate::kernel::simd::{array_of, transpose_8x8};
 #[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
 
@@ -133,7 +133,7 @@ impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
         let zero = simd.avx._mm256_setzero_si256();
         let (whole, tail) = out.split_at_mut(r / 16 * 8);
         for (c, out) in whole.chunks_exact_mut(8).enumerate() {
-            let v: [_; 8] = std::array::from_fn(|l| {
+            let v: [_; 8] = array_of(zero, |l| {
                 if l < height {
                     let bytes = &rows[l * r + 16 * c..][..16];
                     B::widen_16(simd, bytes.try_into().expect("16 bytes"))
@@ -341,9 +341,9 @@ fn tile<const P: usize>(
     use std::arch::x86_64::__m256i;
     let zero = simd.avx._mm256_setzero_si256();
     let mut acc = [[zero; GROUP]; P];
-    let panels: [&[[i32; PANEL]]; P] = std::array::from_fn(|i| &panels[i][..group.len()]);
+    let panels: [&[[i32; PANEL]]; P] = array_of(&[][..], |i| &panels[i][..group.len()]);
     for (q, pairs) in group.iter().enumerate() {
-        let lanes: [__m256i; P] = std::array::from_fn(|i| pulp::cast(panels[i][q]));
+        let lanes: [__m256i; P] = array_of(zero, |i| pulp::cast(panels[i][q]));
         for (n, &pair) in pairs[..GROUP].iter().enumerate() {
             let pair = simd.avx._mm256_set1_epi32(pair);
             for i in 0..P {

@@ -367,12 +367,12 @@ fn avx2_tiles(
     u: &mut [u8],
     y: &mut [i8],
 ) {
-    use crate::kernel::simd::transpose_16x16_bytes_twice;
+    use crate::kernel::simd::{array_of, transpose_16x16_bytes_twice};
     let flip = simd.avx._mm256_set1_epi8(-128);
     for j in (0..features).step_by(32) {
         for (tile, rows) in rows.chunks_exact(16).enumerate() {
             let k = first + 16 * tile;
-            let v = std::array::from_fn(|i| {
+            let v = array_of(flip, |i| {
                 let bytes: [u8; 32] = rows[i][j..j + 32].try_into().expect("32 bytes");
                 pulp::cast(bytes)
             });
@@ -396,7 +396,7 @@ fn word_tiles(rows: &[&[u8]], first: usize, features: usize, r: usize, u: &mut [
     for j in (0..features).step_by(8) {
         for (tile, rows) in rows.chunks_exact(8).enumerate() {
             let k = first + 8 * tile;
-            let mut w: [u64; 8] = std::array::from_fn(|i| {
+            let mut w: [u64; 8] = crate::kernel::simd::array_of(0, |i| {
                 u64::from_le_bytes(rows[i][j..j + 8].try_into().expect("8 bytes"))
             });
             transpose_8x8_bytes(&mut w);
