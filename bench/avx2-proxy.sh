@@ -86,7 +86,9 @@ mkdir -p "$TREE"
 (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do [[ -e "$f" ]] && printf '%s\0' "$f"; done \
     | tar --null -T - -cf -) | tar -xf - -C "$TREE"
 export CARGO_TARGET_DIR="$SCRATCH/target"
-export CARGO_PROFILE_RELEASE_INCREMENTAL=true
+# Built as a user's build is (not incremental: that splits the crates into other codegen units
+# than the release profile's one, and the patched faer, a path dependency, would be incremental too).
+export CARGO_PROFILE_RELEASE_INCREMENTAL=false
 PATCH=(--config "patch.crates-io.faer.path=\"$FAER\"")
 if [[ "$TEST" == 1 ]]; then
     (cd "$TREE" && cargo test --profile "$PROFILE" -p principal --lib --no-run "${PATCH[@]}")
