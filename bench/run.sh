@@ -35,7 +35,9 @@ fi
 # 3. The release binary, and the example that times the fit alone on data in memory.
 # Workspace-wide, so that the features resolve as in `cargo test --release --workspace` and
 # no dependency is built twice.
-(cd "$ROOT" && cargo build --release --bin principal --example fit_in_memory)
+# As a user's build is: an exported CARGO_PROFILE_RELEASE_INCREMENTAL=true (a developer's
+# setting) would split principal into other codegen units than the release profile's one.
+(cd "$ROOT" && CARGO_PROFILE_RELEASE_INCREMENTAL=false cargo build --release --bin principal --example fit_in_memory)
 
 # 4. The benchmark.
 exec "$VENV/bin/python" "$BENCH/bench.py" "$@"
