@@ -18,7 +18,7 @@ use crate::kernel::bytes::ByteProduct;
 use crate::kernel::parallel::join;
 use crate::kernel::products::RankTwoUpdate;
 use crate::kernel::scan::IntegerRange;
-use crate::kernel::simd::{Kernel, dispatch};
+use crate::kernel::simd::{Kernel, array_of, dispatch};
 use crate::moments::integer::centre_shifted_sums;
 use crate::moments::workspace::{ByteBuffers, Workspace};
 use crate::real::Real;
@@ -367,7 +367,7 @@ fn avx2_tiles(
     u: &mut [u8],
     y: &mut [i8],
 ) {
-    use crate::kernel::simd::{array_of, transpose_16x16_bytes_twice};
+    use crate::kernel::simd::transpose_16x16_bytes_twice;
     let flip = simd.avx._mm256_set1_epi8(-128);
     for j in (0..features).step_by(32) {
         for (tile, rows) in rows.chunks_exact(16).enumerate() {
@@ -396,7 +396,7 @@ fn word_tiles(rows: &[&[u8]], first: usize, features: usize, r: usize, u: &mut [
     for j in (0..features).step_by(8) {
         for (tile, rows) in rows.chunks_exact(8).enumerate() {
             let k = first + 8 * tile;
-            let mut w: [u64; 8] = crate::kernel::simd::array_of(0, |i| {
+            let mut w: [u64; 8] = array_of(0, |i| {
                 u64::from_le_bytes(rows[i][j..j + 8].try_into().expect("8 bytes"))
             });
             transpose_8x8_bytes(&mut w);
