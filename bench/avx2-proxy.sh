@@ -6,6 +6,7 @@
 # Zen 3's differ), so its ratios are a proxy, not a measurement of such a machine.
 #
 #   bench/avx2-proxy.sh --cases 1,2,3 --repeat 3     # bench.py's arguments
+#   AVX2_PROXY_CPU=avx-vnni bench/avx2-proxy.sh --cases 1 --repeat 3   # Alder Lake-like
 #   AVX2_PROXY_PROFILE=profiling bench/avx2-proxy.sh --build-only   # symbols for perf
 #   bench/avx2-proxy.sh --test [FILTER…]    # principal's unit tests on faer's AVX2 kernels
 #
@@ -112,10 +113,12 @@ if [[ "$BUILD_ONLY" == 1 ]]; then
 fi
 
 # 3. Both sides capped, then the benchmark (bench.py's arguments pass through).
-export PRINCIPAL_CPU=avx2
+# AVX2_PROXY_CPU=avx-vnni: an Intel client CPU since Alder Lake instead (AVX2 and AVX-VNNI, no
+# AVX-512): principal's byte products then take AVX-VNNI's vpdpbusd; everything else the same.
+export PRINCIPAL_CPU="${AVX2_PROXY_CPU:-avx2}"
 export OPENBLAS_CORETYPE=Haswell
 export NPY_DISABLE_CPU_FEATURES="AVX512F AVX512CD AVX512_KNL AVX512_KNM AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR AVX512FP16"
 export GLIBC_TUNABLES="glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX512ER,-AVX512PF"
 exec "$VENV/bin/python" "$BENCH/bench.py" --principal "$OUT/principal" \
-    --note "AVX2 proxy (bench/avx2-proxy.sh): this CPU's cores, caches and clocks, AVX2 and FMA instructions only on both sides (principal: PRINCIPAL_CPU=avx2 and faer with its avx512f checks patched out; scikit-learn: OPENBLAS_CORETYPE=Haswell, NPY_DISABLE_CPU_FEATURES; glibc: no AVX-512 functions)" \
+    --note "AVX2 proxy (bench/avx2-proxy.sh): this CPU's cores, caches and clocks, AVX2 and FMA instructions only on both sides$([[ "$PRINCIPAL_CPU" == avx-vnni ]] && echo ', and AVX-VNNI for principal'"'"'s byte products') (principal: PRINCIPAL_CPU=$PRINCIPAL_CPU and faer with its avx512f checks patched out; scikit-learn: OPENBLAS_CORETYPE=Haswell, NPY_DISABLE_CPU_FEATURES; glibc: no AVX-512 functions)" \
     "$@"

@@ -1,5 +1,6 @@
 //! Intel AMX-INT8's tile product `tdpbusd` (`u8 × i8`, summed exactly in `i32`) behind a safe
-//! interface: the one crate of principal with unsafe code. `principal`'s `kernel::amx` packs a
+//! interface: the one crate of principal with unsafe code. (It also holds the one other
+//! instruction that needs it, AVX-VNNI's 256-bit `vpdpbusd`: [`AvxVnni`].) `principal`'s `kernel::amx` packs a
 //! block's bytes into [`Tile`]s and walks the triangle of its product; this crate only detects
 //! the hardware, configures a thread's tiles and multiplies 2 × 2 blocks of tiles.
 //!
@@ -33,6 +34,8 @@ use std::sync::OnceLock;
 
 mod detect;
 use detect::{cpu_has_amx_int8, detect};
+mod vnni;
+pub use vnni::{AvxVnni, WithAvxVnni};
 
 /// Rows of a tile (palette 1's largest).
 pub const TILE_ROWS: usize = 16;

@@ -225,10 +225,62 @@ fn the_avx2_cap_names_itself_changes_no_bit_and_an_unknown_one_is_refused() {
     assert_eq!(bad.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        stderr.contains("PRINCIPAL_CPU must be native or avx2 (or unset), not \"avx512\""),
+        stderr
+            .contains("PRINCIPAL_CPU must be native, avx-vnni or avx2 (or unset), not \"avx512\""),
         "{stderr}"
     );
     assert!(!env.path("bad.pca").exists());
+}
+
+/// `PRINCIPAL_CPU=avx-vnni` (an Intel client CPU since Alder Lake: AVX2 and AVX-VNNI, no
+/// AVX-512) changes no bit: MNIST's pixels take AVX-VNNI's `vpdpbusd` where this CPU has it,
+/// else the AVX2 kernel (where AVX2 exists), and `--explain` and the summary say which.
+#[test]
+fn the_avx_vnni_cap_names_its_kernel_and_changes_no_bit() {
+    let env = Env::new();
+    let fit = |cpu: Option<&str>, output: &str| {
+        let out = env.run_with_env(
+            &[("PRINCIPAL_CPU", cpu), ("PRINCIPAL_BYTE_KERNEL", None)],
+            &explained_covariance_fit(&mnist(), output),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    fit(None, "native.pca");
+    let capped = fit(Some("avx-vnni"), "vnni.pca");
+    assert!(
+        capped.contains(
+            "instructions: principal's own kernels capped at AVX-VNNI by PRINCIPAL_CPU=avx-vnni \
+             (faer's matrix products choose their own)\n"
+        ),
+        "{capped}"
+    );
+    #[cfg(target_arch = "x86_64")]
+    let (vnni, avx2) = (
+        std::arch::is_x86_feature_detected!("avxvnni")
+            && std::arch::is_x86_feature_detected!("fma"),
+        std::arch::is_x86_feature_detected!("avx2"),
+    );
+    #[cfg(not(target_arch = "x86_64"))]
+    let (vnni, avx2) = (false, false);
+    let kernel = if vnni {
+        Some("u8×i8 products by AVX-VNNI (256-bit vpdpbusd)")
+    } else if avx2 {
+        println!("no AVX-VNNI on this CPU: the cap leaves the AVX2 kernel, checked instead");
+        Some("u8×i8 products widened to i16 (AVX2 vpmaddwd)")
+    } else {
+        None
+    };
+    match kernel {
+        Some(kernel) => assert!(
+            capped.contains(&format!("\nproducts: {kernel} (PRINCIPAL_CPU=avx-vnni)\n")),
+            "{capped}"
+        ),
+        None => assert!(!capped.contains("\nproducts: "), "{capped}"),
+    }
+    let read = |file: &str| fs::read(env.path(file)).expect("model written");
+    assert!(read("native.pca") == read("vnni.pca"), "the models differ");
 }
 
 #[test]

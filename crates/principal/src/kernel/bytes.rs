@@ -5,8 +5,10 @@
 //! multiply-adds where an f32 FMA does 16; on aarch64, NEON's dot products). They are exact
 //! only where they cannot saturate: without VNNI, x86's `vpmaddubsw` adds pairs of products in
 //! `i16` with saturation. So [`GemmBytes::available`] offers the product only where it is
-//! exact; on x86-64 with AVX2 but no VNNI, [`MaddBytes`] (`kernel::madd`: bytes widened to
-//! `i16`, `vpmaddwd` into `i32`) takes its place. Where Intel's AMX-INT8 tiles run (Xeon
+//! exact; on x86-64 with AVX2 but no AVX-512 VNNI, [`VnniBytes`] (AVX-VNNI's 256-bit
+//! `vpdpbusd`, where the CPU has it: Intel's client cores since Alder Lake) or else
+//! [`MaddBytes`] (`kernel::madd`: bytes widened to `i16`, `vpmaddwd` into `i32`) takes its
+//! place, both on `kernel::madd`'s tiles. Where Intel's AMX-INT8 tiles run (Xeon
 //! Sapphire Rapids and later), [`AmxBytes`] (`kernel::amx`: `tdpbusd`, 16,384 multiply-adds an
 //! instruction, the triangle only) comes before both. [`MachineBytes`] is the one production uses,
 //! chosen once per process ([`byte_kernel`]). Everything around the product (the blocks'
@@ -80,6 +82,21 @@ impl ByteProduct for MaddBytes {
     }
 }
 
+/// AVX-VNNI's `vpdpbusd` (256-bit) on the AVX2 kernel's tiles (x86-64 with AVX-VNNI: Intel's
+/// client CPUs since Alder Lake, which have no AVX-512): exact on every byte.
+pub(crate) struct VnniBytes;
+
+impl ByteProduct for VnniBytes {
+    fn available() -> Option<Self> {
+        madd::vnni_available().then_some(VnniBytes)
+    }
+
+    fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
+        let done = madd::multiply_vnni(u, y, a, r, product);
+        assert!(done, "VnniBytes exists only where AVX-VNNI does");
+    }
+}
+
 /// AMX-INT8's `tdpbusd` on tiles of 16 × 64 bytes (x86-64 with AMX, granted by Linux): exact
 /// on every byte.
 pub(crate) struct AmxBytes;
@@ -105,6 +122,9 @@ pub enum ByteKernel {
     /// rten-gemm's `u8 × i8` kernel where it cannot saturate: AVX-512 VNNI (`vpdpbusd`) on
     /// x86-64, NEON on aarch64.
     RtenGemm,
+    /// AVX-VNNI's 256-bit `vpdpbusd` (`u8 × i8`, four products a lane into `i32`): x86-64 with
+    /// AVX-VNNI but no AVX-512 (Intel's client CPUs since Alder Lake).
+    AvxVnni,
     /// Bytes widened to `i16`, multiplied and added in pairs into `i32` by AVX2's `vpmaddwd`.
     Avx2Madd,
 }
@@ -117,20 +137,23 @@ impl std::fmt::Display for ByteKernel {
                 "u8×i8 products by rten-gemm (AVX-512 VNNI vpdpbusd)"
             }
             ByteKernel::RtenGemm => "u8×i8 products by rten-gemm",
+            ByteKernel::AvxVnni => "u8×i8 products by AVX-VNNI (256-bit vpdpbusd)",
             ByteKernel::Avx2Madd => "u8×i8 products widened to i16 (AVX2 vpmaddwd)",
         })
     }
 }
 
 /// The exact byte product this CPU runs, decided once per process: the AMX tiles where they
-/// run, else rten-gemm where it is exact, else the AVX2 `vpmaddwd` kernel; `None` where none
-/// is (byte-valued data then takes exact f32 products). The environment variable
-/// `PRINCIPAL_BYTE_KERNEL` narrows the choice, for benchmarks and for checking that every path
-/// gives the same bits: `none` (the f32 products), `amx`, `rten-gemm` or `avx2` (that kernel
-/// if this CPU runs it exactly, else none); unset or any other value, the best one here.
-/// `PRINCIPAL_CPU=avx2` ([`crate::cpu_limit`]) leaves only the AVX2 kernel (or none): AMX and
-/// rten-gemm's AVX-512 VNNI product are beyond it (so is rten-gemm on aarch64, which the cap
-/// does not concern, but no AVX2 kernel runs there).
+/// run, else rten-gemm where it is exact (AVX-512 VNNI), else AVX-VNNI's `vpdpbusd`, else the
+/// AVX2 `vpmaddwd` kernel; `None` where none is (byte-valued data then takes exact f32
+/// products). The environment variable `PRINCIPAL_BYTE_KERNEL` narrows the choice, for
+/// benchmarks and for checking that every path gives the same bits: `none` (the f32
+/// products), `amx`, `rten-gemm`, `avx-vnni` or `avx2` (that kernel if this CPU runs it
+/// exactly, else none); unset or any other value, the best one here. `PRINCIPAL_CPU`
+/// ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves AVX-VNNI's and the AVX2 kernel, `avx2`
+/// only the AVX2 kernel (or none): AMX and rten-gemm's AVX-512 VNNI product are beyond both
+/// (so is rten-gemm on aarch64, which the cap does not concern, but no AVX2 kernel runs
+/// there).
 pub fn byte_kernel() -> Option<ByteKernel> {
     static CHOICE: OnceLock<Option<ByteKernel>> = OnceLock::new();
     *CHOICE.get_or_init(|| {
@@ -147,13 +170,19 @@ pub fn byte_kernel() -> Option<ByteKernel> {
                 .filter(|_| beyond_avx2)
                 .map(|_| ByteKernel::RtenGemm)
         };
+        let vnni = || {
+            VnniBytes::available()
+                .filter(|_| crate::kernel::cpu::avx_vnni())
+                .map(|_| ByteKernel::AvxVnni)
+        };
         let avx2 = || MaddBytes::available().map(|_| ByteKernel::Avx2Madd);
         match kernel.as_deref() {
             Ok("none") => None,
             Ok("amx") => amx(),
             Ok("rten-gemm") => rten(),
+            Ok("avx-vnni") => vnni(),
             Ok("avx2") => avx2(),
-            _ => amx().or_else(rten).or_else(avx2),
+            _ => amx().or_else(rten).or_else(vnni).or_else(avx2),
         }
     })
 }
@@ -175,6 +204,7 @@ pub fn byte_kernel_ran() -> Option<ByteKernel> {
 pub(crate) enum MachineBytes {
     Amx(AmxBytes),
     Gemm(GemmBytes),
+    Vnni(VnniBytes),
     Madd(MaddBytes),
 }
 
@@ -183,6 +213,7 @@ impl ByteProduct for MachineBytes {
         Some(match byte_kernel()? {
             ByteKernel::Amx => MachineBytes::Amx(AmxBytes),
             ByteKernel::RtenGemm => MachineBytes::Gemm(GemmBytes::any_kernel()),
+            ByteKernel::AvxVnni => MachineBytes::Vnni(VnniBytes),
             ByteKernel::Avx2Madd => MachineBytes::Madd(MaddBytes),
         })
     }
@@ -192,6 +223,7 @@ impl ByteProduct for MachineBytes {
         match self {
             MachineBytes::Amx(amx) => amx.multiply(u, y, a, r, product),
             MachineBytes::Gemm(gemm) => gemm.multiply(u, y, a, r, product),
+            MachineBytes::Vnni(vnni) => vnni.multiply(u, y, a, r, product),
             MachineBytes::Madd(madd) => madd.multiply(u, y, a, r, product),
         }
     }
@@ -314,6 +346,20 @@ mod tests {
         gives_the_reference_products(|u, y, a, r, product| madd.multiply(u, y, a, r, product));
     }
 
+    /// The AVX-VNNI kernel against the reference on random full bytes, on every shape class
+    /// (see [`gives_the_reference_products`]). Ignored, with the reason, where the build found
+    /// no AVX-VNNI; its packing of quads is then unchecked (the tiles and tasks are the AVX2
+    /// kernel's, checked above).
+    #[test]
+    #[cfg_attr(
+        not(avx_vnni_byte_product),
+        ignore = "this CPU has no AVX-VNNI, so the 256-bit vpdpbusd byte product cannot run here"
+    )]
+    fn the_avx_vnni_kernel_gives_the_reference_products_bit_for_bit() {
+        let vnni = VnniBytes::available().expect("the build found AVX-VNNI here");
+        gives_the_reference_products(|u, y, a, r, product| vnni.multiply(u, y, a, r, product));
+    }
+
     /// The AMX kernel against the reference on random full bytes, on every shape class (see
     /// [`gives_the_reference_products`]). Ignored, with the reason, where the build found no
     /// tiles; the layout, packing and triangle are checked everywhere by the next test.
@@ -344,8 +390,9 @@ mod tests {
 
     /// `multiply` against the reference on random full bytes, on every shape class: tiny,
     /// tall (few features, many rows), wide (many features, few rows), features and rows not
-    /// multiples of a kernel's tiles (AVX2: 6 rows, 8 or 16 features, pairs of rows; AMX: 16
-    /// and 32 rows or features, 64 values of `k`), a + 1 rows of G one more than a multiple
+    /// multiples of a kernel's tiles (AVX2: 6 rows, 8 or 16 features, pairs of rows, 16 rows a
+    /// packing vector; AVX-VNNI: quads of rows, 32 a packing vector; AMX: 16 and 32 rows or
+    /// features, 64 values of `k`), a + 1 rows of G one more than a multiple
     /// of 16 (Fashion-MNIST's 785, and its last block of 608 rows), more rows than a slice,
     /// more features than a band, more rows of G than a task; and on the extremes (every u =
     /// 255 against every y = −128, and against 127), where any narrower sum would saturate.
@@ -369,6 +416,9 @@ mod tests {
             (244, 1000),
             (70, 2048),
             (784, 608),
+            (9, 35),
+            (10, 66),
+            (13, 1027),
         ];
         for (k, &(a, r)) in shapes.iter().enumerate() {
             let (u, y) = random_block(a, r, 255, 127, 100 + k as u64);
@@ -403,14 +453,20 @@ mod tests {
         part
     }
 
-    /// The build script's AVX2 and AMX decisions are what this run finds, and the kernel
-    /// chosen once per process is the AMX tiles where they run, else rten-gemm where it is
-    /// exact, else the AVX2 kernel where AVX2 exists; under `PRINCIPAL_CPU=avx2` (run the
-    /// test with it too) the AVX2 kernel where AVX2 exists.
+    /// The build script's AVX2, AVX-VNNI and AMX decisions are what this run finds, and the
+    /// kernel chosen once per process is the AMX tiles where they run, else rten-gemm where it
+    /// is exact, else AVX-VNNI's where the CPU has it, else the AVX2 kernel where AVX2 exists;
+    /// under `PRINCIPAL_CPU=avx-vnni` (run the test with it too) AVX-VNNI's or the AVX2
+    /// kernel, under `PRINCIPAL_CPU=avx2` the AVX2 kernel where AVX2 exists.
     #[test]
     fn the_chosen_byte_kernel_is_the_best_exact_one_here() {
-        let capped = crate::kernel::cpu::cpu_limit() == crate::kernel::cpu::CpuLimit::Avx2;
+        use crate::kernel::cpu::{CpuLimit, cpu_limit};
+        let capped = cpu_limit() != CpuLimit::Native;
         assert_eq!(cfg!(avx2_byte_product), MaddBytes::available().is_some());
+        assert_eq!(
+            cfg!(avx_vnni_byte_product),
+            VnniBytes::available().is_some()
+        );
         assert_eq!(
             cfg!(amx_byte_product),
             AmxBytes::available().is_some(),
@@ -420,6 +476,8 @@ mod tests {
             Some(ByteKernel::Amx)
         } else if !capped && hardware_product_available() {
             Some(ByteKernel::RtenGemm)
+        } else if cpu_limit() != CpuLimit::Avx2 && VnniBytes::available().is_some() {
+            Some(ByteKernel::AvxVnni)
         } else if MaddBytes::available().is_some() {
             Some(ByteKernel::Avx2Madd)
         } else {
@@ -433,14 +491,14 @@ mod tests {
     }
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
-    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `rten-gemm`, or `f32`:
+    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`, `rten-gemm`, or `f32`:
     /// the exact f32 path's lower-triangle product of the same block), 20 times (or
     /// `TIME_ROUNDS`, for a profiler), each timed by
     /// the CPU time of all the process's threads (so that `RAYON_NUM_THREADS=1` gives one
     /// core's time) and by the clock; prints the least and the median of each
     /// (bench/results.md).
     #[test]
-    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|rten-gemm|f32"]
+    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|rten-gemm|f32"]
     fn time_one_byte_block() {
         let (a, r) = (784, 2048);
         let (u, y) = random_block(a, r, 255, 127, 7);
@@ -470,6 +528,11 @@ mod tests {
                         .expect("AVX2")
                         .multiply(&u, &y, a, r, &mut product)
                 }
+                "vnni" => {
+                    VnniBytes::available()
+                        .expect("AVX-VNNI")
+                        .multiply(&u, &y, a, r, &mut product)
+                }
                 "rten-gemm" => GemmBytes::any_kernel().multiply(&u, &y, a, r, &mut product),
                 "f32" => crate::kernel::products::lower_product(
                     lower.as_mut(),
@@ -478,7 +541,7 @@ mod tests {
                     faer::Par::rayon(0),
                 ),
                 "none" => {}
-                other => panic!("TIME_KERNEL={other:?}: amx, madd, rten-gemm, f32 or none"),
+                other => panic!("TIME_KERNEL={other:?}: amx, madd, vnni, rten-gemm, f32 or none"),
             }
             cpu.push(process_cpu_seconds() - cpu_start);
             wall.push(wall_start.elapsed().as_secs_f64());

@@ -16,8 +16,12 @@ use std::sync::OnceLock;
 pub enum CpuLimit {
     /// Unset, empty or `native`: whatever this CPU runs (AMX, AVX-512, AVX2).
     Native,
+    /// `avx-vnni`: AVX2, FMA and AVX-VNNI at most, as on Intel's client CPUs since Alder Lake
+    /// (no AVX-512): the 256-bit `vpdpbusd` byte product where this CPU has AVX-VNNI, else as
+    /// `avx2`.
+    AvxVnni,
     /// `avx2`: AVX2 and FMA at most, as on an AVX2-only CPU: no AMX tiles, no AVX-512 (VNNI
-    /// byte products, wide bands).
+    /// byte products, wide bands), no AVX-VNNI.
     Avx2,
 }
 
@@ -25,13 +29,14 @@ impl std::fmt::Display for CpuLimit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             CpuLimit::Native => "native",
+            CpuLimit::AvxVnni => "avx-vnni",
             CpuLimit::Avx2 => "avx2",
         })
     }
 }
 
 /// The values `PRINCIPAL_CPU` takes, for error messages.
-pub const CPU_LIMIT_VALUES: &str = "native or avx2";
+pub const CPU_LIMIT_VALUES: &str = "native, avx-vnni or avx2";
 
 /// `PRINCIPAL_CPU`'s value read as a [`CpuLimit`], or the message that names the value it
 /// does not know. [`cpu_limit`] treats an unknown value as `native`; the command-line tool
@@ -48,6 +53,7 @@ pub fn cpu_limit_setting() -> Result<CpuLimit, String> {
 fn parse(value: Option<&str>) -> Option<CpuLimit> {
     match value?.trim().to_ascii_lowercase().as_str() {
         "" | "native" => Some(CpuLimit::Native),
+        "avx-vnni" => Some(CpuLimit::AvxVnni),
         "avx2" => Some(CpuLimit::Avx2),
         _ => None,
     }
@@ -68,9 +74,14 @@ pub(crate) fn avx512f() -> bool {
     false
 }
 
-/// Whether our kernels may use more than AVX2 (AMX tiles, AVX-512 VNNI products).
+/// Whether our kernels may use more than AVX2 and AVX-VNNI (AMX tiles, AVX-512 VNNI products).
 pub(crate) fn beyond_avx2() -> bool {
     cpu_limit() == CpuLimit::Native
+}
+
+/// Whether our kernels may use AVX-VNNI (the CPU's own check is the kernel's).
+pub(crate) fn avx_vnni() -> bool {
+    cpu_limit() != CpuLimit::Avx2
 }
 
 #[cfg(test)]
@@ -81,6 +92,8 @@ mod tests {
     fn cpu_limits_are_read_without_regard_to_case_or_spaces() {
         assert_eq!(parse(Some("avx2")), Some(CpuLimit::Avx2));
         assert_eq!(parse(Some(" AVX2 ")), Some(CpuLimit::Avx2));
+        assert_eq!(parse(Some("AVX-VNNI")), Some(CpuLimit::AvxVnni));
+        assert_eq!(parse(Some("avxvnni")), None);
         assert_eq!(parse(Some("native")), Some(CpuLimit::Native));
         assert_eq!(parse(Some("")), Some(CpuLimit::Native));
         assert_eq!(parse(Some("avx512")), None);

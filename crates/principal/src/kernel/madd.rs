@@ -22,6 +22,14 @@
 //! the rows pass. Only `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: tiles
 //! wholly below the diagonal are skipped, half the work. Tasks of rows of G, cut to equal
 //! work, run on all threads, with the same bits (every sum is exact).
+//!
+//! Where the CPU has AVX-VNNI but no AVX-512 (Intel's client cores since Alder Lake, and
+//! their Atom-derived E-cores), the same tiles take `vpdpbusd` in its 256-bit VEX form
+//! (`_mm256_dpbusd_avx_epi32`): a lane holds four consecutive `k` of a feature as raw bytes
+//! (no widening), and one instruction multiplies `u8` by `i8` and adds the four products to
+//! the `i32` accumulator, 32 multiply-adds with no separate `vpaddd`. Exact: four products sum
+//! to at most 4·255·128 = 130,560 in magnitude, added without saturation (the `vpdpbusds`
+//! form would saturate; it is not used). [`Step`] is what differs between the two.
 
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::parallel::{equal_work_starts, room, rows_of_tasks, with_scratch};
@@ -31,7 +39,7 @@ use crate::kernel::simd::{array_of, transpose_8x8};
 use rayon::prelude::*;
 
 #[cfg(target_arch = "x86_64")]
-/// Values of `k` summed per pass over the features (even).
+/// Values of `k` summed per pass over the features (a multiple of both steps' K).
 const SLICE: usize = 512;
 
 #[cfg(target_arch = "x86_64")]
@@ -53,15 +61,16 @@ const GROUP: usize = 6;
 const TASKS: usize = 16;
 
 #[cfg(target_arch = "x86_64")]
-/// The packed operands, `pairs = ⌈r / 2⌉` pairs of `k` (an odd `r`'s last pair has a zero high
-/// half): `y[p · pairs + q][l]` = `Y[8p + l][2q]` in the low `i16`, `Y[8p + l][2q + 1]` in the
-/// high one (features past Y's zero); `u[g · pairs + q][n]` = `U[6g + n][2q]`, `U[6g + n][2q +
-/// 1]` the same way, for `n < 6` (rows past U's zero; lanes 6 and 7 zero, unused: 8 lanes keep
-/// one packing routine for both, and a pair of `k` of a group within one cache line).
+/// The packed operands, `steps = ⌈r / K⌉` steps of [`Step::K`] values of `k` each (values past
+/// `r` zero). For `vpmaddwd` (K = 2): `y[p · steps + q][l]` = `Y[8p + l][2q]` in the low `i16`,
+/// `Y[8p + l][2q + 1]` in the high one (features past Y's zero); `u[g · steps + q][n]` =
+/// `U[6g + n][2q]`, `U[6g + n][2q + 1]` the same way, for `n < 6` (rows past U's zero; lanes 6
+/// and 7 zero, unused: 8 lanes keep one packing routine for both, and a step of a group within
+/// one cache line). For `vpdpbusd` (K = 4) the same with four bytes `k = 4q..4q + 4` a lane.
 struct Packed<'a> {
     y: &'a [[i32; 8]],
     u: &'a [[i32; 8]],
-    pairs: usize,
+    steps: usize,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -161,10 +170,148 @@ impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
 }
 
 #[cfg(target_arch = "x86_64")]
+/// Interleaves up to 8 rows of `r` bytes (`rows`; missing rows read as zeros) into quads, as
+/// they are (no widening): `out[q][l]` = `row_l[4q..4q + 4]`, the first in the low byte
+/// (values past `r` zero). Every value of `out` (`⌈r / 4⌉` quads) is written. By 8 quads of
+/// the 8 rows at a time: each row's 32 bytes one vector, then the 8 × 8 `i32` transposed.
+struct Quads<'a, B> {
+    simd: pulp::x86::V3,
+    rows: &'a [B],
+    r: usize,
+    out: &'a mut [[i32; 8]],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<B: Byte> pulp::WithSimd for Quads<'_, B> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Quads { simd, rows, r, out } = self;
+        let height = rows.len() / r;
+        let zero = simd.avx._mm256_setzero_si256();
+        let (whole, tail) = out.split_at_mut(r / 32 * 8);
+        for (c, out) in whole.chunks_exact_mut(8).enumerate() {
+            let v: [_; 8] = array_of(zero, |l| {
+                if l < height {
+                    let bytes: [B; 32] = rows[l * r + 32 * c..][..32].try_into().expect("32 bytes");
+                    pulp::cast(bytes)
+                } else {
+                    zero
+                }
+            });
+            for (out, vector) in out.iter_mut().zip(transpose_8x8(simd, v)) {
+                *out = pulp::cast(vector);
+            }
+        }
+        // The last quads (r not a multiple of 32), one by one.
+        let from = r / 32 * 32;
+        for (q, quads) in tail.iter_mut().enumerate() {
+            for (l, quad) in quads.iter_mut().enumerate() {
+                let byte = |k: usize| match rows.get(l * r + k) {
+                    Some(&b) if l < height && k < r => pulp::bytemuck::cast::<B, u8>(b),
+                    _ => 0,
+                };
+                let k = from + 4 * q;
+                *quad = i32::from_le_bytes([byte(k), byte(k + 1), byte(k + 2), byte(k + 3)]);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// What the two kernels do differently: how many values of `k` a lane holds, how rows are
+/// packed into lanes, the multiply-add, and the instructions the tiles are compiled for.
+trait Step: Copy + Send + Sync + Sized {
+    /// Values of `k` per `i32` lane (a divisor of [`SLICE`]).
+    const K: usize;
+
+    /// Packs up to 8 rows of `r` bytes into `⌈r / K⌉` steps (see [`Packed`]).
+    fn pack<B: Byte>(self, simd: pulp::x86::V3, rows: &[B], r: usize, out: &mut [[i32; 8]]);
+
+    /// `acc + Σ u·y` over each lane's K values of `k`: `y` a panel's lanes (features of Y),
+    /// `u` one row of U's step broadcast to every lane.
+    fn multiply_add(
+        self,
+        simd: pulp::x86::V3,
+        acc: std::arch::x86_64::__m256i,
+        y: std::arch::x86_64::__m256i,
+        u: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256i;
+
+    /// Runs a task's tiles compiled for this step's instructions.
+    fn run(self, rows: Rows<'_, Self>);
+}
+
+#[cfg(target_arch = "x86_64")]
+/// AVX2's `vpmaddwd` on bytes widened to `i16`, then `vpaddd`.
+#[derive(Clone, Copy)]
+struct Madd;
+
+#[cfg(target_arch = "x86_64")]
+impl Step for Madd {
+    const K: usize = 2;
+
+    #[inline(always)]
+    fn pack<B: Byte>(self, simd: pulp::x86::V3, rows: &[B], r: usize, out: &mut [[i32; 8]]) {
+        pulp::Simd::vectorize(simd, Interleave { simd, rows, r, out })
+    }
+
+    #[inline(always)]
+    fn multiply_add(
+        self,
+        simd: pulp::x86::V3,
+        acc: std::arch::x86_64::__m256i,
+        y: std::arch::x86_64::__m256i,
+        u: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256i {
+        simd.avx2
+            ._mm256_add_epi32(acc, simd.avx2._mm256_madd_epi16(y, u))
+    }
+
+    fn run(self, rows: Rows<'_, Self>) {
+        pulp::Simd::vectorize(rows.simd, rows)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// AVX-VNNI's `vpdpbusd` (256-bit, VEX) on the bytes as they are: the token proves the CPU
+/// has it (`principal_amx`, the crate with the unsafe code).
+#[derive(Clone, Copy)]
+struct Vnni(principal_amx::AvxVnni);
+
+#[cfg(target_arch = "x86_64")]
+impl Step for Vnni {
+    const K: usize = 4;
+
+    #[inline(always)]
+    fn pack<B: Byte>(self, simd: pulp::x86::V3, rows: &[B], r: usize, out: &mut [[i32; 8]]) {
+        pulp::Simd::vectorize(simd, Quads { simd, rows, r, out })
+    }
+
+    #[inline(always)]
+    fn multiply_add(
+        self,
+        _: pulp::x86::V3,
+        acc: std::arch::x86_64::__m256i,
+        y: std::arch::x86_64::__m256i,
+        u: std::arch::x86_64::__m256i,
+    ) -> std::arch::x86_64::__m256i {
+        // U's bytes are the unsigned operand, Y's the signed one.
+        self.0.dot(acc, u, y)
+    }
+
+    fn run(self, rows: Rows<'_, Self>) {
+        self.0.vectorize(rows)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
 impl<'a> Packed<'a> {
     /// Packs on all threads (panel by panel, group by group): serial, the packing was a part
     /// of the block no other core could share.
-    fn new(
+    fn new<S: Step>(
+        step: S,
         simd: pulp::x86::V3,
         scratch: &'a mut Scratch,
         u: &[u8],
@@ -172,21 +319,21 @@ impl<'a> Packed<'a> {
         a: usize,
         r: usize,
     ) -> Self {
-        let pairs = r.div_ceil(2);
-        let packed_y = room(&mut scratch.y, a.div_ceil(PANEL) * pairs);
+        let steps = r.div_ceil(S::K);
+        let packed_y = room(&mut scratch.y, a.div_ceil(PANEL) * steps);
         packed_y
-            .par_chunks_exact_mut(pairs)
+            .par_chunks_exact_mut(steps)
             .zip(y.par_chunks(PANEL * r))
-            .for_each(|(out, rows)| pulp::Simd::vectorize(simd, Interleave { simd, rows, r, out }));
-        let packed_u = room(&mut scratch.u, (a + 1).div_ceil(GROUP) * pairs);
+            .for_each(|(out, rows)| step.pack(simd, rows, r, out));
+        let packed_u = room(&mut scratch.u, (a + 1).div_ceil(GROUP) * steps);
         packed_u
-            .par_chunks_exact_mut(pairs)
+            .par_chunks_exact_mut(steps)
             .zip(u.par_chunks(GROUP * r))
-            .for_each(|(out, rows)| pulp::Simd::vectorize(simd, Interleave { simd, rows, r, out }));
+            .for_each(|(out, rows)| step.pack(simd, rows, r, out));
         Packed {
             y: packed_y,
             u: packed_u,
-            pairs,
+            steps,
         }
     }
 }
@@ -212,9 +359,32 @@ fn task_starts(groups: usize, a: usize) -> Vec<usize> {
 /// this CPU lacks AVX2.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) -> bool {
-    let Some(simd) = pulp::x86::V3::try_new() else {
-        return false;
-    };
+    match pulp::x86::V3::try_new() {
+        Some(simd) => multiply_by(Madd, simd, u, y, a, r, product),
+        None => false,
+    }
+}
+
+/// The same product by AVX-VNNI's `vpdpbusd`, or `false` (and `product` untouched) where this
+/// CPU lacks AVX-VNNI.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn multiply_vnni(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) -> bool {
+    match (pulp::x86::V3::try_new(), principal_amx::AvxVnni::try_new()) {
+        (Some(simd), Some(vnni)) => multiply_by(Vnni(vnni), simd, u, y, a, r, product),
+        _ => false,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn multiply_by<S: Step>(
+    step: S,
+    simd: pulp::x86::V3,
+    u: &[u8],
+    y: &[i8],
+    a: usize,
+    r: usize,
+    product: &mut [i32],
+) -> bool {
     let product = &mut product[..(a + 1) * a];
     if r == 0 {
         product.fill(0);
@@ -226,22 +396,20 @@ pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i3
     let groups = (a + 1).div_ceil(GROUP);
     let starts = task_starts(groups, a);
     let run = |scratch: &mut Scratch| {
-        let packed = Packed::new(simd, scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
+        let packed = Packed::new(step, simd, scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
         // Each task's rows of G: groups `starts[i]..starts[i + 1]`.
         let tasks = rows_of_tasks(&mut *product, &starts, GROUP, a);
         tasks.into_par_iter().for_each(|(first_group, rows)| {
             // Zeroed by the task that sums into them, on its own core.
             rows.fill(0);
-            pulp::Simd::vectorize(
+            step.run(Rows {
+                step,
                 simd,
-                Rows {
-                    simd,
-                    packed: &packed,
-                    first_group,
-                    a,
-                    product: rows,
-                },
-            )
+                packed: &packed,
+                first_group,
+                a,
+                product: rows,
+            })
         });
     };
     with_scratch(&SCRATCH, run);
@@ -254,9 +422,21 @@ pub(crate) fn available() -> bool {
     pulp::x86::V3::try_new().is_some()
 }
 
-/// Elsewhere the kernel does not exist.
+/// Whether [`multiply_vnni`] runs on this CPU (AVX2, FMA and AVX-VNNI).
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn vnni_available() -> bool {
+    available() && principal_amx::AvxVnni::try_new().is_some()
+}
+
+/// Elsewhere the kernels do not exist.
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) fn available() -> bool {
+    false
+}
+
+/// Elsewhere the kernels do not exist.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn vnni_available() -> bool {
     false
 }
 
@@ -266,9 +446,16 @@ pub(crate) fn multiply(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) ->
     false
 }
 
+/// Elsewhere the kernel does not exist: always `false`.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) fn multiply_vnni(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) -> bool {
+    false
+}
+
 /// Rows of G from group `first_group` on (as many as `product` holds), over every slice of `k`.
 #[cfg(target_arch = "x86_64")]
-struct Rows<'a> {
+struct Rows<'a, S> {
+    step: S,
     simd: pulp::x86::V3,
     packed: &'a Packed<'a>,
     first_group: usize,
@@ -277,27 +464,47 @@ struct Rows<'a> {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl pulp::WithSimd for Rows<'_> {
+impl<S: Step> pulp::WithSimd for Rows<'_, S> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
+    fn with_simd<T: pulp::Simd>(self, _: T) {
+        self.tiles()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl principal_amx::WithAvxVnni for Rows<'_, Vnni> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_avx_vnni(self, _: principal_amx::AvxVnni) {
+        self.tiles()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<S: Step> Rows<'_, S> {
+    #[inline(always)]
+    fn tiles(self) {
         let Rows {
+            step,
             simd,
             packed,
             first_group,
             a,
             product,
         } = self;
-        let pairs = packed.pairs;
+        let steps = packed.steps;
         let rows = product.len() / a;
-        for q in (0..pairs).step_by(SLICE / 2) {
-            let len = (SLICE / 2).min(pairs - q);
+        let per_slice = SLICE / S::K;
+        for q in (0..steps).step_by(per_slice) {
+            let len = per_slice.min(steps - q);
             for (i, s) in (0..rows).step_by(GROUP).enumerate() {
                 let g = first_group + i;
-                let group = &packed.u[g * pairs + q..][..len];
+                let group = &packed.u[g * steps + q..][..len];
                 let height = (rows - s).min(GROUP);
-                let panel = |p: usize| &packed.y[p * pairs + q..][..len];
+                let panel = |p: usize| &packed.y[p * steps + q..][..len];
                 let mut t = first_feature(g, a);
                 while t < a {
                     let out = Out {
@@ -308,10 +515,10 @@ impl pulp::WithSimd for Rows<'_> {
                     let p = t / PANEL;
                     if a - t > PANEL {
                         let panels = [panel(p), panel(p + 1)];
-                        tile::<TILE_PANELS>(simd, panels, group, out);
+                        tile::<S, TILE_PANELS>(step, simd, panels, group, out);
                         t += TILE_PANELS * PANEL;
                     } else {
-                        tile::<1>(simd, [panel(p)], group, out);
+                        tile::<S, 1>(step, simd, [panel(p)], group, out);
                         t += PANEL;
                     }
                 }
@@ -328,11 +535,12 @@ struct Out<'a> {
     t: usize,
 }
 
-/// Adds `Σ_q Y[t + f][2q..2q + 2] · U[row][2q..2q + 2]` over the slice to G, for the group's 6
+/// Adds `Σ_q Y[t + f][Kq..Kq + K] · U[row][Kq..Kq + K]` over the slice to G, for the group's 6
 /// rows and the P panels' 8·P features `f` (those past `a` are not stored).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn tile<const P: usize>(
+fn tile<S: Step, const P: usize>(
+    step: S,
     simd: pulp::x86::V3,
     panels: [&[[i32; PANEL]]; P],
     group: &[[i32; 8]],
@@ -342,13 +550,12 @@ fn tile<const P: usize>(
     let zero = simd.avx._mm256_setzero_si256();
     let mut acc = [[zero; GROUP]; P];
     let panels: [&[[i32; PANEL]]; P] = array_of(&[][..], |i| &panels[i][..group.len()]);
-    for (q, pairs) in group.iter().enumerate() {
+    for (q, steps) in group.iter().enumerate() {
         let lanes: [__m256i; P] = array_of(zero, |i| pulp::cast(panels[i][q]));
-        for (n, &pair) in pairs[..GROUP].iter().enumerate() {
-            let pair = simd.avx._mm256_set1_epi32(pair);
+        for (n, &u) in steps[..GROUP].iter().enumerate() {
+            let u = simd.avx._mm256_set1_epi32(u);
             for i in 0..P {
-                let products = simd.avx2._mm256_madd_epi16(lanes[i], pair);
-                acc[i][n] = simd.avx2._mm256_add_epi32(acc[i][n], products);
+                acc[i][n] = step.multiply_add(simd, acc[i][n], lanes[i], u);
             }
         }
     }

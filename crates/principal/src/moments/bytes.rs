@@ -573,7 +573,7 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 pub(crate) mod tests {
     use super::*;
     use crate::kernel::bytes::{
-        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, hardware_product_available,
+        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, VnniBytes, hardware_product_available,
     };
     use crate::moments::integer::{integer_moments, small_integer_range};
     use faer::Mat;
@@ -587,7 +587,7 @@ pub(crate) mod tests {
     /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2; `$amx` with
     /// the AMX tile product, ignored where the process has no tiles.
     macro_rules! product_tests {
-        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident, $amx:ident) => {
+        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident, $vnni:ident, $amx:ident) => {
             /// With the AMX tile product; ignored, with the reason, where the build found no
             /// tiles.
             #[test]
@@ -614,6 +614,21 @@ pub(crate) mod tests {
                 $check(
                     stringify!($avx2),
                     $crate::moments::bytes::tests::Which::Avx2,
+                );
+            }
+
+            /// With AVX-VNNI's `vpdpbusd` product; ignored, with the reason, where the build
+            /// found no AVX-VNNI.
+            #[test]
+            #[cfg_attr(
+                not(avx_vnni_byte_product),
+                ignore = "this CPU has no AVX-VNNI, so the 256-bit vpdpbusd byte product \
+                          cannot run here"
+            )]
+            fn $vnni() {
+                $check(
+                    stringify!($vnni),
+                    $crate::moments::bytes::tests::Which::AvxVnni,
                 );
             }
 
@@ -652,6 +667,7 @@ pub(crate) mod tests {
         Reference,
         Hardware,
         Avx2,
+        AvxVnni,
         Amx,
     }
 
@@ -659,6 +675,7 @@ pub(crate) mod tests {
         a_block_gives_exact_sums_with_the_reference_product,
         a_block_gives_exact_sums_with_rten_gemms_product,
         a_block_gives_exact_sums_with_the_avx2_madd_product,
+        a_block_gives_exact_sums_with_the_avx_vnni_product,
         a_block_gives_exact_sums_with_the_amx_product);
 
     /// One block's `Σxxᵀ` (lower triangle) and `Σy` against sums of the rows one by one: all
@@ -732,6 +749,10 @@ pub(crate) mod tests {
                     check::<f64, MaddBytes>(lo, n, d, take, &mut rng);
                     check::<f32, MaddBytes>(lo, n, d, take, &mut rng);
                 }
+                Which::AvxVnni => {
+                    check::<f64, VnniBytes>(lo, n, d, take, &mut rng);
+                    check::<f32, VnniBytes>(lo, n, d, take, &mut rng);
+                }
                 Which::Amx => {
                     check::<f64, AmxBytes>(lo, n, d, take, &mut rng);
                     check::<f32, AmxBytes>(lo, n, d, take, &mut rng);
@@ -744,6 +765,7 @@ pub(crate) mod tests {
         dense_chunks_give_the_integer_paths_bits_with_the_reference_product,
         dense_chunks_give_the_integer_paths_bits_with_rten_gemms_product,
         dense_chunks_give_the_integer_paths_bits_with_the_avx2_madd_product,
+        dense_chunks_give_the_integer_paths_bits_with_the_avx_vnni_product,
         dense_chunks_give_the_integer_paths_bits_with_the_amx_product);
 
     /// Dense rows of bytes (pixels, signed values, values around −10⁶), in one block, in two
@@ -804,6 +826,10 @@ pub(crate) mod tests {
                     check::<f64, MaddBytes>(&x, what);
                     check::<f32, MaddBytes>(&x, what);
                 }
+                Which::AvxVnni => {
+                    check::<f64, VnniBytes>(&x, what);
+                    check::<f32, VnniBytes>(&x, what);
+                }
                 Which::Amx => {
                     check::<f64, AmxBytes>(&x, what);
                     check::<f32, AmxBytes>(&x, what);
@@ -816,6 +842,7 @@ pub(crate) mod tests {
         stored_bytes_give_the_f32_chunks_bits_with_the_reference_product,
         stored_bytes_give_the_f32_chunks_bits_with_rten_gemms_product,
         stored_bytes_give_the_f32_chunks_bits_with_the_avx2_madd_product,
+        stored_bytes_give_the_f32_chunks_bits_with_the_avx_vnni_product,
         stored_bytes_give_the_f32_chunks_bits_with_the_amx_product);
 
     /// Chunks of bytes as stored (`u8`) give [`byte_moments`]' bits for the same values as
@@ -878,6 +905,7 @@ pub(crate) mod tests {
                 Which::Reference => check::<ReferenceBytes>(x, what),
                 Which::Hardware => check::<GemmBytes>(x, what),
                 Which::Avx2 => check::<MaddBytes>(x, what),
+                Which::AvxVnni => check::<VnniBytes>(x, what),
                 Which::Amx => check::<AmxBytes>(x, what),
             }
         }
