@@ -400,8 +400,7 @@ fn multiply_by<S: Step>(
         // Each task's rows of G: groups `starts[i]..starts[i + 1]`.
         let tasks = rows_of_tasks(&mut *product, &starts, GROUP, a);
         tasks.into_par_iter().for_each(|(first_group, rows)| {
-            // Zeroed by the task that sums into them, on its own core.
-            rows.fill(0);
+            // Not zeroed: the first slice's tiles store their sums, the others add theirs.
             step.run(Rows {
                 step,
                 simd,
@@ -511,6 +510,7 @@ impl<S: Step> Rows<'_, S> {
                         product: &mut product[s * a..(s + height) * a],
                         a,
                         t,
+                        first: q == 0,
                     };
                     let p = t / PANEL;
                     if a - t > PANEL {
@@ -528,11 +528,13 @@ impl<S: Step> Rows<'_, S> {
 }
 
 #[cfg(target_arch = "x86_64")]
-/// Where a tile's sums go: the group's rows of G (`height · a`), features `t..`.
+/// Where a tile's sums go: the group's rows of G (`height · a`), features `t..`; stored over
+/// what is there for the first slice of `k` (`first`), added to it for the others.
 struct Out<'a> {
     product: &'a mut [i32],
     a: usize,
     t: usize,
+    first: bool,
 }
 
 /// Adds `Σ_q Y[t + f][Kq..Kq + K] · U[row][Kq..Kq + K]` over the slice to G, for the group's 6
@@ -559,18 +561,27 @@ fn tile<S: Step, const P: usize>(
             }
         }
     }
-    let Out { product, a, t } = out;
+    let Out {
+        product,
+        a,
+        t,
+        first,
+    } = out;
     for (n, row) in product.chunks_exact_mut(a).enumerate() {
         for (i, panel) in acc.iter().enumerate() {
             let from = t + i * PANEL;
             // Wrapping is the exact sum's: the caller keeps it within i32.
             if let Some(dst) = row.get_mut(from..from + PANEL) {
                 let dst: &mut [i32; PANEL] = dst.try_into().expect("a panel's width");
-                *dst = pulp::cast(simd.avx2._mm256_add_epi32(pulp::cast(*dst), panel[n]));
+                *dst = if first {
+                    pulp::cast(panel[n])
+                } else {
+                    pulp::cast(simd.avx2._mm256_add_epi32(pulp::cast(*dst), panel[n]))
+                };
             } else {
                 let sums: [i32; PANEL] = pulp::cast(panel[n]);
                 for (g, v) in row[from..].iter_mut().zip(sums) {
-                    *g = g.wrapping_add(v);
+                    *g = if first { v } else { g.wrapping_add(v) };
                 }
             }
         }
