@@ -3,14 +3,16 @@
 //! that hardware product are then ignored, with the reason, where it is not exact, so that
 //! `cargo test`'s summary shows them as not run instead of passing without running; a test
 //! checks that the decision holds on the machine the tests run on. The same for the AVX2
-//! `vpmaddwd` byte product (`avx2_byte_product`), its AVX-VNNI form (`avx_vnni_byte_product`)
-//! and the AMX tile product (`amx_byte_product`).
+//! `vpmaddwd` byte product (`avx2_byte_product`), its AVX-VNNI and AVX-512 VNNI forms
+//! (`avx_vnni_byte_product`, `avx512_vnni_byte_product`) and the AMX tile product
+//! (`amx_byte_product`).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(exact_byte_gemm)");
     println!("cargo::rustc-check-cfg=cfg(avx2_byte_product)");
     println!("cargo::rustc-check-cfg=cfg(amx_byte_product)");
     println!("cargo::rustc-check-cfg=cfg(avx_vnni_byte_product)");
+    println!("cargo::rustc-check-cfg=cfg(avx512_vnni_byte_product)");
     println!("cargo::rerun-if-changed=build.rs");
     // rten-gemm chooses its kernel by the CPU it runs on: here the build machine, which is the
     // test machine only when not cross-compiling.
@@ -31,6 +33,17 @@ fn main() {
         && std::arch::is_x86_feature_detected!("avxvnni")
     {
         println!("cargo::rustc-cfg=avx_vnni_byte_product");
+    }
+    // And its AVX-512 VNNI form (EVEX, on 256-bit vectors).
+    #[cfg(target_arch = "x86_64")]
+    if native
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512vnni")
+    {
+        println!("cargo::rustc-cfg=avx512_vnni_byte_product");
     }
     // The AMX tile product (kernel::amx) runs where principal-amx finds the tiles and Linux
     // grants them (asked here, in the build script's own process).

@@ -1,8 +1,9 @@
 //! Intel AMX-INT8's tile product `tdpbusd` (`u8 × i8`, summed exactly in `i32`) behind a safe
-//! interface: the one crate of principal with unsafe code. (It also holds the one other
-//! instruction that needs it, AVX-VNNI's 256-bit `vpdpbusd`: [`AvxVnni`].) `principal`'s `kernel::amx` packs a
+//! interface: the one crate of principal with unsafe code. `principal`'s `kernel::amx` packs a
 //! block's bytes into [`Tile`]s and walks the triangle of its product; this crate only detects
-//! the hardware, configures a thread's tiles and multiplies 2 × 2 blocks of tiles.
+//! the hardware, configures a thread's tiles and multiplies 2 × 2 blocks of tiles. It also
+//! holds the one other instruction that needs `unsafe`, the 256-bit `vpdpbusd` of AVX-VNNI and
+//! AVX-512 VNNI, as tokens ([`Dot256`]) for `principal`'s `kernel::madd`.
 //!
 //! AMX (Xeon Sapphire Rapids and later) has 8 tile registers of up to 16 rows × 64 bytes.
 //! `tdpbusd tmm_c, tmm_a, tmm_b` adds to C (16 × 16 `i32`) the product of A (16 rows × 64 `u8`)
@@ -35,7 +36,7 @@ use std::sync::OnceLock;
 mod detect;
 use detect::{cpu_has_amx_int8, detect};
 mod vnni;
-pub use vnni::{AvxVnni, WithAvxVnni};
+pub use vnni::{Avx512Vnni, AvxVnni, Dot256, WithDot256};
 
 /// Rows of a tile (palette 1's largest).
 pub const TILE_ROWS: usize = 16;

@@ -5,15 +5,16 @@
 //! multiply-adds where an f32 FMA does 16; on aarch64, NEON's dot products). They are exact
 //! only where they cannot saturate: without VNNI, x86's `vpmaddubsw` adds pairs of products in
 //! `i16` with saturation. So [`GemmBytes::available`] offers the product only where it is
-//! exact; on x86-64 with AVX2 but no AVX-512 VNNI, [`VnniBytes`] (AVX-VNNI's 256-bit
-//! `vpdpbusd`, where the CPU has it: Intel's client cores since Alder Lake) or else
-//! [`MaddBytes`] (`kernel::madd`: bytes widened to `i16`, `vpmaddwd` into `i32`) takes its
-//! place, both on `kernel::madd`'s tiles. Where Intel's AMX-INT8 tiles run (Xeon
-//! Sapphire Rapids and later), [`AmxBytes`] (`kernel::amx`: `tdpbusd`, 16,384 multiply-adds an
-//! instruction, the triangle only) comes before both. [`MachineBytes`] is the one production uses,
-//! chosen once per process ([`byte_kernel`]). Everything around the product (the blocks'
-//! layout, the gathering of rows, the sums) is generic over [`ByteProduct`], so that tests run
-//! it with a portable reference product, and with each kernel this CPU has, on every machine.
+//! exact. On x86-64 our own tiles (`kernel::madd`, only the triangle of the product) come
+//! before it: [`Vnni512Bytes`] (AVX-512 VNNI's `vpdpbusd` on 256-bit vectors, faster than
+//! rten-gemm's whole square on the same instruction), [`VnniBytes`] (AVX-VNNI's: Intel's
+//! client cores since Alder Lake) or else [`MaddBytes`] (bytes widened to `i16`, `vpmaddwd`
+//! into `i32`). Where Intel's AMX-INT8 tiles run (Xeon Sapphire Rapids and later),
+//! [`AmxBytes`] (`kernel::amx`: `tdpbusd`, 16,384 multiply-adds an instruction, the triangle
+//! only) comes before all. [`MachineBytes`] is the one production uses, chosen once per
+//! process ([`byte_kernel`]). Everything around the product (the blocks' layout, the gathering
+//! of rows, the sums) is generic over [`ByteProduct`], so that tests run it with a portable
+//! reference product, and with each kernel this CPU has, on every machine.
 
 use std::sync::OnceLock;
 
@@ -82,18 +83,24 @@ impl ByteProduct for MaddBytes {
     }
 }
 
-/// AVX-VNNI's `vpdpbusd` (256-bit) on the AVX2 kernel's tiles (x86-64 with AVX-VNNI: Intel's
-/// client CPUs since Alder Lake, which have no AVX-512): exact on every byte.
-pub(crate) struct VnniBytes;
+/// A 256-bit `vpdpbusd` (`D`: AVX-VNNI's VEX form, or AVX-512 VNNI's EVEX form with VL) on
+/// the AVX2 kernel's tiles: exact on every byte.
+pub(crate) struct DotBytes<D>(std::marker::PhantomData<D>);
 
-impl ByteProduct for VnniBytes {
+/// AVX-VNNI's (Intel's client CPUs since Alder Lake, which have no AVX-512).
+pub(crate) type VnniBytes = DotBytes<principal_amx::AvxVnni>;
+
+/// AVX-512 VNNI's on 256-bit vectors (Xeons since Cascade Lake, AMD since Zen 4).
+pub(crate) type Vnni512Bytes = DotBytes<principal_amx::Avx512Vnni>;
+
+impl<D: principal_amx::Dot256> ByteProduct for DotBytes<D> {
     fn available() -> Option<Self> {
-        madd::vnni_available().then_some(VnniBytes)
+        madd::vnni_available::<D>().then_some(DotBytes(std::marker::PhantomData))
     }
 
     fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
-        let done = madd::multiply_vnni(u, y, a, r, product);
-        assert!(done, "VnniBytes exists only where AVX-VNNI does");
+        let done = madd::multiply_vnni::<D>(u, y, a, r, product);
+        assert!(done, "DotBytes exists only where its vpdpbusd runs");
     }
 }
 
@@ -122,6 +129,9 @@ pub enum ByteKernel {
     /// rten-gemm's `u8 × i8` kernel where it cannot saturate: AVX-512 VNNI (`vpdpbusd`) on
     /// x86-64, NEON on aarch64.
     RtenGemm,
+    /// AVX-512 VNNI's `vpdpbusd` on 256-bit vectors, on the AVX2 kernel's tiles (only the
+    /// triangle of the product, which rten-gemm computes whole): x86-64 with AVX-512 VNNI.
+    Avx512Vnni,
     /// AVX-VNNI's 256-bit `vpdpbusd` (`u8 × i8`, four products a lane into `i32`): x86-64 with
     /// AVX-VNNI but no AVX-512 (Intel's client CPUs since Alder Lake).
     AvxVnni,
@@ -137,6 +147,7 @@ impl std::fmt::Display for ByteKernel {
                 "u8×i8 products by rten-gemm (AVX-512 VNNI vpdpbusd)"
             }
             ByteKernel::RtenGemm => "u8×i8 products by rten-gemm",
+            ByteKernel::Avx512Vnni => "u8×i8 products by AVX-512 VNNI (256-bit vpdpbusd)",
             ByteKernel::AvxVnni => "u8×i8 products by AVX-VNNI (256-bit vpdpbusd)",
             ByteKernel::Avx2Madd => "u8×i8 products widened to i16 (AVX2 vpmaddwd)",
         })
@@ -144,16 +155,17 @@ impl std::fmt::Display for ByteKernel {
 }
 
 /// The exact byte product this CPU runs, decided once per process: the AMX tiles where they
-/// run, else rten-gemm where it is exact (AVX-512 VNNI), else AVX-VNNI's `vpdpbusd`, else the
-/// AVX2 `vpmaddwd` kernel; `None` where none is (byte-valued data then takes exact f32
-/// products). The environment variable `PRINCIPAL_BYTE_KERNEL` narrows the choice, for
-/// benchmarks and for checking that every path gives the same bits: `none` (the f32
-/// products), `amx`, `rten-gemm`, `avx-vnni` or `avx2` (that kernel if this CPU runs it
-/// exactly, else none); unset or any other value, the best one here. `PRINCIPAL_CPU`
-/// ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves AVX-VNNI's and the AVX2 kernel, `avx2`
-/// only the AVX2 kernel (or none): AMX and rten-gemm's AVX-512 VNNI product are beyond both
-/// (so is rten-gemm on aarch64, which the cap does not concern, but no AVX2 kernel runs
-/// there).
+/// run, else AVX-512 VNNI's 256-bit `vpdpbusd` on our tiles, else rten-gemm where it is exact
+/// (aarch64's NEON; on x86-64 it needs AVX-512 VNNI, which our tiles use faster), else
+/// AVX-VNNI's `vpdpbusd`, else the AVX2 `vpmaddwd` kernel; `None` where none is (byte-valued
+/// data then takes exact f32 products). The environment variable `PRINCIPAL_BYTE_KERNEL`
+/// narrows the choice, for benchmarks and for checking that every path gives the same bits:
+/// `none` (the f32 products), `amx`, `avx512-vnni`, `rten-gemm`, `avx-vnni` or `avx2` (that
+/// kernel if this CPU runs it exactly, else none); unset or any other value, the best one
+/// here. `PRINCIPAL_CPU` ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves AVX-VNNI's and the
+/// AVX2 kernel, `avx2` only the AVX2 kernel (or none): AMX and the AVX-512 VNNI products are
+/// beyond both (so is rten-gemm on aarch64, which the cap does not concern, but no AVX2 kernel
+/// runs there).
 pub fn byte_kernel() -> Option<ByteKernel> {
     static CHOICE: OnceLock<Option<ByteKernel>> = OnceLock::new();
     *CHOICE.get_or_init(|| {
@@ -170,6 +182,11 @@ pub fn byte_kernel() -> Option<ByteKernel> {
                 .filter(|_| beyond_avx2)
                 .map(|_| ByteKernel::RtenGemm)
         };
+        let vnni512 = || {
+            Vnni512Bytes::available()
+                .filter(|_| beyond_avx2)
+                .map(|_| ByteKernel::Avx512Vnni)
+        };
         let vnni = || {
             VnniBytes::available()
                 .filter(|_| crate::kernel::cpu::avx_vnni())
@@ -179,10 +196,15 @@ pub fn byte_kernel() -> Option<ByteKernel> {
         match kernel.as_deref() {
             Ok("none") => None,
             Ok("amx") => amx(),
+            Ok("avx512-vnni") => vnni512(),
             Ok("rten-gemm") => rten(),
             Ok("avx-vnni") => vnni(),
             Ok("avx2") => avx2(),
-            _ => amx().or_else(rten).or_else(vnni).or_else(avx2),
+            _ => amx()
+                .or_else(vnni512)
+                .or_else(rten)
+                .or_else(vnni)
+                .or_else(avx2),
         }
     })
 }
@@ -204,6 +226,7 @@ pub fn byte_kernel_ran() -> Option<ByteKernel> {
 pub(crate) enum MachineBytes {
     Amx(AmxBytes),
     Gemm(GemmBytes),
+    Vnni512(Vnni512Bytes),
     Vnni(VnniBytes),
     Madd(MaddBytes),
 }
@@ -213,7 +236,8 @@ impl ByteProduct for MachineBytes {
         Some(match byte_kernel()? {
             ByteKernel::Amx => MachineBytes::Amx(AmxBytes),
             ByteKernel::RtenGemm => MachineBytes::Gemm(GemmBytes::any_kernel()),
-            ByteKernel::AvxVnni => MachineBytes::Vnni(VnniBytes),
+            ByteKernel::Avx512Vnni => MachineBytes::Vnni512(DotBytes(std::marker::PhantomData)),
+            ByteKernel::AvxVnni => MachineBytes::Vnni(DotBytes(std::marker::PhantomData)),
             ByteKernel::Avx2Madd => MachineBytes::Madd(MaddBytes),
         })
     }
@@ -223,6 +247,7 @@ impl ByteProduct for MachineBytes {
         match self {
             MachineBytes::Amx(amx) => amx.multiply(u, y, a, r, product),
             MachineBytes::Gemm(gemm) => gemm.multiply(u, y, a, r, product),
+            MachineBytes::Vnni512(vnni) => vnni.multiply(u, y, a, r, product),
             MachineBytes::Vnni(vnni) => vnni.multiply(u, y, a, r, product),
             MachineBytes::Madd(madd) => madd.multiply(u, y, a, r, product),
         }
@@ -360,6 +385,20 @@ mod tests {
         gives_the_reference_products(|u, y, a, r, product| vnni.multiply(u, y, a, r, product));
     }
 
+    /// The AVX-512 VNNI kernel (256-bit `vpdpbusd`, EVEX) against the reference on random full
+    /// bytes, on every shape class (see [`gives_the_reference_products`]). Ignored, with the
+    /// reason, where the build found no AVX-512 VNNI.
+    #[test]
+    #[cfg_attr(
+        not(avx512_vnni_byte_product),
+        ignore = "this CPU has no AVX-512 VNNI (with VL), so the EVEX 256-bit vpdpbusd byte \
+                  product cannot run here"
+    )]
+    fn the_avx512_vnni_kernel_gives_the_reference_products_bit_for_bit() {
+        let vnni = Vnni512Bytes::available().expect("the build found AVX-512 VNNI here");
+        gives_the_reference_products(|u, y, a, r, product| vnni.multiply(u, y, a, r, product));
+    }
+
     /// The AMX kernel against the reference on random full bytes, on every shape class (see
     /// [`gives_the_reference_products`]). Ignored, with the reason, where the build found no
     /// tiles; the layout, packing and triangle are checked everywhere by the next test.
@@ -453,9 +492,10 @@ mod tests {
         part
     }
 
-    /// The build script's AVX2, AVX-VNNI and AMX decisions are what this run finds, and the
-    /// kernel chosen once per process is the AMX tiles where they run, else rten-gemm where it
-    /// is exact, else AVX-VNNI's where the CPU has it, else the AVX2 kernel where AVX2 exists;
+    /// The build script's AVX2, AVX-VNNI, AVX-512 VNNI and AMX decisions are what this run
+    /// finds, and the kernel chosen once per process is the AMX tiles where they run, else
+    /// AVX-512 VNNI's on our tiles, else rten-gemm where it is exact, else AVX-VNNI's where the
+    /// CPU has it, else the AVX2 kernel where AVX2 exists;
     /// under `PRINCIPAL_CPU=avx-vnni` (run the test with it too) AVX-VNNI's or the AVX2
     /// kernel, under `PRINCIPAL_CPU=avx2` the AVX2 kernel where AVX2 exists.
     #[test]
@@ -468,12 +508,18 @@ mod tests {
             VnniBytes::available().is_some()
         );
         assert_eq!(
+            cfg!(avx512_vnni_byte_product),
+            Vnni512Bytes::available().is_some()
+        );
+        assert_eq!(
             cfg!(amx_byte_product),
             AmxBytes::available().is_some(),
             "the build and this run disagree on the AMX tiles: rebuild on this machine"
         );
         let want = if !capped && AmxBytes::available().is_some() {
             Some(ByteKernel::Amx)
+        } else if !capped && Vnni512Bytes::available().is_some() {
+            Some(ByteKernel::Avx512Vnni)
         } else if !capped && hardware_product_available() {
             Some(ByteKernel::RtenGemm)
         } else if cpu_limit() != CpuLimit::Avx2 && VnniBytes::available().is_some() {
@@ -491,14 +537,14 @@ mod tests {
     }
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
-    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`, `rten-gemm`, or `f32`:
+    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`, `vnni512`, `rten-gemm`, or `f32`:
     /// the exact f32 path's lower-triangle product of the same block), 20 times (or
     /// `TIME_ROUNDS`, for a profiler), each timed by
     /// the CPU time of all the process's threads (so that `RAYON_NUM_THREADS=1` gives one
     /// core's time) and by the clock; prints the least and the median of each
     /// (bench/results.md).
     #[test]
-    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|rten-gemm|f32"]
+    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|rten-gemm|f32"]
     fn time_one_byte_block() {
         let (a, r) = (784, 2048);
         let (u, y) = random_block(a, r, 255, 127, 7);
@@ -533,6 +579,13 @@ mod tests {
                         .expect("AVX-VNNI")
                         .multiply(&u, &y, a, r, &mut product)
                 }
+                "vnni512" => Vnni512Bytes::available().expect("AVX-512 VNNI").multiply(
+                    &u,
+                    &y,
+                    a,
+                    r,
+                    &mut product,
+                ),
                 "rten-gemm" => GemmBytes::any_kernel().multiply(&u, &y, a, r, &mut product),
                 "f32" => crate::kernel::products::lower_product(
                     lower.as_mut(),
@@ -541,7 +594,9 @@ mod tests {
                     faer::Par::rayon(0),
                 ),
                 "none" => {}
-                other => panic!("TIME_KERNEL={other:?}: amx, madd, vnni, rten-gemm, f32 or none"),
+                other => panic!(
+                    "TIME_KERNEL={other:?}: amx, madd, vnni, vnni512, rten-gemm, f32 or none"
+                ),
             }
             cpu.push(process_cpu_seconds() - cpu_start);
             wall.push(wall_start.elapsed().as_secs_f64());

@@ -23,9 +23,10 @@
 //! wholly below the diagonal are skipped, half the work. Tasks of rows of G, cut to equal
 //! work, run on all threads, with the same bits (every sum is exact).
 //!
-//! Where the CPU has AVX-VNNI but no AVX-512 (Intel's client cores since Alder Lake, and
-//! their Atom-derived E-cores), the same tiles take `vpdpbusd` in its 256-bit VEX form
-//! (`_mm256_dpbusd_avx_epi32`): a lane holds four consecutive `k` of a feature as raw bytes
+//! Where the CPU has a 256-bit `vpdpbusd` — AVX-VNNI's VEX form (`_mm256_dpbusd_avx_epi32`:
+//! Intel's client cores since Alder Lake, which have no AVX-512) or AVX-512 VNNI's EVEX form
+//! with VL (`_mm256_dpbusd_epi32`: Xeons since Cascade Lake, AMD since Zen 4) — the same tiles
+//! take it instead: a lane holds four consecutive `k` of a feature as raw bytes
 //! (no widening), and one instruction multiplies `u8` by `i8` and adds the four products to
 //! the `i32` accumulator, 32 multiply-adds with no separate `vpaddd`. Exact: four products sum
 //! to at most 4·255·128 = 130,560 in magnitude, added without saturation (the `vpdpbusds`
@@ -35,6 +36,9 @@
 use crate::kernel::parallel::{equal_work_starts, room, rows_of_tasks, with_scratch};
 #[cfg(target_arch = "x86_64")]
 use crate::kernel::simd::{array_of, transpose_8x8};
+use principal_amx::Dot256;
+#[cfg(target_arch = "x86_64")]
+use principal_amx::WithDot256;
 #[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
 
@@ -275,13 +279,14 @@ impl Step for Madd {
 }
 
 #[cfg(target_arch = "x86_64")]
-/// AVX-VNNI's `vpdpbusd` (256-bit, VEX) on the bytes as they are: the token proves the CPU
-/// has it (`principal_amx`, the crate with the unsafe code).
+/// The 256-bit `vpdpbusd` on the bytes as they are, in either encoding (`D`: AVX-VNNI's VEX or
+/// AVX-512 VNNI's EVEX): the token proves the CPU runs it (`principal_amx`, the crate with
+/// the unsafe code).
 #[derive(Clone, Copy)]
-struct Vnni(principal_amx::AvxVnni);
+struct Vnni<D>(D);
 
 #[cfg(target_arch = "x86_64")]
-impl Step for Vnni {
+impl<D: Dot256> Step for Vnni<D> {
     const K: usize = 4;
 
     #[inline(always)]
@@ -365,12 +370,18 @@ pub(crate) fn multiply(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i3
     }
 }
 
-/// The same product by AVX-VNNI's `vpdpbusd`, or `false` (and `product` untouched) where this
-/// CPU lacks AVX-VNNI.
+/// The same product by the 256-bit `vpdpbusd` of `D` (AVX-VNNI's or AVX-512 VNNI's), or
+/// `false` (and `product` untouched) where this CPU lacks it.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn multiply_vnni(u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) -> bool {
-    match (pulp::x86::V3::try_new(), principal_amx::AvxVnni::try_new()) {
-        (Some(simd), Some(vnni)) => multiply_by(Vnni(vnni), simd, u, y, a, r, product),
+pub(crate) fn multiply_vnni<D: Dot256>(
+    u: &[u8],
+    y: &[i8],
+    a: usize,
+    r: usize,
+    product: &mut [i32],
+) -> bool {
+    match (pulp::x86::V3::try_new(), D::try_new()) {
+        (Some(simd), Some(dot)) => multiply_by(Vnni(dot), simd, u, y, a, r, product),
         _ => false,
     }
 }
@@ -421,10 +432,10 @@ pub(crate) fn available() -> bool {
     pulp::x86::V3::try_new().is_some()
 }
 
-/// Whether [`multiply_vnni`] runs on this CPU (AVX2, FMA and AVX-VNNI).
+/// Whether [`multiply_vnni`] with `D` runs on this CPU.
 #[cfg(target_arch = "x86_64")]
-pub(crate) fn vnni_available() -> bool {
-    available() && principal_amx::AvxVnni::try_new().is_some()
+pub(crate) fn vnni_available<D: Dot256>() -> bool {
+    available() && D::try_new().is_some()
 }
 
 /// Elsewhere the kernels do not exist.
@@ -435,7 +446,7 @@ pub(crate) fn available() -> bool {
 
 /// Elsewhere the kernels do not exist.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn vnni_available() -> bool {
+pub(crate) fn vnni_available<D: Dot256>() -> bool {
     false
 }
 
@@ -447,7 +458,13 @@ pub(crate) fn multiply(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) ->
 
 /// Elsewhere the kernel does not exist: always `false`.
 #[cfg(not(target_arch = "x86_64"))]
-pub(crate) fn multiply_vnni(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) -> bool {
+pub(crate) fn multiply_vnni<D: Dot256>(
+    _: &[u8],
+    _: &[i8],
+    _: usize,
+    _: usize,
+    _: &mut [i32],
+) -> bool {
     false
 }
 
@@ -473,11 +490,11 @@ impl<S: Step> pulp::WithSimd for Rows<'_, S> {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl principal_amx::WithAvxVnni for Rows<'_, Vnni> {
+impl<D: Dot256> WithDot256<D> for Rows<'_, Vnni<D>> {
     type Output = ();
 
     #[inline(always)]
-    fn with_avx_vnni(self, _: principal_amx::AvxVnni) {
+    fn with_dot(self, _: D) {
         self.tiles()
     }
 }

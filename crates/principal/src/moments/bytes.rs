@@ -573,7 +573,8 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 pub(crate) mod tests {
     use super::*;
     use crate::kernel::bytes::{
-        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, VnniBytes, hardware_product_available,
+        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, Vnni512Bytes, VnniBytes,
+        hardware_product_available,
     };
     use crate::moments::integer::{integer_moments, small_integer_range};
     use faer::Mat;
@@ -587,7 +588,8 @@ pub(crate) mod tests {
     /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2; `$amx` with
     /// the AMX tile product, ignored where the process has no tiles.
     macro_rules! product_tests {
-        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident, $vnni:ident, $amx:ident) => {
+        ($check:ident: $reference:ident, $hardware:ident, $avx2:ident, $vnni:ident, $vnni512:ident,
+            $amx:ident) => {
             /// With the AMX tile product; ignored, with the reason, where the build found no
             /// tiles.
             #[test]
@@ -632,6 +634,21 @@ pub(crate) mod tests {
                 );
             }
 
+            /// With AVX-512 VNNI's `vpdpbusd` on 256-bit vectors; ignored, with the reason,
+            /// where the build found no AVX-512 VNNI.
+            #[test]
+            #[cfg_attr(
+                not(avx512_vnni_byte_product),
+                ignore = "this CPU has no AVX-512 VNNI (with VL), so the EVEX 256-bit vpdpbusd \
+                          byte product cannot run here"
+            )]
+            fn $vnni512() {
+                $check(
+                    stringify!($vnni512),
+                    $crate::moments::bytes::tests::Which::Avx512Vnni,
+                );
+            }
+
             #[test]
             fn $reference() {
                 $check(
@@ -668,6 +685,7 @@ pub(crate) mod tests {
         Hardware,
         Avx2,
         AvxVnni,
+        Avx512Vnni,
         Amx,
     }
 
@@ -676,6 +694,7 @@ pub(crate) mod tests {
         a_block_gives_exact_sums_with_rten_gemms_product,
         a_block_gives_exact_sums_with_the_avx2_madd_product,
         a_block_gives_exact_sums_with_the_avx_vnni_product,
+        a_block_gives_exact_sums_with_the_avx512_vnni_product,
         a_block_gives_exact_sums_with_the_amx_product);
 
     /// One block's `Σxxᵀ` (lower triangle) and `Σy` against sums of the rows one by one: all
@@ -753,6 +772,10 @@ pub(crate) mod tests {
                     check::<f64, VnniBytes>(lo, n, d, take, &mut rng);
                     check::<f32, VnniBytes>(lo, n, d, take, &mut rng);
                 }
+                Which::Avx512Vnni => {
+                    check::<f64, Vnni512Bytes>(lo, n, d, take, &mut rng);
+                    check::<f32, Vnni512Bytes>(lo, n, d, take, &mut rng);
+                }
                 Which::Amx => {
                     check::<f64, AmxBytes>(lo, n, d, take, &mut rng);
                     check::<f32, AmxBytes>(lo, n, d, take, &mut rng);
@@ -766,6 +789,7 @@ pub(crate) mod tests {
         dense_chunks_give_the_integer_paths_bits_with_rten_gemms_product,
         dense_chunks_give_the_integer_paths_bits_with_the_avx2_madd_product,
         dense_chunks_give_the_integer_paths_bits_with_the_avx_vnni_product,
+        dense_chunks_give_the_integer_paths_bits_with_the_avx512_vnni_product,
         dense_chunks_give_the_integer_paths_bits_with_the_amx_product);
 
     /// Dense rows of bytes (pixels, signed values, values around −10⁶), in one block, in two
@@ -830,6 +854,10 @@ pub(crate) mod tests {
                     check::<f64, VnniBytes>(&x, what);
                     check::<f32, VnniBytes>(&x, what);
                 }
+                Which::Avx512Vnni => {
+                    check::<f64, Vnni512Bytes>(&x, what);
+                    check::<f32, Vnni512Bytes>(&x, what);
+                }
                 Which::Amx => {
                     check::<f64, AmxBytes>(&x, what);
                     check::<f32, AmxBytes>(&x, what);
@@ -843,6 +871,7 @@ pub(crate) mod tests {
         stored_bytes_give_the_f32_chunks_bits_with_rten_gemms_product,
         stored_bytes_give_the_f32_chunks_bits_with_the_avx2_madd_product,
         stored_bytes_give_the_f32_chunks_bits_with_the_avx_vnni_product,
+        stored_bytes_give_the_f32_chunks_bits_with_the_avx512_vnni_product,
         stored_bytes_give_the_f32_chunks_bits_with_the_amx_product);
 
     /// Chunks of bytes as stored (`u8`) give [`byte_moments`]' bits for the same values as
@@ -906,6 +935,7 @@ pub(crate) mod tests {
                 Which::Hardware => check::<GemmBytes>(x, what),
                 Which::Avx2 => check::<MaddBytes>(x, what),
                 Which::AvxVnni => check::<VnniBytes>(x, what),
+                Which::Avx512Vnni => check::<Vnni512Bytes>(x, what),
                 Which::Amx => check::<AmxBytes>(x, what),
             }
         }

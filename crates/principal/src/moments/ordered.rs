@@ -614,7 +614,9 @@ fn add_raw_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::bytes::{AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, VnniBytes};
+    use crate::kernel::bytes::{
+        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, Vnni512Bytes, VnniBytes,
+    };
     use crate::moments::MomentAccumulator;
     use crate::moments::bytes::tests::{Which, product_tests};
     use crate::moments::chunk::ordered;
@@ -808,6 +810,7 @@ mod tests {
         ordered_blocks_give_the_integer_paths_exact_sums_with_rten_gemms_product,
         ordered_blocks_give_the_integer_paths_exact_sums_with_the_avx2_madd_product,
         ordered_blocks_give_the_integer_paths_exact_sums_with_the_avx_vnni_product,
+        ordered_blocks_give_the_integer_paths_exact_sums_with_the_avx512_vnni_product,
         ordered_blocks_give_the_integer_paths_exact_sums_with_the_amx_product);
 
     /// Where every feature's values fit a byte, the blocks' products are taken in bytes
@@ -852,6 +855,12 @@ mod tests {
                     assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
                     same_bits_as_the_integer_path::<f32, VnniBytes>(&x);
                     same_bits_as_the_integer_path::<f64, VnniBytes>(&x);
+                }
+                Which::Avx512Vnni => {
+                    let blocks = ByteBlocks::<f64, Vnni512Bytes>::for_range(&range.lo, &range.hi);
+                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
+                    same_bits_as_the_integer_path::<f32, Vnni512Bytes>(&x);
+                    same_bits_as_the_integer_path::<f64, Vnni512Bytes>(&x);
                 }
                 Which::Amx => {
                     let blocks = ByteBlocks::<f64, AmxBytes>::for_range(&range.lo, &range.hi);
