@@ -78,7 +78,10 @@ impl Dot256 for AvxVnni {
             unsafe { with_features(self, work) }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        match self.never {}
+        {
+            let _ = work;
+            match self.never {}
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -116,7 +119,10 @@ impl Dot256 for Avx512Vnni {
             unsafe { with_features(self, work) }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        match self.never {}
+        {
+            let _ = work;
+            match self.never {}
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
