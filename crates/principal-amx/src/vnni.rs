@@ -53,85 +53,59 @@ pub struct Avx512Vnni {
     never: std::convert::Infallible,
 }
 
-impl Dot256 for AvxVnni {
-    fn try_new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("avxvnni")
-        {
-            return Some(AvxVnni { _private: () });
-        }
-        None
-    }
-
-    #[inline(always)]
-    fn vectorize<W: WithDot256<Self>>(self, work: W) -> W::Output {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx,avx2,fma,avxvnni")]
-            fn with_features<W: WithDot256<AvxVnni>>(dot: AvxVnni, work: W) -> W::Output {
-                work.with_dot(dot)
+/// `impl Dot256` for a token: the CPU features `try_new` checks (the same, comma-separated, for
+/// `target_feature`) and the intrinsic.
+macro_rules! dot256 {
+    ($token:ident, [$($feature:tt),+], $features:literal, $intrinsic:ident) => {
+        impl Dot256 for $token {
+            fn try_new() -> Option<Self> {
+                #[cfg(target_arch = "x86_64")]
+                if $(std::arch::is_x86_feature_detected!($feature))&&+ {
+                    return Some($token { _private: () });
+                }
+                None
             }
-            // SAFETY: an `AvxVnni` exists only where `try_new` found these features.
-            unsafe { with_features(self, work) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = work;
-            match self.never {}
-        }
-    }
 
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn dot(self, acc: __m256i, u: __m256i, y: __m256i) -> __m256i {
-        // SAFETY: an `AvxVnni` exists only where the CPU has AVX-VNNI.
-        unsafe { std::arch::x86_64::_mm256_dpbusd_avx_epi32(acc, u, y) }
-    }
+            #[inline(always)]
+            fn vectorize<W: WithDot256<Self>>(self, work: W) -> W::Output {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    #[target_feature(enable = $features)]
+                    fn with_features<W: WithDot256<$token>>(dot: $token, work: W) -> W::Output {
+                        work.with_dot(dot)
+                    }
+                    // SAFETY: the token exists only where `try_new` found these features.
+                    unsafe { with_features(self, work) }
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                {
+                    let _ = work;
+                    match self.never {}
+                }
+            }
+
+            #[cfg(target_arch = "x86_64")]
+            #[inline(always)]
+            fn dot(self, acc: __m256i, u: __m256i, y: __m256i) -> __m256i {
+                // SAFETY: the token exists only where the CPU runs the instruction.
+                unsafe { std::arch::x86_64::$intrinsic(acc, u, y) }
+            }
+        }
+    };
 }
 
-impl Dot256 for Avx512Vnni {
-    fn try_new() -> Option<Self> {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512vnni")
-        {
-            return Some(Avx512Vnni { _private: () });
-        }
-        None
-    }
-
-    #[inline(always)]
-    fn vectorize<W: WithDot256<Self>>(self, work: W) -> W::Output {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx,avx2,fma,avx512f,avx512vl,avx512vnni")]
-            fn with_features<W: WithDot256<Avx512Vnni>>(dot: Avx512Vnni, work: W) -> W::Output {
-                work.with_dot(dot)
-            }
-            // SAFETY: an `Avx512Vnni` exists only where `try_new` found these features.
-            unsafe { with_features(self, work) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = work;
-            match self.never {}
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn dot(self, acc: __m256i, u: __m256i, y: __m256i) -> __m256i {
-        // SAFETY: an `Avx512Vnni` exists only where the CPU has AVX-512 VNNI and VL.
-        unsafe { std::arch::x86_64::_mm256_dpbusd_epi32(acc, u, y) }
-    }
-}
+dot256!(
+    AvxVnni,
+    ["avx", "avx2", "fma", "avxvnni"],
+    "avx,avx2,fma,avxvnni",
+    _mm256_dpbusd_avx_epi32
+);
+dot256!(
+    Avx512Vnni,
+    ["avx", "avx2", "fma", "avx512f", "avx512vl", "avx512vnni"],
+    "avx,avx2,fma,avx512f,avx512vl,avx512vnni",
+    _mm256_dpbusd_epi32
+);
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {

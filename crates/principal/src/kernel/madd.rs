@@ -124,11 +124,13 @@ impl Byte for i8 {
 }
 
 #[cfg(target_arch = "x86_64")]
-/// Interleaves up to 8 rows of `r` bytes (`rows`; missing rows read as zeros) into pairs,
-/// widened to `i16`: `out[q][l] = row_l[2q] | row_l[2q + 1] << 16` (an odd `r`'s last pair has
-/// a zero high half). Every value of `out` (`⌈r / 2⌉` pairs) is written. By 8 pairs of the 8
-/// rows at a time: each row's 16 bytes widened into one vector, then the 8 × 8 `i32` transposed.
-struct Interleave<'a, B> {
+/// Packs up to 8 rows of `r` bytes (`rows`; missing rows read as zeros) into lanes of
+/// [`Step::K`] consecutive values each (values past `r` zero): `out[q][l]` holds row `l`'s
+/// values `Kq..Kq + K` as the step lays them out ([`Step::lane`]). Every value of `out`
+/// (`⌈r / K⌉` lanes) is written. By 8 lanes of the 8 rows at a time: each row's `8K` bytes one
+/// vector ([`Step::load`]), then the 8 × 8 `i32` transposed; the last lanes one by one.
+struct Pack<'a, S, B> {
+    step: S,
     simd: pulp::x86::V3,
     rows: &'a [B],
     r: usize,
@@ -136,20 +138,26 @@ struct Interleave<'a, B> {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
+impl<S: Step, B: Byte> pulp::WithSimd for Pack<'_, S, B> {
     type Output = ();
 
     #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        let Interleave { simd, rows, r, out } = self;
+    fn with_simd<T: pulp::Simd>(self, _: T) {
+        let Pack {
+            step,
+            simd,
+            rows,
+            r,
+            out,
+        } = self;
         let height = rows.len() / r;
+        let width = 8 * S::K;
         let zero = simd.avx._mm256_setzero_si256();
-        let (whole, tail) = out.split_at_mut(r / 16 * 8);
+        let (whole, tail) = out.split_at_mut(r / width * 8);
         for (c, out) in whole.chunks_exact_mut(8).enumerate() {
             let v: [_; 8] = array_of(zero, |l| {
                 if l < height {
-                    let bytes = &rows[l * r + 16 * c..][..16];
-                    B::widen_16(simd, bytes.try_into().expect("16 bytes"))
+                    step.load(simd, &rows[l * r + width * c..][..width])
                 } else {
                     zero
                 }
@@ -158,66 +166,14 @@ impl<B: Byte> pulp::WithSimd for Interleave<'_, B> {
                 *out = pulp::cast(vector);
             }
         }
-        // The last pairs (r not a multiple of 16), one by one.
-        let from = r / 16 * 16;
-        for (q, pairs) in tail.iter_mut().enumerate() {
-            for (l, pair) in pairs.iter_mut().enumerate() {
-                let byte = |k: usize| match rows.get(l * r + k) {
-                    Some(&b) if l < height && k < r => b.widen(),
-                    _ => 0,
-                };
-                let k = from + 2 * q;
-                *pair = i32::from(byte(k) as u16) | (i32::from(byte(k + 1)) << 16);
-            }
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-/// Interleaves up to 8 rows of `r` bytes (`rows`; missing rows read as zeros) into quads, as
-/// they are (no widening): `out[q][l]` = `row_l[4q..4q + 4]`, the first in the low byte
-/// (values past `r` zero). Every value of `out` (`⌈r / 4⌉` quads) is written. By 8 quads of
-/// the 8 rows at a time: each row's 32 bytes one vector, then the 8 × 8 `i32` transposed.
-struct Quads<'a, B> {
-    simd: pulp::x86::V3,
-    rows: &'a [B],
-    r: usize,
-    out: &'a mut [[i32; 8]],
-}
-
-#[cfg(target_arch = "x86_64")]
-impl<B: Byte> pulp::WithSimd for Quads<'_, B> {
-    type Output = ();
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _: S) {
-        let Quads { simd, rows, r, out } = self;
-        let height = rows.len() / r;
-        let zero = simd.avx._mm256_setzero_si256();
-        let (whole, tail) = out.split_at_mut(r / 32 * 8);
-        for (c, out) in whole.chunks_exact_mut(8).enumerate() {
-            let v: [_; 8] = array_of(zero, |l| {
-                if l < height {
-                    let bytes: [B; 32] = rows[l * r + 32 * c..][..32].try_into().expect("32 bytes");
-                    pulp::cast(bytes)
-                } else {
-                    zero
-                }
-            });
-            for (out, vector) in out.iter_mut().zip(transpose_8x8(simd, v)) {
-                *out = pulp::cast(vector);
-            }
-        }
-        // The last quads (r not a multiple of 32), one by one.
-        let from = r / 32 * 32;
-        for (q, quads) in tail.iter_mut().enumerate() {
-            for (l, quad) in quads.iter_mut().enumerate() {
-                let byte = |k: usize| match rows.get(l * r + k) {
-                    Some(&b) if l < height && k < r => pulp::bytemuck::cast::<B, u8>(b),
-                    _ => 0,
-                };
-                let k = from + 4 * q;
-                *quad = i32::from_le_bytes([byte(k), byte(k + 1), byte(k + 2), byte(k + 3)]);
+        let from = r / width * width;
+        for (q, lanes) in tail.iter_mut().enumerate() {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                let k = from + S::K * q;
+                *lane = S::lane(|i| match rows.get(l * r + k + i) {
+                    Some(&b) if l < height && k + i < r => b,
+                    _ => B::zeroed(),
+                });
             }
         }
     }
@@ -230,8 +186,11 @@ trait Step: Copy + Send + Sync + Sized {
     /// Values of `k` per `i32` lane (a divisor of [`SLICE`]).
     const K: usize;
 
-    /// Packs up to 8 rows of `r` bytes into `⌈r / K⌉` steps (see [`Packed`]).
-    fn pack<B: Byte>(self, simd: pulp::x86::V3, rows: &[B], r: usize, out: &mut [[i32; 8]]);
+    /// `8K` consecutive bytes of a row as a vector of 8 lanes ([`Pack`]).
+    fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> std::arch::x86_64::__m256i;
+
+    /// One lane of K values (`value(i)`, `i < K`) as [`Self::load`] lays it out.
+    fn lane<B: Byte>(value: impl Fn(usize) -> B) -> i32;
 
     /// `acc + Σ u·y` over each lane's K values of `k`: `y` a panel's lanes (features of Y),
     /// `u` one row of U's step broadcast to every lane.
@@ -256,9 +215,14 @@ struct Madd;
 impl Step for Madd {
     const K: usize = 2;
 
+    /// Widened to `i16`, the first value in the low half.
     #[inline(always)]
-    fn pack<B: Byte>(self, simd: pulp::x86::V3, rows: &[B], r: usize, out: &mut [[i32; 8]]) {
-        pulp::Simd::vectorize(simd, Interleave { simd, rows, r, out })
+    fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> std::arch::x86_64::__m256i {
+        B::widen_16(simd, bytes.try_into().expect("16 bytes"))
+    }
+
+    fn lane<B: Byte>(value: impl Fn(usize) -> B) -> i32 {
+        i32::from(value(0).widen() as u16) | (i32::from(value(1).widen()) << 16)
     }
 
     #[inline(always)]
@@ -289,9 +253,15 @@ struct Vnni<D>(D);
 impl<D: Dot256> Step for Vnni<D> {
     const K: usize = 4;
 
+    /// The bytes as they are, the first in the low byte.
     #[inline(always)]
-    fn pack<B: Byte>(self, simd: pulp::x86::V3, rows: &[B], r: usize, out: &mut [[i32; 8]]) {
-        pulp::Simd::vectorize(simd, Quads { simd, rows, r, out })
+    fn load<B: Byte>(self, _: pulp::x86::V3, bytes: &[B]) -> std::arch::x86_64::__m256i {
+        let bytes: [B; 32] = bytes.try_into().expect("32 bytes");
+        pulp::cast(bytes)
+    }
+
+    fn lane<B: Byte>(value: impl Fn(usize) -> B) -> i32 {
+        i32::from_le_bytes(std::array::from_fn(|i| pulp::bytemuck::cast(value(i))))
     }
 
     #[inline(always)]
@@ -329,12 +299,34 @@ impl<'a> Packed<'a> {
         packed_y
             .par_chunks_exact_mut(steps)
             .zip(y.par_chunks(PANEL * r))
-            .for_each(|(out, rows)| step.pack(simd, rows, r, out));
+            .for_each(|(out, rows)| {
+                pulp::Simd::vectorize(
+                    simd,
+                    Pack {
+                        step,
+                        simd,
+                        rows,
+                        r,
+                        out,
+                    },
+                )
+            });
         let packed_u = room(&mut scratch.u, (a + 1).div_ceil(GROUP) * steps);
         packed_u
             .par_chunks_exact_mut(steps)
             .zip(u.par_chunks(GROUP * r))
-            .for_each(|(out, rows)| step.pack(simd, rows, r, out));
+            .for_each(|(out, rows)| {
+                pulp::Simd::vectorize(
+                    simd,
+                    Pack {
+                        step,
+                        simd,
+                        rows,
+                        r,
+                        out,
+                    },
+                )
+            });
         Packed {
             y: packed_y,
             u: packed_u,
