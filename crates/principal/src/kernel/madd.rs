@@ -41,6 +41,8 @@ use principal_amx::Dot256;
 use principal_amx::WithDot256;
 #[cfg(target_arch = "x86_64")]
 use rayon::prelude::*;
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::__m256i;
 
 #[cfg(target_arch = "x86_64")]
 /// Values of `k` summed per pass over the features (a multiple of both steps' K).
@@ -98,7 +100,7 @@ thread_local! {
 trait Byte: Copy + pulp::bytemuck::Pod {
     fn widen(self) -> i16;
     /// The same for 16 consecutive bytes, into the 16 lanes of a vector.
-    fn widen_16(simd: pulp::x86::V3, bytes: [Self; 16]) -> std::arch::x86_64::__m256i;
+    fn widen_16(simd: pulp::x86::V3, bytes: [Self; 16]) -> __m256i;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -107,7 +109,7 @@ impl Byte for u8 {
         i16::from(self)
     }
     #[inline(always)]
-    fn widen_16(simd: pulp::x86::V3, bytes: [u8; 16]) -> std::arch::x86_64::__m256i {
+    fn widen_16(simd: pulp::x86::V3, bytes: [u8; 16]) -> __m256i {
         simd.avx2._mm256_cvtepu8_epi16(pulp::cast(bytes))
     }
 }
@@ -118,7 +120,7 @@ impl Byte for i8 {
         i16::from(self)
     }
     #[inline(always)]
-    fn widen_16(simd: pulp::x86::V3, bytes: [i8; 16]) -> std::arch::x86_64::__m256i {
+    fn widen_16(simd: pulp::x86::V3, bytes: [i8; 16]) -> __m256i {
         simd.avx2._mm256_cvtepi8_epi16(pulp::cast(bytes))
     }
 }
@@ -187,20 +189,14 @@ trait Step: Copy + Send + Sync + Sized {
     const K: usize;
 
     /// `8K` consecutive bytes of a row as a vector of 8 lanes ([`Pack`]).
-    fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> std::arch::x86_64::__m256i;
+    fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> __m256i;
 
     /// One lane of K values (`value(i)`, `i < K`) as [`Self::load`] lays it out.
     fn lane<B: Byte>(value: impl Fn(usize) -> B) -> i32;
 
     /// `acc + Σ u·y` over each lane's K values of `k`: `y` a panel's lanes (features of Y),
     /// `u` one row of U's step broadcast to every lane.
-    fn multiply_add(
-        self,
-        simd: pulp::x86::V3,
-        acc: std::arch::x86_64::__m256i,
-        y: std::arch::x86_64::__m256i,
-        u: std::arch::x86_64::__m256i,
-    ) -> std::arch::x86_64::__m256i;
+    fn multiply_add(self, simd: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i;
 
     /// Runs a task's tiles compiled for this step's instructions.
     fn run(self, rows: Rows<'_, Self>);
@@ -217,7 +213,7 @@ impl Step for Madd {
 
     /// Widened to `i16`, the first value in the low half.
     #[inline(always)]
-    fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> std::arch::x86_64::__m256i {
+    fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> __m256i {
         B::widen_16(simd, bytes.try_into().expect("16 bytes"))
     }
 
@@ -226,13 +222,7 @@ impl Step for Madd {
     }
 
     #[inline(always)]
-    fn multiply_add(
-        self,
-        simd: pulp::x86::V3,
-        acc: std::arch::x86_64::__m256i,
-        y: std::arch::x86_64::__m256i,
-        u: std::arch::x86_64::__m256i,
-    ) -> std::arch::x86_64::__m256i {
+    fn multiply_add(self, simd: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i {
         simd.avx2
             ._mm256_add_epi32(acc, simd.avx2._mm256_madd_epi16(y, u))
     }
@@ -255,7 +245,7 @@ impl<D: Dot256> Step for Vnni<D> {
 
     /// The bytes as they are, the first in the low byte.
     #[inline(always)]
-    fn load<B: Byte>(self, _: pulp::x86::V3, bytes: &[B]) -> std::arch::x86_64::__m256i {
+    fn load<B: Byte>(self, _: pulp::x86::V3, bytes: &[B]) -> __m256i {
         let bytes: [B; 32] = bytes.try_into().expect("32 bytes");
         pulp::cast(bytes)
     }
@@ -265,13 +255,7 @@ impl<D: Dot256> Step for Vnni<D> {
     }
 
     #[inline(always)]
-    fn multiply_add(
-        self,
-        _: pulp::x86::V3,
-        acc: std::arch::x86_64::__m256i,
-        y: std::arch::x86_64::__m256i,
-        u: std::arch::x86_64::__m256i,
-    ) -> std::arch::x86_64::__m256i {
+    fn multiply_add(self, _: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i {
         // U's bytes are the unsigned operand, Y's the signed one.
         self.0.dot(acc, u, y)
     }
@@ -295,38 +279,34 @@ impl<'a> Packed<'a> {
         r: usize,
     ) -> Self {
         let steps = r.div_ceil(S::K);
+        // Each operand's groups of rows (Y's panels of features, U's groups of rows) packed in
+        // parallel, `steps` lanes each.
+        fn pack_all<S: Step, B: Byte + Sync>(
+            step: S,
+            simd: pulp::x86::V3,
+            out: &mut [[i32; 8]],
+            rows: &[B],
+            group: usize,
+            r: usize,
+            steps: usize,
+        ) {
+            out.par_chunks_exact_mut(steps)
+                .zip(rows.par_chunks(group * r))
+                .for_each(|(out, rows)| {
+                    let pack = Pack {
+                        step,
+                        simd,
+                        rows,
+                        r,
+                        out,
+                    };
+                    pulp::Simd::vectorize(simd, pack)
+                });
+        }
         let packed_y = room(&mut scratch.y, a.div_ceil(PANEL) * steps);
-        packed_y
-            .par_chunks_exact_mut(steps)
-            .zip(y.par_chunks(PANEL * r))
-            .for_each(|(out, rows)| {
-                pulp::Simd::vectorize(
-                    simd,
-                    Pack {
-                        step,
-                        simd,
-                        rows,
-                        r,
-                        out,
-                    },
-                )
-            });
+        pack_all(step, simd, packed_y, y, PANEL, r, steps);
         let packed_u = room(&mut scratch.u, (a + 1).div_ceil(GROUP) * steps);
-        packed_u
-            .par_chunks_exact_mut(steps)
-            .zip(u.par_chunks(GROUP * r))
-            .for_each(|(out, rows)| {
-                pulp::Simd::vectorize(
-                    simd,
-                    Pack {
-                        step,
-                        simd,
-                        rows,
-                        r,
-                        out,
-                    },
-                )
-            });
+        pack_all(step, simd, packed_u, u, GROUP, r, steps);
         Packed {
             y: packed_y,
             u: packed_u,
@@ -557,7 +537,6 @@ fn tile<S: Step, const P: usize>(
     group: &[[i32; 8]],
     out: Out<'_>,
 ) {
-    use std::arch::x86_64::__m256i;
     let zero = simd.avx._mm256_setzero_si256();
     let mut acc = [[zero; GROUP]; P];
     let panels: [&[[i32; PANEL]]; P] = array_of(&[][..], |i| &panels[i][..group.len()]);
