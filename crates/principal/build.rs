@@ -25,24 +25,13 @@ fn main() {
     if native && std::arch::is_x86_feature_detected!("avx2") {
         println!("cargo::rustc-cfg=avx2_byte_product");
     }
-    // Its AVX-VNNI form (`vpdpbusd`, 256-bit) where the CPU has AVX-VNNI too.
-    #[cfg(target_arch = "x86_64")]
-    if native
-        && std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("avxvnni")
-    {
+    // Its `vpdpbusd` forms where principal-amx's tokens for them exist (the library asks the
+    // same tokens): AVX-VNNI's, and AVX-512 VNNI's on 256-bit vectors.
+    use principal_amx::Dot256;
+    if native && principal_amx::AvxVnni::try_new().is_some() {
         println!("cargo::rustc-cfg=avx_vnni_byte_product");
     }
-    // And its AVX-512 VNNI form (EVEX, on 256-bit vectors).
-    #[cfg(target_arch = "x86_64")]
-    if native
-        && std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512vl")
-        && std::arch::is_x86_feature_detected!("avx512vnni")
-    {
+    if native && principal_amx::Avx512Vnni::try_new().is_some() {
         println!("cargo::rustc-cfg=avx512_vnni_byte_product");
     }
     // The AMX tile product (kernel::amx) runs where principal-amx finds the tiles and Linux

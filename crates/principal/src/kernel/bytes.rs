@@ -430,9 +430,9 @@ mod tests {
     /// `multiply` against the reference on random full bytes, on every shape class: tiny,
     /// tall (few features, many rows), wide (many features, few rows), features and rows not
     /// multiples of a kernel's tiles (AVX2: 6 rows, 8 or 16 features, pairs of rows, 16 rows a
-    /// packing vector; AVX-VNNI: quads of rows, 32 a packing vector; AMX: 16 and 32 rows or
-    /// features, 64 values of `k`), a + 1 rows of G one more than a multiple
-    /// of 16 (Fashion-MNIST's 785, and its last block of 608 rows), more rows than a slice,
+    /// packing vector; VNNI: quads of rows, 32 a packing vector; AMX: 16 and 32 rows or
+    /// features, 64 values of `k`), a + 1 rows of G one more than a multiple of 16
+    /// (Fashion-MNIST's 785, and its last block of 608 rows), more rows than a slice,
     /// more features than a band, more rows of G than a task; and on the extremes (every u =
     /// 255 against every y = −128, and against 127), where any narrower sum would saturate.
     /// The output starts as garbage: the kernel must overwrite, not add.
@@ -495,9 +495,9 @@ mod tests {
     /// The build script's AVX2, AVX-VNNI, AVX-512 VNNI and AMX decisions are what this run
     /// finds, and the kernel chosen once per process is the AMX tiles where they run, else
     /// AVX-512 VNNI's on our tiles, else rten-gemm where it is exact, else AVX-VNNI's where the
-    /// CPU has it, else the AVX2 kernel where AVX2 exists;
-    /// under `PRINCIPAL_CPU=avx-vnni` (run the test with it too) AVX-VNNI's or the AVX2
-    /// kernel, under `PRINCIPAL_CPU=avx2` the AVX2 kernel where AVX2 exists.
+    /// CPU has it, else the AVX2 kernel where AVX2 exists; under `PRINCIPAL_CPU=avx-vnni` (run
+    /// the test with it too) AVX-VNNI's or the AVX2 kernel, under `PRINCIPAL_CPU=avx2` the AVX2
+    /// kernel where AVX2 exists.
     #[test]
     fn the_chosen_byte_kernel_is_the_best_exact_one_here() {
         use crate::kernel::cpu::{CpuLimit, cpu_limit};
@@ -537,12 +537,11 @@ mod tests {
     }
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
-    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`, `vnni512`, `rten-gemm`, or `f32`:
-    /// the exact f32 path's lower-triangle product of the same block), 20 times (or
-    /// `TIME_ROUNDS`, for a profiler), each timed by
-    /// the CPU time of all the process's threads (so that `RAYON_NUM_THREADS=1` gives one
-    /// core's time) and by the clock; prints the least and the median of each
-    /// (bench/results.md).
+    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`,
+    /// `vnni512`, `rten-gemm`, or `f32`: the exact f32 path's lower-triangle product of the
+    /// same block), 20 times (or `TIME_ROUNDS`, for a profiler), each timed by the CPU time of
+    /// all the process's threads (so that `RAYON_NUM_THREADS=1` gives one core's time) and by
+    /// the clock; prints the least and the median of each (bench/results.md).
     #[test]
     #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|rten-gemm|f32"]
     fn time_one_byte_block() {

@@ -27,8 +27,9 @@ pub(crate) fn dispatch<K: Kernel>(kernel: K) -> K::Output {
 /// `[f(0), f(1), …, f(N − 1)]`, as `std::array::from_fn`, but always inlined. In a SIMD kernel
 /// the closure's intrinsics must compile inside the kernel's target features: where LLVM left
 /// `from_fn` a call (profiles showed `core::array::try_from_fn` at 6–9% of a Fashion-MNIST
-/// fit, and the `_mm256_unpack*` intrinsics called as functions), every intrinsic in it became a call too.
-/// `fill` is any value of the type: each slot is overwritten, and the compiler drops the fill.
+/// fit, and the `_mm256_unpack*` intrinsics called as functions), every intrinsic in it became
+/// a call too. `fill` is any value of the type: each slot is overwritten, and the compiler
+/// drops the fill.
 #[inline(always)]
 pub(crate) fn array_of<T: Copy, const N: usize>(fill: T, mut f: impl FnMut(usize) -> T) -> [T; N] {
     let mut out = [fill; N];

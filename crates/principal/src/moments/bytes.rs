@@ -689,6 +689,25 @@ pub(crate) mod tests {
         Amx,
     }
 
+    /// A check to run with one byte product, chosen by [`Which::run`].
+    pub(crate) trait ProductCheck {
+        fn check<P: ByteProduct>(&mut self);
+    }
+
+    impl Which {
+        /// Runs `check` with the product this names: the one place a `Which` becomes a type.
+        pub(crate) fn run(self, check: &mut impl ProductCheck) {
+            match self {
+                Which::Reference => check.check::<ReferenceBytes>(),
+                Which::Hardware => check.check::<GemmBytes>(),
+                Which::Avx2 => check.check::<MaddBytes>(),
+                Which::AvxVnni => check.check::<VnniBytes>(),
+                Which::Avx512Vnni => check.check::<Vnni512Bytes>(),
+                Which::Amx => check.check::<AmxBytes>(),
+            }
+        }
+    }
+
     product_tests!(a_block_gives_exact_sums:
         a_block_gives_exact_sums_with_the_reference_product,
         a_block_gives_exact_sums_with_rten_gemms_product,
@@ -755,32 +774,21 @@ pub(crate) mod tests {
             (-255, BLOCK_ROWS * 2, 70, 70),
             (1_000_000, 600, 33, 20),
         ] {
-            match which {
-                Which::Reference => {
-                    check::<f64, ReferenceBytes>(lo, n, d, take, &mut rng);
-                    check::<f32, ReferenceBytes>(lo, n, d, take, &mut rng);
-                }
-                Which::Hardware => {
-                    check::<f64, GemmBytes>(lo, n, d, take, &mut rng);
-                    check::<f32, GemmBytes>(lo, n, d, take, &mut rng);
-                }
-                Which::Avx2 => {
-                    check::<f64, MaddBytes>(lo, n, d, take, &mut rng);
-                    check::<f32, MaddBytes>(lo, n, d, take, &mut rng);
-                }
-                Which::AvxVnni => {
-                    check::<f64, VnniBytes>(lo, n, d, take, &mut rng);
-                    check::<f32, VnniBytes>(lo, n, d, take, &mut rng);
-                }
-                Which::Avx512Vnni => {
-                    check::<f64, Vnni512Bytes>(lo, n, d, take, &mut rng);
-                    check::<f32, Vnni512Bytes>(lo, n, d, take, &mut rng);
-                }
-                Which::Amx => {
-                    check::<f64, AmxBytes>(lo, n, d, take, &mut rng);
-                    check::<f32, AmxBytes>(lo, n, d, take, &mut rng);
+            struct InBothTypes<'a> {
+                block: (i32, usize, usize, usize),
+                rng: &'a mut ChaCha8Rng,
+            }
+            impl ProductCheck for InBothTypes<'_> {
+                fn check<P: ByteProduct>(&mut self) {
+                    let (lo, n, d, take) = self.block;
+                    check::<f64, P>(lo, n, d, take, self.rng);
+                    check::<f32, P>(lo, n, d, take, self.rng);
                 }
             }
+            which.run(&mut InBothTypes {
+                block: (lo, n, d, take),
+                rng: &mut rng,
+            });
         }
     }
 
@@ -837,32 +845,17 @@ pub(crate) mod tests {
             (-1_000_000, 2500, 400),
         ] {
             let x = Mat::<f64>::from_fn(n, d, |_, _| f64::from(rng.random_range(lo..=lo + 255)));
-            match which {
-                Which::Reference => {
-                    check::<f64, ReferenceBytes>(&x, what);
-                    check::<f32, ReferenceBytes>(&x, what);
-                }
-                Which::Hardware => {
-                    check::<f64, GemmBytes>(&x, what);
-                    check::<f32, GemmBytes>(&x, what);
-                }
-                Which::Avx2 => {
-                    check::<f64, MaddBytes>(&x, what);
-                    check::<f32, MaddBytes>(&x, what);
-                }
-                Which::AvxVnni => {
-                    check::<f64, VnniBytes>(&x, what);
-                    check::<f32, VnniBytes>(&x, what);
-                }
-                Which::Avx512Vnni => {
-                    check::<f64, Vnni512Bytes>(&x, what);
-                    check::<f32, Vnni512Bytes>(&x, what);
-                }
-                Which::Amx => {
-                    check::<f64, AmxBytes>(&x, what);
-                    check::<f32, AmxBytes>(&x, what);
+            struct InBothTypes<'a> {
+                x: &'a Mat<f64>,
+                what: &'a str,
+            }
+            impl ProductCheck for InBothTypes<'_> {
+                fn check<P: ByteProduct>(&mut self) {
+                    check::<f64, P>(self.x, self.what);
+                    check::<f32, P>(self.x, self.what);
                 }
             }
+            which.run(&mut InBothTypes { x: &x, what });
         }
     }
 
@@ -930,14 +923,16 @@ pub(crate) mod tests {
             }
         }));
         for x in &cases {
-            match which {
-                Which::Reference => check::<ReferenceBytes>(x, what),
-                Which::Hardware => check::<GemmBytes>(x, what),
-                Which::Avx2 => check::<MaddBytes>(x, what),
-                Which::AvxVnni => check::<VnniBytes>(x, what),
-                Which::Avx512Vnni => check::<Vnni512Bytes>(x, what),
-                Which::Amx => check::<AmxBytes>(x, what),
+            struct Stored<'a> {
+                x: &'a Mat<u8>,
+                what: &'a str,
             }
+            impl ProductCheck for Stored<'_> {
+                fn check<P: ByteProduct>(&mut self) {
+                    check::<P>(self.x, self.what);
+                }
+            }
+            which.run(&mut Stored { x, what });
         }
     }
 

@@ -614,11 +614,9 @@ fn add_raw_block(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::bytes::{
-        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, Vnni512Bytes, VnniBytes,
-    };
+    use crate::kernel::bytes::{ByteProduct, ReferenceBytes};
     use crate::moments::MomentAccumulator;
-    use crate::moments::bytes::tests::{Which, product_tests};
+    use crate::moments::bytes::tests::{ProductCheck, Which, product_tests};
     use crate::moments::chunk::ordered;
     use crate::moments::integer::{integer_moments, small_integer_range};
     use rand::{Rng, SeedableRng};
@@ -831,44 +829,27 @@ mod tests {
                 .map(|j| range.hi[j] - range.lo[j])
                 .fold(0.0, f64::max);
             assert_eq!(widest, f64::from(hi - lo));
-            match which {
-                Which::Reference => {
-                    let blocks = ByteBlocks::<f64, ReferenceBytes>::for_range(&range.lo, &range.hi);
-                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                    same_bits_as_the_integer_path::<f32, ReferenceBytes>(&x);
-                    same_bits_as_the_integer_path::<f64, ReferenceBytes>(&x);
-                }
-                Which::Hardware => {
-                    let blocks = ByteBlocks::<f64, GemmBytes>::for_range(&range.lo, &range.hi);
-                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                    same_bits_as_the_integer_path::<f32, GemmBytes>(&x);
-                    same_bits_as_the_integer_path::<f64, GemmBytes>(&x);
-                }
-                Which::Avx2 => {
-                    let blocks = ByteBlocks::<f64, MaddBytes>::for_range(&range.lo, &range.hi);
-                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                    same_bits_as_the_integer_path::<f32, MaddBytes>(&x);
-                    same_bits_as_the_integer_path::<f64, MaddBytes>(&x);
-                }
-                Which::AvxVnni => {
-                    let blocks = ByteBlocks::<f64, VnniBytes>::for_range(&range.lo, &range.hi);
-                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                    same_bits_as_the_integer_path::<f32, VnniBytes>(&x);
-                    same_bits_as_the_integer_path::<f64, VnniBytes>(&x);
-                }
-                Which::Avx512Vnni => {
-                    let blocks = ByteBlocks::<f64, Vnni512Bytes>::for_range(&range.lo, &range.hi);
-                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                    same_bits_as_the_integer_path::<f32, Vnni512Bytes>(&x);
-                    same_bits_as_the_integer_path::<f64, Vnni512Bytes>(&x);
-                }
-                Which::Amx => {
-                    let blocks = ByteBlocks::<f64, AmxBytes>::for_range(&range.lo, &range.hi);
-                    assert_eq!(blocks.is_some(), in_bytes, "{what}: {lo}..={hi}");
-                    same_bits_as_the_integer_path::<f32, AmxBytes>(&x);
-                    same_bits_as_the_integer_path::<f64, AmxBytes>(&x);
+            struct Ordered<'a> {
+                x: &'a Mat<f64>,
+                range: &'a IntegerRange,
+                in_bytes: bool,
+                what: String,
+            }
+            impl ProductCheck for Ordered<'_> {
+                fn check<P: ByteProduct>(&mut self) {
+                    let (lo, hi) = (&self.range.lo, &self.range.hi);
+                    let blocks = ByteBlocks::<f64, P>::for_range(lo, hi);
+                    assert_eq!(blocks.is_some(), self.in_bytes, "{}", self.what);
+                    same_bits_as_the_integer_path::<f32, P>(self.x);
+                    same_bits_as_the_integer_path::<f64, P>(self.x);
                 }
             }
+            which.run(&mut Ordered {
+                x: &x,
+                range: &range,
+                in_bytes,
+                what: format!("{what}: {lo}..={hi}"),
+            });
         }
     }
 
