@@ -537,7 +537,7 @@ mod tests {
     }
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
-    /// against 784 features) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`,
+    /// against 784 features; `TIME_ROWS` rows instead of 2,048) by the kernel `TIME_KERNEL` names (`amx`, `madd`, `vnni`,
     /// `vnni512`, `rten-gemm`, or `f32`: the exact f32 path's lower-triangle product of the
     /// same block), 20 times (or `TIME_ROUNDS`, for a profiler), each timed by the CPU time of
     /// all the process's threads (so that `RAYON_NUM_THREADS=1` gives one core's time) and by
@@ -545,7 +545,8 @@ mod tests {
     #[test]
     #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|rten-gemm|f32"]
     fn time_one_byte_block() {
-        let (a, r) = (784, 2048);
+        let r = std::env::var("TIME_ROWS").map_or(2048, |n| n.parse().expect("a count"));
+        let a = 784;
         let (u, y) = random_block(a, r, 255, 127, 7);
         let kernel = std::env::var("TIME_KERNEL").unwrap_or_default();
         let mut product = vec![0i32; (a + 1) * a];

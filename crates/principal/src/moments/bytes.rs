@@ -17,7 +17,7 @@ use crate::kernel::blocks::prefetch;
 use crate::kernel::bytes::ByteProduct;
 use crate::kernel::parallel::join;
 use crate::kernel::products::RankTwoUpdate;
-use crate::kernel::scan::IntegerRange;
+use crate::kernel::scan::{IntegerRange, is_integer};
 use crate::kernel::simd::{Kernel, array_of, dispatch};
 use crate::moments::integer::centre_shifted_sums;
 use crate::moments::workspace::{ByteBuffers, Workspace};
@@ -37,13 +37,13 @@ const BYTE_SPAN: f64 = 255.0;
 /// The byte blocks of one chunk: their shift, and the product that takes them.
 pub(crate) struct ByteBlocks<T, P> {
     product: P,
-    /// Each feature's shift `c` (its least value + 128), in the features' own order.
+    /// Each feature's shift `c` (128, or its least value + 128), in the features' own order.
     shift: Vec<f64>,
     /// The same in the data's type (exact).
     shift_as_data: Vec<T>,
 }
 
-impl<T: Real, P: ByteProduct> ByteBlocks<T, P> {
+impl<T: Stored, P: ByteProduct> ByteBlocks<T, P> {
     /// Blocks of `d` features with least values `lo` and greatest `hi`, or `None` when a
     /// feature spans more than 256 values, a shift is not exact in `T` (f32 data beyond 2²⁴),
     /// or the product is not available here.
@@ -51,15 +51,23 @@ impl<T: Real, P: ByteProduct> ByteBlocks<T, P> {
         if lo.iter().zip(hi).any(|(l, h)| h - l > BYTE_SPAN) {
             return None;
         }
-        let shift: Vec<f64> = lo.iter().map(|l| l + 128.0).collect();
-        let shift_as_data: Vec<T> = shift.iter().map(|&c| T::from_f64(c)).collect();
-        if shift_as_data
+        // 128 for values within 0..=255 (bytes: `u = x`, and exact in `u8`), else the least
+        // value + 128.
+        let shift: Vec<f64> = lo
             .iter()
-            .zip(&shift)
-            .any(|(t, &c)| t.to_f64() != c)
-        {
-            return None;
-        }
+            .zip(hi)
+            .map(|(&l, &h)| {
+                if l >= 0.0 && h <= 255.0 {
+                    128.0
+                } else {
+                    l + 128.0
+                }
+            })
+            .collect();
+        let shift_as_data: Vec<T> = shift
+            .iter()
+            .map(|&c| T::exactly(c))
+            .collect::<Option<_>>()?;
         let product = P::available()?;
         Some(ByteBlocks {
             product,
@@ -235,7 +243,7 @@ pub(crate) fn stored_byte_moments<P: ByteProduct>(
 
 /// Each feature's least and greatest value in a row-major chunk of bytes (at least one row).
 /// Two halves of the rows on two threads when `par` allows and the chunk is large.
-fn byte_range(x: MatRef<'_, u8>, par: Par) -> IntegerRange {
+pub(crate) fn byte_range(x: MatRef<'_, u8>, par: Par) -> IntegerRange {
     let n = x.nrows();
     if n >= 1024 {
         let half = n / 2;
@@ -434,11 +442,84 @@ fn transpose_8x8_bytes(w: &mut [u64; 8]) {
     }
 }
 
+/// A value as the exact integer paths read it from a row-major chunk: `f32` or `f64` rows, or
+/// bytes as stored (`u8`), which then need neither widening nor a scan for integers. Crate
+/// private; its methods are named apart from [`Real`]'s, which every `Real` also has.
+pub(crate) trait Stored: Copy + Send + Sync + 'static {
+    /// The value as `f64` (exact).
+    fn widen(self) -> f64;
+    /// `value` in this type, when it is exact in it.
+    fn exactly(value: f64) -> Option<Self>;
+    /// All ones unless the value is zero (±0; a NaN counts as non-zero).
+    fn nonzero(self) -> u32;
+    /// Whether the value is an integer (a byte always is).
+    fn is_whole(self) -> bool;
+    /// `self − shift` as a byte, two's complement, when it is an integer in [−128, 127].
+    fn byte_after(self, shift: Self) -> i8;
+    /// Each feature's least and greatest value of row-major rows (at least one), or `None`
+    /// when one is not an integer.
+    fn integer_range(rows: MatRef<'_, Self>, par: Par) -> Option<IntegerRange>;
+}
+
+impl<T: Real> Stored for T {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self.to_f64()
+    }
+    fn exactly(value: f64) -> Option<Self> {
+        let t = T::from_f64(value);
+        (t.to_f64() == value).then_some(t)
+    }
+    #[inline(always)]
+    fn nonzero(self) -> u32 {
+        self.nonzero_mask()
+    }
+    #[inline(always)]
+    fn is_whole(self) -> bool {
+        is_integer(self.to_f64())
+    }
+    #[inline(always)]
+    fn byte_after(self, shift: Self) -> i8 {
+        self.low_byte(shift)
+    }
+    fn integer_range(rows: MatRef<'_, Self>, par: Par) -> Option<IntegerRange> {
+        IntegerRange::scan(rows, par)
+    }
+}
+
+impl Stored for u8 {
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        f64::from(self)
+    }
+    fn exactly(value: f64) -> Option<Self> {
+        (0.0..=255.0)
+            .contains(&value)
+            .then_some(value as u8)
+            .filter(|&b| f64::from(b) == value)
+    }
+    #[inline(always)]
+    fn nonzero(self) -> u32 {
+        u32::from(self != 0).wrapping_neg()
+    }
+    #[inline(always)]
+    fn is_whole(self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn byte_after(self, shift: Self) -> i8 {
+        self.wrapping_sub(shift) as i8
+    }
+    fn integer_range(rows: MatRef<'_, Self>, par: Par) -> Option<IntegerRange> {
+        Some(byte_range(rows, par))
+    }
+}
+
 /// Writes `y = x[rows[k], columns[t]] − shift[columns[t]]` as `i8` into `y[t][k]` and
 /// `u = y + 128` as `u8` into `u[t][k]` (`u[t]`, `y[t]`: feature `t`'s part of the block, one
 /// byte per listed row). Two halves of the rows on two threads when `par` allows and the block
 /// is large.
-fn gather_bytes<T: Real>(
+fn gather_bytes<T: Stored>(
     x: MatRef<'_, T>,
     rows: &[u32],
     columns: &[u32],
@@ -482,7 +563,7 @@ struct GatherBytes<'a, 'b, T> {
     y: Vec<&'b mut [i8]>,
 }
 
-impl<T: Real> Kernel for GatherBytes<'_, '_, T> {
+impl<T: Stored> Kernel for GatherBytes<'_, '_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -521,7 +602,7 @@ impl<T: Real> Kernel for GatherBytes<'_, '_, T> {
                 // `x − c` is an exact integer in [−128, 127]: the features' ranges were
                 // checked, and `c` is exact in the data's type.
                 for ((s, &v), &c) in out.iter_mut().zip(values).zip(shift) {
-                    *s = (v.low_byte(c) as u8) ^ 0x80;
+                    *s = (v.byte_after(c) as u8) ^ 0x80;
                 }
             }
             TransposeBytes {

@@ -6,7 +6,9 @@
 //!    small integers with many zeros (images on a blank background): rows sorted so that
 //!    blocks of rows leave out the columns they are zero in (`moments::ordered`); each block's
 //!    product in bytes where every feature spans at most 256 values and an exact byte product
-//!    is available here, else in f32 over blocks short enough to be exact.
+//!    is available here, else in f32 over blocks short enough to be exact. The column orders
+//!    are learnt from the first chunk that tries the path and kept for the next; once the path
+//!    is declined, the next chunks go piece by piece without another look.
 //!
 //! Otherwise the chunk goes piece by piece (the accumulator cuts it into cache-sized pieces,
 //! and may first split it between threads), each piece by the first of:
@@ -32,11 +34,13 @@ use crate::error::Result;
 use crate::kernel::bytes::{ByteProduct, MachineBytes};
 use crate::kernel::products::NARROW_MAX_FEATURES;
 use crate::kernel::scan::IntegerRange;
-use crate::moments::bytes::{ByteBlocks, byte_moments, stored_byte_moments, sums_stay_exact};
+use crate::moments::bytes::{
+    ByteBlocks, Stored, byte_moments, stored_byte_moments, sums_stay_exact,
+};
 use crate::moments::float::{float_moments, mixed_moments};
 use crate::moments::integer::{integer_moments, small_integers};
 use crate::moments::ordered::{OrderedRows, ordered_moments};
-use crate::moments::workspace::Workspace;
+use crate::moments::workspace::{ColumnOrders, Workspace};
 use crate::options::Precision;
 use crate::real::{ChunkRef, Real};
 
@@ -45,7 +49,7 @@ pub(crate) const MIN_INTEGER_ROWS: usize = 64;
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` (into `ws.scatter`) of a whole chunk by the
 /// ordered path (1.), or `None` (the chunk then goes piece by piece to [`piece_moments`]).
-pub(crate) fn whole_chunk_moments<T: Real>(
+pub(crate) fn whole_chunk_moments<T: Stored>(
     chunk: MatRef<'_, T>,
     ws: &mut Workspace,
 ) -> Option<Vec<f64>> {
@@ -57,14 +61,20 @@ pub(crate) fn whole_chunk_moments<T: Real>(
 }
 
 /// The ordered path with the byte product `P` for its blocks where they fit a byte.
-pub(crate) fn ordered<T: Real, P: ByteProduct>(
+pub(crate) fn ordered<T: Stored, P: ByteProduct>(
     chunk: MatRef<'_, T>,
     ws: &mut Workspace,
 ) -> Option<Vec<f64>> {
-    let rows = OrderedRows::learn(chunk, ws.par)?;
+    // Buffers (and orders) for this width first: a change of width drops the orders.
+    ws.fit(chunk.ncols());
+    let rows = OrderedRows::key(chunk, &mut ws.orders, ws.par)?;
     ws.prepare(chunk.ncols());
     let bytes = ByteBlocks::<T, P>::for_range(&rows.range.lo, &rows.range.hi);
-    ordered_moments(chunk, &rows, bytes.as_ref(), ws)
+    let mean = ordered_moments(chunk, &rows, bytes.as_ref(), ws);
+    if mean.is_none() {
+        ws.orders = ColumnOrders::Declined;
+    }
+    mean
 }
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` of a piece of rows (the strictly upper

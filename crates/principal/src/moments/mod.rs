@@ -29,6 +29,7 @@ use crate::error::{PcaError, Result};
 use crate::kernel::bytes::{ByteProduct, MachineBytes};
 use crate::kernel::products::{NARROW_MAX_FEATURES, RankTwoUpdate};
 use crate::kernel::simd::dispatch;
+use crate::moments::bytes::Stored;
 use crate::moments::chunk::{piece_moments, stored_byte_piece_moments, whole_chunk_moments};
 use crate::moments::merge::merge_mean;
 use crate::moments::workspace::Workspace;
@@ -396,7 +397,7 @@ impl MomentAccumulator {
 
     /// Adds `chunk` whole by the ordered path (see `chunk`) and returns true, or returns false
     /// (nothing added) when that path does not apply.
-    fn push_whole<T: Real>(&mut self, chunk: MatRef<'_, T>) -> bool {
+    fn push_whole<T: Stored>(&mut self, chunk: MatRef<'_, T>) -> bool {
         let mut ws = std::mem::take(&mut self.workspace);
         ws.par = Par::rayon(0);
         let mean = whole_chunk_moments(chunk, &mut ws);
@@ -471,10 +472,11 @@ impl MomentAccumulator {
     }
 
     /// Adds a chunk of bytes as stored (`u8`: 8-bit pixels), with the bits of [`Self::push`] of
-    /// the same values as `f32`. Pieces of wide rows go to the exact byte products straight
-    /// from the bytes (no widening, no scan for integers); anything else (narrow rows, a chunk
-    /// large enough for the ordered path, a piece too short for the byte path, a machine
-    /// without an exact byte product) is widened to `f32` first and taken as `push` takes it.
+    /// the same values as `f32`. Wide rows go to the exact byte products straight from the
+    /// bytes (no widening, no scan for integers): the chunk whole by the ordered path where
+    /// `push` would take it, else piece by piece; anything else (narrow rows, a piece too
+    /// short for the byte path, a machine without an exact byte product) is widened to `f32`
+    /// first and taken as `push` takes it.
     ///
     /// ```
     /// use principal::{faer::Mat, MomentAccumulator};
@@ -489,11 +491,16 @@ impl MomentAccumulator {
     pub fn push_bytes(&mut self, chunk: MatRef<'_, u8>) -> Result<()> {
         self.check_width(chunk.ncols())?;
         let (n, d) = (chunk.nrows(), self.n_features());
-        // Where the values as f32 would not go piece by piece to the byte path, they go as
-        // f32 (row-major, as readers hand them out): the same path, so the same bits.
-        if d <= NARROW_MAX_FEATURES || ordered::may_take(n) {
+        // Narrow rows go as f32 (row-major, as readers hand them out): the same path, so the
+        // same bits.
+        if d <= NARROW_MAX_FEATURES {
             let values = widened(chunk);
             return self.push(MatRef::from_row_major_slice(&values, n, d));
+        }
+        // The ordered path, straight from the bytes, where `push` takes it for the values as
+        // f32 (the same orders and checks: the same bits).
+        if self.push_whole(chunk) {
+            return Ok(());
         }
         // The pieces of `push`'s wide rows, each straight from its bytes where the byte path
         // takes it.
@@ -779,14 +786,16 @@ impl Moments {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::moments::workspace::ColumnOrders;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     /// Chunks of bytes as stored give the bits of the same values pushed as `f32` rows (as
     /// readers hand them out), with whatever byte product this machine has, on every path the
     /// `f32` rows would take: wide rows in pieces (a whole piece and a short one, one under the
-    /// byte path's fewest rows), narrow rows, and a chunk long enough for the ordered path (an
-    /// image with a blank border), pushed in turn into one accumulator.
+    /// byte path's fewest rows), narrow rows, and chunks long enough for the ordered path (an
+    /// image with a blank border; then two more in the orders learnt from it), pushed in turn
+    /// into one accumulator.
     #[test]
     fn chunks_of_bytes_give_the_bits_of_the_same_f32_rows() {
         let mut rng = ChaCha8Rng::seed_from_u64(26);
@@ -799,6 +808,13 @@ pub(crate) mod tests {
                 if inside { rng.random() } else { 0 }
             }),
         ];
+        // Two more in the orders learnt from it (a stream's later chunks).
+        for _ in 0..2 {
+            chunks.push(Mat::<u8>::from_fn(4500, wide, |_, j| {
+                let inside = (2..15).contains(&(j / 20)) && (4..18).contains(&(j % 20));
+                if inside { rng.random() } else { 0 }
+            }));
+        }
         for chunk in &chunks {
             assert!(chunk.ncols() > NARROW_MAX_FEATURES);
         }
@@ -818,6 +834,11 @@ pub(crate) mod tests {
                 floats
                     .push(MatRef::from_row_major_slice(&widened, n, d))
                     .unwrap();
+            }
+            if d == wide {
+                for acc in [&bytes, &floats] {
+                    assert!(matches!(acc.workspace.orders, ColumnOrders::Learnt(_)));
+                }
             }
             let (a, b) = (bytes.finish().unwrap(), floats.finish().unwrap());
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();

@@ -16,6 +16,9 @@
 //! centres (each row joins the order in which its reach is least; each order ranks the
 //! columns by how often its rows are non-zero there), and every row is taken in its best
 //! order. (The shares of the dense work this leaves on Fashion-MNIST are in bench/results.md.)
+//! The orders are learnt from the first chunk an accumulator tries the path on and kept for
+//! its next chunks ([`ColumnOrders`]); the sorted rows are cut into blocks for the least work
+//! ([`blocks_of`]). Bytes as stored (`u8`) take the path as they are, as f32 and f64 rows do.
 //!
 //! The raw cross-products `Σ x xᵀ` are accumulated (exact integers) per order, added up in the
 //! columns' own order, and converted at the end to the shifted sums of the integer path;
@@ -27,19 +30,11 @@ use crate::kernel::blocks::ensure_block;
 use crate::kernel::bytes::ByteProduct;
 use crate::kernel::parallel::join;
 use crate::kernel::products::{RankTwoUpdate, for_lower_columns, lower_product};
-use crate::kernel::scan::{IntegerRange, is_integer};
+use crate::kernel::scan::IntegerRange;
 use crate::kernel::simd::{Kernel, dispatch};
-use crate::moments::bytes::{BLOCK_ROWS as BYTE_BLOCK_ROWS, ByteBlocks};
+use crate::moments::bytes::{BLOCK_ROWS as BYTE_BLOCK_ROWS, ByteBlocks, Stored};
 use crate::moments::integer::{centre_shifted_sums, integer_block_rows};
-use crate::moments::workspace::Workspace;
-use crate::real::Real;
-
-/// Fewest rows for which ordering them is worth a pass.
-const MIN_ROWS: usize = 8192;
-/// Whether a chunk of `n` rows is long enough for the ordered path to be tried on it.
-pub(crate) fn may_take(n: usize) -> bool {
-    n >= MIN_ROWS
-}
+use crate::moments::workspace::{ColumnOrders, Workspace};
 
 /// Rows sampled to learn the column orders: more learn barely better orders, for a third more
 /// of the learning's time (bench/results.md).
@@ -52,6 +47,12 @@ const LEARNING_ROUNDS: usize = 8;
 const MAX_NONZERO_SHARE: f64 = 0.75;
 /// Largest share of the dense products the ordered blocks may need for the path to be taken.
 const MAX_WORK_SHARE: f64 = 0.85;
+/// A block's fixed cost (adding its product to the sums, the kernel's set-up), in rows of its
+/// corner: the blocks are cut to least `Σ a²(r + BLOCK_OVERHEAD_ROWS)` (see [`blocks_of`]).
+/// From one block of 784 features timed at 512 and 2,048 rows (`vpmaddwd`, bench/results.md).
+const BLOCK_OVERHEAD_ROWS: usize = 64;
+/// Blocks start at multiples of this many rows of their order's stretch.
+const BLOCK_STEP: usize = 64;
 
 /// Rows keyed by the column order they take and their reach in it: what the ordered path
 /// learns of a chunk before any product.
@@ -65,21 +66,78 @@ pub(crate) struct OrderedRows {
 }
 
 impl OrderedRows {
-    /// Learns the column orders from a sample of a row-major chunk of integers with many
-    /// zeros and keys every row; `None` when the chunk is not such (too small, not integers, too
-    /// few zeros): the caller then takes the general path, which also reports any non-finite
-    /// value.
-    pub(crate) fn learn<T: Real>(chunk: MatRef<'_, T>, par: Par) -> Option<Self> {
+    /// Keys every row of a row-major chunk of integers with many zeros in `orders` (learnt
+    /// first from a sample of this chunk if they are not yet); `None` when the chunk is not
+    /// such (too small, not integers, too few zeros; `orders` then say so for the next chunks
+    /// unless the chunk was only too small or not row-major): the caller then takes the
+    /// general path, which also reports any non-finite value.
+    pub(crate) fn key<T: Stored>(
+        chunk: MatRef<'_, T>,
+        orders: &mut ColumnOrders,
+        par: Par,
+    ) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
-        if n < MIN_ROWS || d < 2 || chunk.col_stride() != 1 {
+        if !orders.may_take(n) || d < 2 || chunk.col_stride() != 1 {
             return None;
         }
-        let sample = Sample::of(chunk)?;
-        let ranks = sample.learn_orders(par);
+        if let ColumnOrders::Unlearnt = orders {
+            *orders = match Sample::of(chunk) {
+                Some(sample) => ColumnOrders::Learnt(sample.learn_orders(par)),
+                None => ColumnOrders::Declined,
+            };
+        }
+        let ColumnOrders::Learnt(ranks) = orders else {
+            return None;
+        };
         // Rows sorted by (order, reach in it): each order's rows are one stretch.
-        let (range, key) = ranged_keys(chunk, &ranks, par)?;
-        Some(OrderedRows { ranks, key, range })
+        let Some((range, key)) = ranged_keys(chunk, ranks, par) else {
+            *orders = ColumnOrders::Declined;
+            return None;
+        };
+        Some(OrderedRows {
+            ranks: ranks.clone(),
+            key,
+            range,
+        })
     }
+}
+
+/// A stretch of rows sorted by reach (`reach(row)`) cut into blocks of at most `most` rows,
+/// starting at multiples of [`BLOCK_STEP`] rows, with the least work: `Σ a²(r + overhead)`
+/// over the blocks, `a` a block's corner (the reach of its last row), `r` its rows. Fixed
+/// blocks leave the ragged end of every stretch at the farthest reach: in chunks of 5,120
+/// Fashion-MNIST rows, fixed blocks of 2,048 rows needed 0.84 of the dense work, these 0.74
+/// (bench/results.md).
+fn blocks_of(stretch: &[u32], most: usize, reach: impl Fn(u32) -> usize) -> Vec<&[u32]> {
+    let m = stretch.len();
+    let step = BLOCK_STEP.min(most).max(1);
+    let mut cuts: Vec<usize> = (0..m).step_by(step).collect();
+    cuts.push(m);
+    // best[e]: the least work of the rows before cuts[e], and where its last block starts.
+    let mut best = vec![(0.0f64, 0usize); cuts.len()];
+    for e in 1..cuts.len() {
+        let a = reach(stretch[cuts[e] - 1]) as f64;
+        best[e] = (f64::INFINITY, 0);
+        for s in (0..e).rev() {
+            let r = cuts[e] - cuts[s];
+            if r > most {
+                break;
+            }
+            let work = best[s].0 + a * a * (r + BLOCK_OVERHEAD_ROWS) as f64;
+            if work < best[e].0 {
+                best[e] = (work, s);
+            }
+        }
+    }
+    let mut blocks = Vec::new();
+    let mut e = cuts.len() - 1;
+    while e > 0 {
+        let s = best[e].1;
+        blocks.push(&stretch[cuts[s]..cuts[e]]);
+        e = s;
+    }
+    blocks.reverse();
+    blocks
 }
 
 /// Mean and lower triangle of `Σ (x − μ)(x − μ)ᵀ` (into `ws.scatter`, which [`Workspace::prepare`]
@@ -87,7 +145,7 @@ impl OrderedRows {
 /// for `ordered.range`) or, without it, in f32 as the integer path's; or `None` when the
 /// ordered blocks would not save enough of the dense work (zeros too scattered to leave whole
 /// columns out) or their sums could leave the exact integers.
-pub(crate) fn ordered_moments<T: Real, P: ByteProduct>(
+pub(crate) fn ordered_moments<T: Stored, P: ByteProduct>(
     chunk: MatRef<'_, T>,
     ordered: &OrderedRows,
     bytes: Option<&ByteBlocks<T, P>>,
@@ -120,9 +178,14 @@ pub(crate) fn ordered_moments<T: Real, P: ByteProduct>(
     // A block's corner: the reach of its last (farthest-reaching) row.
     let corner =
         |rows: &[u32]| key[*rows.last().expect("chunks are not empty") as usize] as usize % (d + 1);
-    let work: f64 = stretches
+    let reach = |row: u32| key[row as usize] as usize % (d + 1);
+    let blocks: Vec<Vec<&[u32]>> = stretches
         .iter()
-        .flat_map(|rows| rows.chunks(block))
+        .map(|stretch| blocks_of(stretch, block, reach))
+        .collect();
+    let work: f64 = blocks
+        .iter()
+        .flatten()
         .map(|rows| (corner(rows) * corner(rows) * rows.len()) as f64)
         .sum();
     if work > MAX_WORK_SHARE * (d * d) as f64 * n as f64 {
@@ -139,10 +202,13 @@ pub(crate) fn ordered_moments<T: Real, P: ByteProduct>(
     // the orders' rows.
     let (raw, product) = (&mut ws.scatter, &mut ws.partial);
     let mut raw_sums = vec![0.0f64; d];
-    // The same for one order's rows, in its ranks.
-    let mut ranked = Mat::<f64>::zeros(d, d);
+    // The same for one order's rows, in its ranks (zeroed below as far as they reach).
+    let ranked = &mut ws.ranked;
+    if ranked.nrows() != d {
+        *ranked = Mat::zeros(d, d);
+    }
     let mut ranked_sums = vec![0.0f64; d];
-    for stretch in stretches {
+    for (stretch, blocks) in stretches.iter().zip(blocks) {
         // Columns in rank order: `by_rank[t]` is the column of rank t.
         let mut by_rank = vec![0u32; d];
         for (j, &r) in ranks[order_of(stretch[0])].iter().enumerate() {
@@ -155,7 +221,7 @@ pub(crate) fn ordered_moments<T: Real, P: ByteProduct>(
             .submatrix_mut(0, 0, reached, reached)
             .fill(0.0);
         ranked_sums.fill(0.0);
-        for rows in stretch.chunks(block) {
+        for rows in blocks {
             let a = corner(rows);
             if a == 0 {
                 continue; // all-zero rows add nothing to the raw sums
@@ -198,14 +264,24 @@ pub(crate) fn ordered_moments<T: Real, P: ByteProduct>(
                 ranked_sums[t] += sums[t] + r * ranked_shift[t];
             }
         }
-        // Into the columns' own order (exact integer additions).
+        // Into the columns' own order (exact integer additions): each column of the ranks'
+        // triangle into one column of `raw`, above its diagonal as often as below (one column
+        // stays in cache where the triangle's place would be anywhere); folded below.
         for u in 0..reached {
             let j = by_rank[u] as usize;
             raw_sums[j] += ranked_sums[u];
+            let column = raw.col_mut(j).try_as_col_major_mut().expect("contiguous");
+            let column = column.as_slice_mut();
             for t in u..reached {
-                let i = by_rank[t] as usize;
-                raw[(i.max(j), i.min(j))] += ranked[(t, u)];
+                column[by_rank[t] as usize] += ranked[(t, u)];
             }
+        }
+    }
+    // The part above the diagonal onto the lower triangle.
+    for j in 0..d {
+        for i in j + 1..d {
+            let above = raw[(j, i)];
+            raw[(i, j)] += above;
         }
     }
 
@@ -231,18 +307,15 @@ struct Sample {
 
 impl Sample {
     /// `None` when most values are non-zero.
-    fn of<T: Real>(chunk: MatRef<'_, T>) -> Option<Self> {
+    fn of<T: Stored>(chunk: MatRef<'_, T>) -> Option<Self> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
         let step = (n / SAMPLE_ROWS).max(1);
         let mut nonzero = Vec::with_capacity(d * n.div_ceil(step));
         let mut integers = true;
         for i in (0..n).step_by(step) {
             let row = chunk.row(i).try_as_row_major().expect("row-major");
-            nonzero.extend(row.as_slice().iter().map(|v| (v.nonzero_mask() & 1) as u8));
-            integers &= row
-                .as_slice()
-                .iter()
-                .fold(true, |ok, v| ok & is_integer(v.to_f64()));
+            nonzero.extend(row.as_slice().iter().map(|v| (v.nonzero() & 1) as u8));
+            integers &= row.as_slice().iter().fold(true, |ok, v| ok & v.is_whole());
         }
         // Data that is not integers is turned away before the orders are learnt for it.
         if !integers {
@@ -382,7 +455,7 @@ impl Kernel for AssignRows<'_> {
 /// the values, or `None` as soon as a value is not an integer (see [`IntegerRange::scan`]).
 /// One pass: groups of rows small enough to stay in cache are scanned, then keyed. Two halves
 /// of the rows on two threads if `par` allows.
-fn ranged_keys<T: Real>(
+fn ranged_keys<T: Stored>(
     chunk: MatRef<'_, T>,
     ranks: &[Vec<u32>],
     par: Par,
@@ -394,7 +467,7 @@ fn ranged_keys<T: Real>(
         let mut range = IntegerRange::empty(d);
         for (start, out) in (0..rows.nrows()).step_by(group).zip(out.chunks_mut(group)) {
             let rows = rows.subrows(start, out.len());
-            range.widen(&IntegerRange::scan(rows, Par::Seq)?);
+            range.widen(&T::integer_range(rows, Par::Seq)?);
             dispatch(RowKeys {
                 rows,
                 after: &after,
@@ -423,7 +496,7 @@ struct RowKeys<'a, T> {
     out: &'a mut [u32],
 }
 
-impl<T: Real> Kernel for RowKeys<'_, T> {
+impl<T: Stored> Kernel for RowKeys<'_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -461,14 +534,14 @@ struct LeastReach<'a, T> {
     after: &'a [Vec<u32>],
 }
 
-impl<T: Real> Kernel for LeastReach<'_, T> {
+impl<T: Stored> Kernel for LeastReach<'_, T> {
     type Output = (u32, usize);
     #[inline(always)]
     fn run(self) -> (u32, usize) {
         let mut best = (u32::MAX, 0);
         for (c, after) in self.after.iter().enumerate() {
             let reach = match self.row {
-                MaskedRow::Values(values) => lane_max(values, after, |v: &T| v.nonzero_mask()),
+                MaskedRow::Values(values) => lane_max(values, after, |v: &T| v.nonzero()),
                 MaskedRow::Nonzero(ones) => {
                     lane_max(ones, after, |&b: &u8| u32::from(b).wrapping_neg())
                 }
@@ -521,7 +594,7 @@ fn sorted_by_key(key: &[u32], n_keys: usize) -> Vec<u32> {
 /// (`columns.len() + 1` × `rows.len()`), each column ending in a 1 (the row of ones whose
 /// products are the block's sums). Two halves of the rows on two threads when `par` allows and
 /// the block is large.
-fn gather_shifted<T: Real>(
+fn gather_shifted<T: Stored>(
     x: MatRef<'_, T>,
     rows: &[u32],
     columns: &[u32],
@@ -556,7 +629,7 @@ struct GatherShifted<'a, T> {
     dst: MatMut<'a, f32>,
 }
 
-impl<T: Real> Kernel for GatherShifted<'_, T> {
+impl<T: Stored> Kernel for GatherShifted<'_, T> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -573,7 +646,7 @@ impl<T: Real> Kernel for GatherShifted<'_, T> {
             // picked in rank order from the cache.
             let values = x.row(row as usize).try_as_row_major().expect("row-major");
             for (s, v) in staged.iter_mut().zip(values.as_slice()) {
-                *s = v.to_f64() as f32;
+                *s = v.widen() as f32;
             }
             let out = dst.as_mut().col_mut(k).try_as_col_major_mut();
             let (out, ones) = out
@@ -619,6 +692,8 @@ mod tests {
     use crate::moments::bytes::tests::{ProductCheck, Which, product_tests};
     use crate::moments::chunk::ordered;
     use crate::moments::integer::{integer_moments, small_integer_range};
+    use crate::moments::workspace::ORDERED_MIN_ROWS;
+    use crate::real::Real;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
@@ -883,16 +958,18 @@ mod tests {
 
     #[test]
     fn other_chunks_are_left_to_the_general_path() {
-        let mut ws = Workspace::default();
-        ws.prepare(40);
+        // Each chunk into a workspace of its own: a declined chunk declines the next ones.
+        let first_look = |x: MatRef<'_, f64>| {
+            let mut ws = Workspace::default();
+            ws.prepare(40);
+            ordered::<f64, ReferenceBytes>(x, &mut ws)
+        };
         let sparse = row_major::<f64>(&sparse_integers(9000, 40, 0, 255, 4));
-        assert!(ordered::<f64, ReferenceBytes>(sparse.transpose(), &mut ws).is_some());
+        assert!(first_look(sparse.transpose()).is_some());
         // Too few rows; stored by columns.
-        assert!(
-            ordered::<f64, ReferenceBytes>(sparse.transpose().subrows(0, 4000), &mut ws).is_none()
-        );
+        assert!(first_look(sparse.transpose().subrows(0, ORDERED_MIN_ROWS - 1)).is_none());
         let by_columns = sparse.transpose().to_owned();
-        assert!(ordered::<f64, ReferenceBytes>(by_columns.as_ref(), &mut ws).is_none());
+        assert!(first_look(by_columns.as_ref()).is_none());
         // A non-integer, and a NaN (which the general path then names), in a sampled row
         // (every 4th; turned away before the orders are learnt) and in another (by the scan).
         for bad in [0.5, f64::NAN] {
@@ -900,13 +977,13 @@ mod tests {
                 let mut x = sparse.clone();
                 x[(17, row)] = bad;
                 assert_eq!(Sample::of(x.transpose()).is_none(), sampled);
-                assert!(ordered::<f64, ReferenceBytes>(x.transpose(), &mut ws).is_none());
+                assert!(first_look(x.transpose()).is_none());
             }
         }
         // Few zeros; zeros scattered at random (no whole columns to leave out).
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let dense = Mat::<f64>::from_fn(40, 9000, |_, _| f64::from(rng.random_range(1..=255)));
-        assert!(ordered::<f64, ReferenceBytes>(dense.transpose(), &mut ws).is_none());
+        assert!(first_look(dense.transpose()).is_none());
         let scattered = Mat::<f64>::from_fn(40, 9000, |_, _| {
             if rng.random_bool(0.6) {
                 0.0
@@ -914,7 +991,176 @@ mod tests {
                 f64::from(rng.random_range(1..=255))
             }
         });
-        assert!(ordered::<f64, ReferenceBytes>(scattered.transpose(), &mut ws).is_none());
+        assert!(first_look(scattered.transpose()).is_none());
+    }
+
+    /// A stream of chunks: the orders are learnt from the first and kept for the next (the
+    /// same ranks, not learnt again), each chunk's moments still the integer path's bits;
+    /// a chunk too short for the path neither learns nor declines; once the path is declined
+    /// (here, by a chunk with few zeros) a sparse chunk no longer takes it.
+    #[test]
+    fn orders_are_learnt_once_then_kept_until_declined() {
+        let d = 60;
+        let mut ws = Workspace::default();
+        ws.prepare(d);
+        let short = row_major::<f32>(&sparse_integers(ORDERED_MIN_ROWS - 1, d, 0, 255, 1));
+        assert!(ordered::<f32, ReferenceBytes>(short.transpose(), &mut ws).is_none());
+        assert!(matches!(ws.orders, ColumnOrders::Unlearnt));
+        let mut learnt = None;
+        for seed in [11, 12, 13] {
+            let x = sparse_integers(5000, d, 0, 255, seed);
+            let stored = row_major::<f32>(&x);
+            let chunk = stored.transpose();
+            let mean = ordered::<f32, ReferenceBytes>(chunk, &mut ws).expect("the ordered path");
+            let ColumnOrders::Learnt(ranks) = &ws.orders else {
+                panic!("orders learnt")
+            };
+            // Learnt from this chunk alone, the orders would differ from the first chunk's.
+            let own = Sample::of(chunk).expect("sparse").learn_orders(Par::Seq);
+            match &learnt {
+                None => {
+                    assert_eq!(ranks, &own);
+                    learnt = Some(ranks.clone());
+                }
+                Some(first) => {
+                    assert_eq!(ranks, first, "seed {seed}");
+                    assert_ne!(&own, first, "seed {seed}: no test of keeping the orders");
+                }
+            }
+            let mut dense = Workspace::default();
+            dense.prepare(d);
+            let (shift, magnitude) = small_integer_range(chunk, Par::Seq).expect("integers");
+            let reference = integer_moments(chunk, &shift, magnitude, &mut dense);
+            assert_eq!(mean, reference, "seed {seed}");
+            for j in 0..d {
+                for i in j..d {
+                    let (a, b) = (ws.scatter[(i, j)], dense.scatter[(i, j)]);
+                    assert_eq!(a.to_bits(), b.to_bits(), "seed {seed}, ({i}, {j})");
+                }
+            }
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let full = Mat::<f32>::from_fn(d, 5000, |_, _| rng.random_range(1..=255) as f32);
+        assert!(ordered::<f32, ReferenceBytes>(full.transpose(), &mut ws).is_none());
+        assert!(matches!(ws.orders, ColumnOrders::Declined));
+        let sparse = row_major::<f32>(&sparse_integers(5000, d, 0, 255, 14));
+        assert!(ordered::<f32, ReferenceBytes>(sparse.transpose(), &mut ws).is_none());
+    }
+
+    /// Bytes as stored take the path as their values in f32 do (the same keys and range, the
+    /// same bits), also without a byte product (blocks of f32 products).
+    #[test]
+    fn stored_bytes_take_the_path_with_the_bits_of_f32() {
+        let (n, d) = (6000, 50);
+        let x = sparse_integers(n, d, 0, 255, 21);
+        let floats = row_major::<f32>(&x);
+        let bytes = Mat::<u8>::from_fn(d, n, |j, i| x[(i, j)] as u8);
+        let (floats, bytes) = (floats.transpose(), bytes.transpose());
+        let ranks = Sample::of(floats).expect("sparse").learn_orders(Par::Seq);
+        for par in [Par::Seq, Par::rayon(2)] {
+            let (range, key) = ranged_keys(floats, &ranks, par).expect("integers");
+            let (byte_range, byte_key) = ranged_keys(bytes, &ranks, par).expect("bytes");
+            assert_eq!((&byte_range.lo, &byte_range.hi), (&range.lo, &range.hi));
+            assert_eq!(byte_key, key);
+        }
+        let moments = |ws: &mut Workspace, with_bytes: bool, stored: bool| {
+            let mut orders = ColumnOrders::Unlearnt;
+            ws.prepare(d);
+            let mean = if stored {
+                let rows = OrderedRows::key(bytes, &mut orders, ws.par).expect("keyed");
+                let blocks =
+                    ByteBlocks::<u8, ReferenceBytes>::for_range(&rows.range.lo, &rows.range.hi);
+                ordered_moments(bytes, &rows, blocks.as_ref().filter(|_| with_bytes), ws)
+            } else {
+                let rows = OrderedRows::key(floats, &mut orders, ws.par).expect("keyed");
+                let blocks =
+                    ByteBlocks::<f32, ReferenceBytes>::for_range(&rows.range.lo, &rows.range.hi);
+                ordered_moments(floats, &rows, blocks.as_ref().filter(|_| with_bytes), ws)
+            };
+            let mean = mean.expect("the ordered path");
+            let lower: Vec<u64> = (0..d)
+                .flat_map(|j| (j..d).map(move |i| (i, j)))
+                .map(|(i, j)| ws.scatter[(i, j)].to_bits())
+                .collect();
+            (mean, lower)
+        };
+        let mut ws = Workspace::default();
+        let want = moments(&mut ws, true, false);
+        for (with_bytes, stored) in [(true, true), (false, true), (false, false)] {
+            assert!(
+                want == moments(&mut ws, with_bytes, stored),
+                "bytes {with_bytes}, stored {stored}"
+            );
+        }
+    }
+
+    /// The blocks cover the stretch in order, none longer than allowed, each starting at a
+    /// multiple of the step; their work is the least over every such cut (all of them tried
+    /// on short stretches), so never more than fixed blocks'.
+    #[test]
+    fn blocks_are_cut_for_the_least_work() {
+        let mut rng = ChaCha8Rng::seed_from_u64(31);
+        let work = |blocks: &[&[u32]]| -> f64 {
+            blocks
+                .iter()
+                .map(|b| {
+                    let a = f64::from(*b.last().unwrap());
+                    a * a * (b.len() + BLOCK_OVERHEAD_ROWS) as f64
+                })
+                .sum()
+        };
+        for (m, most) in [
+            (1, 2048),
+            (64, 2048),
+            (65, 128),
+            (300, 128),
+            (700, 256),
+            (5000, 2048),
+            (3000, 40),
+        ] {
+            // Reaches sorted ascending, with a steep tail; a row's reach is its value.
+            let mut reach: Vec<u32> = (0..m).map(|_| rng.random_range(0..200)).collect();
+            for r in reach.iter_mut().rev().take(m / 10) {
+                *r += 500;
+            }
+            reach.sort_unstable();
+            let blocks = blocks_of(&reach, most, |r| r as usize);
+            assert_eq!(blocks.concat(), reach, "{m} rows");
+            let step = BLOCK_STEP.min(most);
+            let mut start = 0;
+            for b in &blocks {
+                assert!(
+                    !b.is_empty() && b.len() <= most && start % step == 0,
+                    "{m} rows"
+                );
+                start += b.len();
+            }
+            let fixed: Vec<&[u32]> = reach.chunks(most).collect();
+            let steps: Vec<&[u32]> = reach.chunks(step).collect();
+            assert!(work(&blocks) <= work(&fixed).min(work(&steps)), "{m} rows");
+            // Every cut at the step, where there are few.
+            let pieces = m.div_ceil(step);
+            if pieces <= 12 {
+                let least = (0..1u32 << (pieces - 1))
+                    .filter_map(|cuts| {
+                        let mut blocks = Vec::new();
+                        let mut start = 0;
+                        for k in 1..=pieces {
+                            if k == pieces || cuts >> (k - 1) & 1 == 1 {
+                                let end = (k * step).min(m);
+                                blocks.push(&reach[start..end]);
+                                start = end;
+                            }
+                        }
+                        blocks
+                            .iter()
+                            .all(|b| b.len() <= most)
+                            .then(|| work(&blocks))
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                assert_eq!(work(&blocks), least, "{m} rows");
+            }
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The buffers a moment accumulator reuses from chunk to chunk.
+//! The buffers a moment accumulator reuses from chunk to chunk, and what it learnt of them.
 
 use faer::{Mat, Par};
 
@@ -14,10 +14,14 @@ pub(crate) struct Workspace {
     pub(crate) block32: Mat<f32>,
     /// A block of rows as f64 columns.
     pub(crate) block64: Mat<f64>,
+    /// The ordered path's sums of one order's rows, in its ranks (D × D).
+    pub(crate) ranked: Mat<f64>,
     /// Blocks of bytes and their products (see `moments::bytes`).
     pub(crate) bytes: ByteBuffers,
     /// Threads for the passes and products of one piece.
     pub(crate) par: Par,
+    /// The ordered path's column orders for these chunks.
+    pub(crate) orders: ColumnOrders,
 }
 
 /// A block's bytes and product, grown as needed.
@@ -38,8 +42,10 @@ impl Default for Workspace {
             partial: Mat::new(),
             block32: Mat::new(),
             block64: Mat::new(),
+            ranked: Mat::new(),
             bytes: Default::default(),
             par: Par::rayon(0),
+            orders: ColumnOrders::Unlearnt,
         }
     }
 }
@@ -67,5 +73,35 @@ impl Workspace {
             ..Default::default()
         };
         true
+    }
+}
+
+/// Fewest rows for which ordering them is worth a pass: a streamed file's chunks of wide rows
+/// (the CLI's are 5,120 rows of 784 features) take the path with the orders learnt from the
+/// first of them; fewer rows leave too little out beside the blocks' ragged ends (a share of
+/// the dense work of 0.89 in chunks of 2,560 Fashion-MNIST rows, bench/results.md).
+pub(crate) const ORDERED_MIN_ROWS: usize = 4096;
+
+/// The column orders of an accumulator's chunks, learnt from the first chunk the ordered path
+/// is tried on and kept for the next ones (in a stream of chunks, learning them again for
+/// each would cost more than it saves), until the path is declined: then the chunks take the
+/// general path without another look (data that is not integers, has few zeros, or whose
+/// zeros are too scattered to leave whole columns out). Which path a chunk takes changes its
+/// speed, and its result only by the rounding of merging it whole rather than in pieces.
+#[derive(Clone, Debug, Default)]
+pub(crate) enum ColumnOrders {
+    /// Nothing learnt yet.
+    #[default]
+    Unlearnt,
+    /// Per order, each column's rank.
+    Learnt(Vec<Vec<u32>>),
+    /// The path does not apply to these chunks.
+    Declined,
+}
+
+impl ColumnOrders {
+    /// Whether a chunk of `n` rows may take the ordered path.
+    pub(crate) fn may_take(&self, n: usize) -> bool {
+        n >= ORDERED_MIN_ROWS && !matches!(self, ColumnOrders::Declined)
     }
 }
