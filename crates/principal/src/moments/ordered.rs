@@ -1171,4 +1171,56 @@ mod tests {
         let message = acc.push(x.transpose()).unwrap_err().to_string();
         assert!(message.contains("9876"), "{message}");
     }
+
+    /// Not a check: the share of the dense products the ordered blocks leave on the images
+    /// of an IDX `ubyte` file (inflated: `zcat train-images-idx3-ubyte.gz > images`) named by
+    /// `ORDERED_SHARES_FILE`, in one chunk and in the CLI's growing chunks (5,120 rows
+    /// doubling up to 20,480), the orders learnt from the first 5,120 rows
+    /// (bench/results.md).
+    #[test]
+    #[ignore = "prints the ordered path's shares of the work on a file named by ORDERED_SHARES_FILE"]
+    fn print_the_shares_of_the_dense_work() {
+        let path = std::env::var("ORDERED_SHARES_FILE").expect("ORDERED_SHARES_FILE");
+        let file = std::fs::read(path).expect("an inflated IDX ubyte file");
+        let dims: Vec<usize> = (0..usize::from(file[3]))
+            .map(|k| u32::from_be_bytes(file[4 + 4 * k..8 + 4 * k].try_into().unwrap()) as usize)
+            .collect();
+        let (n, d) = (dims[0], dims[1..].iter().product::<usize>());
+        let x = MatRef::from_row_major_slice(&file[4 + 4 * dims.len()..], n, d);
+        let ranks = Sample::of(x.subrows(0, 5120.min(n)))
+            .expect("sparse bytes")
+            .learn_orders(Par::Seq);
+        let growing: Vec<usize> =
+            std::iter::successors(Some(5120usize), |r| Some((2 * r).min(20480)))
+                .scan(0, |start, r| {
+                    let rows = r.min(n - *start);
+                    *start += rows;
+                    (rows > 0).then_some(rows)
+                })
+                .collect();
+        for chunks in [vec![n], growing] {
+            let (mut fixed, mut cut, mut start) = (0.0, 0.0, 0);
+            for &m in &chunks {
+                let (_, key) = ranged_keys(x.subrows(start, m), &ranks, Par::Seq).expect("bytes");
+                start += m;
+                let sorted = sorted_by_key(&key, ranks.len() * (d + 1));
+                let reach = |row: u32| key[row as usize] as usize % (d + 1);
+                let order_of = |row: u32| key[row as usize] as usize / (d + 1);
+                let work = |b: &[u32]| (reach(*b.last().unwrap()).pow(2) * b.len()) as f64;
+                for stretch in sorted.chunk_by(|&a, &b| order_of(a) == order_of(b)) {
+                    fixed += stretch.chunks(BYTE_BLOCK_ROWS).map(work).sum::<f64>();
+                    cut += blocks_of(stretch, BYTE_BLOCK_ROWS, reach)
+                        .into_iter()
+                        .map(work)
+                        .sum::<f64>();
+                }
+            }
+            let dense = (d * d * n) as f64;
+            println!(
+                "chunks {chunks:?}: fixed blocks of {BYTE_BLOCK_ROWS} rows {:.3}, cut for the least work {:.3}",
+                fixed / dense,
+                cut / dense
+            );
+        }
+    }
 }
