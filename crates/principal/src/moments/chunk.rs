@@ -67,12 +67,20 @@ pub(crate) fn ordered<T: Stored, P: ByteProduct>(
 ) -> Option<Vec<f64>> {
     // Buffers (and orders) for this width first: a change of width drops the orders.
     ws.fit(chunk.ncols());
+    let learnt_here = matches!(ws.orders, ColumnOrders::Unlearnt);
     let rows = OrderedRows::key(chunk, &mut ws.orders, ws.par)?;
     ws.prepare(chunk.ncols());
     let bytes = ByteBlocks::<T, P>::for_range(&rows.range.lo, &rows.range.hi);
     let mean = ordered_moments(chunk, &rows, bytes.as_ref(), ws);
     if mean.is_none() {
-        ws.orders = ColumnOrders::Declined;
+        if learnt_here {
+            ws.orders = ColumnOrders::Declined;
+        } else {
+            // Orders learnt from other rows (a file sorted by class, say) may not fit these:
+            // learnt again from this chunk, which declines the path if they do not either.
+            ws.orders = ColumnOrders::Unlearnt;
+            return ordered::<T, P>(chunk, ws);
+        }
     }
     mean
 }

@@ -49,7 +49,8 @@ const MAX_NONZERO_SHARE: f64 = 0.75;
 const MAX_WORK_SHARE: f64 = 0.85;
 /// A block's fixed cost (adding its product to the sums, the kernel's set-up), in rows of its
 /// corner: the blocks are cut to least `Σ a²(r + BLOCK_OVERHEAD_ROWS)` (see [`blocks_of`]).
-/// From one block of 784 features timed at 512 and 2,048 rows (`vpmaddwd`, bench/results.md).
+/// One block of 784 features timed at 512 and 2,048 rows gave 34 to 128 (`vpmaddwd`,
+/// bench/results.md).
 const BLOCK_OVERHEAD_ROWS: usize = 64;
 /// Blocks start at multiples of this many rows of their order's stretch.
 const BLOCK_STEP: usize = 64;
@@ -105,9 +106,9 @@ impl OrderedRows {
 /// A stretch of rows sorted by reach (`reach(row)`) cut into blocks of at most `most` rows,
 /// starting at multiples of [`BLOCK_STEP`] rows, with the least work: `Σ a²(r + overhead)`
 /// over the blocks, `a` a block's corner (the reach of its last row), `r` its rows. Fixed
-/// blocks leave the ragged end of every stretch at the farthest reach: in chunks of 5,120
-/// Fashion-MNIST rows, fixed blocks of 2,048 rows needed 0.84 of the dense work, these 0.74
-/// (bench/results.md).
+/// blocks leave the ragged end of every stretch at the farthest reach: in the CLI's chunks of
+/// Fashion-MNIST (5,120 rows doubling up to 20,480), fixed blocks of 2,048 rows needed 0.689
+/// of the dense work, these 0.614 (bench/results.md).
 fn blocks_of(stretch: &[u32], most: usize, reach: impl Fn(u32) -> usize) -> Vec<&[u32]> {
     let m = stretch.len();
     let step = BLOCK_STEP.min(most).max(1);
@@ -1045,6 +1046,46 @@ mod tests {
         assert!(matches!(ws.orders, ColumnOrders::Declined));
         let sparse = row_major::<f32>(&sparse_integers(5000, d, 0, 255, 14));
         assert!(ordered::<f32, ReferenceBytes>(sparse.transpose(), &mut ws).is_none());
+    }
+
+    /// Orders learnt from other rows that leave too much work in a chunk (the chunks of a file
+    /// sorted by class) are learnt again from that chunk, which then takes the path; a chunk
+    /// that declines its own orders declines the path.
+    #[test]
+    fn orders_that_do_not_fit_a_chunk_are_learnt_again_from_it() {
+        let d = 60;
+        let mut rng = ChaCha8Rng::seed_from_u64(41);
+        // Rows non-zero in some of columns `first..first + 12` only.
+        let mut rows_in = |first: usize| {
+            Mat::<u8>::from_fn(d, 5000, |j, _| {
+                if (first..first + 12).contains(&j) && rng.random_bool(0.6) {
+                    rng.random_range(1..=255)
+                } else {
+                    0
+                }
+            })
+        };
+        let (left, right) = (rows_in(0), rows_in(d - 12));
+        let mut ws = Workspace::default();
+        ws.prepare(d);
+        assert!(ordered::<u8, ReferenceBytes>(left.transpose(), &mut ws).is_some());
+        let ColumnOrders::Learnt(first) = ws.orders.clone() else {
+            panic!("orders learnt")
+        };
+        let chunk = right.transpose();
+        let mean = ordered::<u8, ReferenceBytes>(chunk, &mut ws).expect("the ordered path");
+        let own = Sample::of(chunk).expect("sparse").learn_orders(Par::Seq);
+        assert_ne!(own, first);
+        assert!(matches!(&ws.orders, ColumnOrders::Learnt(ranks) if *ranks == own));
+        let mut reference = MomentAccumulator::new(d);
+        let widened = Mat::<f64>::from_fn(5000, d, |i, j| f64::from(chunk[(i, j)]));
+        reference
+            .push_pieces(widened.as_ref(), 0, Par::Seq)
+            .unwrap();
+        let reference = reference.finish().unwrap();
+        for (a, b) in mean.iter().zip(reference.mean()) {
+            assert!((a - b).abs() <= 1e-12 * 255.0, "{a} against {b}");
+        }
     }
 
     /// Bytes as stored take the path as their values in f32 do (the same keys and range, the

@@ -84,7 +84,8 @@ pub(crate) const ORDERED_MIN_ROWS: usize = 4096;
 
 /// The column orders of an accumulator's chunks, learnt from the first chunk the ordered path
 /// is tried on and kept for the next ones (in a stream of chunks, learning them again for
-/// each would cost more than it saves), until the path is declined: then the chunks take the
+/// each would cost more than it saves), and learnt again from a chunk they leave too much work
+/// in, until the path is declined by the chunk they were learnt from: then the chunks take the
 /// general path without another look (data that is not integers, has few zeros, or whose
 /// zeros are too scattered to leave whole columns out). Which path a chunk takes changes its
 /// speed, and its result only by the rounding of merging it whole rather than in pieces.
