@@ -325,8 +325,9 @@ impl principal::ChunkSource for FileSource {
 }
 
 impl FileSource {
-    /// One pass: chunks of `chunk_rows` rows read by `read` into buffers (`spare` first, the
-    /// last pass's, then new ones from `new_buf(reader, rows)`) on a reading thread, each handed
+    /// One pass: chunks of `chunk_rows` rows, growing to [`Self::most_rows`], read by `read`
+    /// into buffers (`spare` first, the last pass's, then new ones from `new_buf(reader,
+    /// most_rows)`, room for the largest chunk) on a reading thread, each handed
     /// to `visit(buffer, rows)` while the next is read; returns the pass's result and the
     /// buffers to keep for the next (at most [`CHUNKS_IN_FLIGHT`]). The pass's times are added
     /// to [`FileSource::pass_times`] when it succeeds.

@@ -177,9 +177,8 @@ pub(crate) fn ordered_moments<T: Stored, P: ByteProduct>(
         .chunk_by(|&a, &b| order_of(a) == order_of(b))
         .collect();
     // A block's corner: the reach of its last (farthest-reaching) row.
-    let corner =
-        |rows: &[u32]| key[*rows.last().expect("chunks are not empty") as usize] as usize % (d + 1);
     let reach = |row: u32| key[row as usize] as usize % (d + 1);
+    let corner = |rows: &[u32]| reach(*rows.last().expect("blocks are not empty"));
     let blocks: Vec<Vec<&[u32]>> = stretches
         .iter()
         .map(|stretch| blocks_of(stretch, block, reach))
@@ -744,19 +743,35 @@ mod tests {
             };
             ws.prepare(d);
             let mean = ordered::<T, P>(chunk, &mut ws).expect("the ordered path applies");
-            let mut dense = Workspace {
-                par,
-                ..Default::default()
-            };
-            dense.prepare(d);
-            let (shift, magnitude) = small_integer_range(chunk, par).expect("small integers");
-            let reference = integer_moments(chunk, &shift, magnitude, &mut dense);
-            assert_eq!(mean, reference, "means, n = {n}, d = {d}");
-            for j in 0..d {
-                for i in j..d {
-                    let (a, b) = (ws.scatter[(i, j)], dense.scatter[(i, j)]);
-                    assert_eq!(a.to_bits(), b.to_bits(), "({i}, {j}): {a} against {b}");
-                }
+            assert_the_integer_paths_bits(chunk, &mean, &ws, &format!("n = {n}, d = {d}"));
+        }
+    }
+
+    /// `mean` and `ws.scatter`'s lower triangle are the integer path's over `chunk`, bit for
+    /// bit.
+    fn assert_the_integer_paths_bits<T: Real>(
+        chunk: MatRef<'_, T>,
+        mean: &[f64],
+        ws: &Workspace,
+        what: &str,
+    ) {
+        let d = chunk.ncols();
+        let mut dense = Workspace {
+            par: ws.par,
+            ..Default::default()
+        };
+        dense.prepare(d);
+        let (shift, magnitude) = small_integer_range(chunk, ws.par).expect("small integers");
+        let reference = integer_moments(chunk, &shift, magnitude, &mut dense);
+        assert_eq!(mean, reference, "means, {what}");
+        for j in 0..d {
+            for i in j..d {
+                let (a, b) = (ws.scatter[(i, j)], dense.scatter[(i, j)]);
+                assert_eq!(
+                    a.to_bits(),
+                    b.to_bits(),
+                    "{what}, ({i}, {j}): {a} against {b}"
+                );
             }
         }
     }
@@ -1028,17 +1043,7 @@ mod tests {
                     assert_ne!(&own, first, "seed {seed}: no test of keeping the orders");
                 }
             }
-            let mut dense = Workspace::default();
-            dense.prepare(d);
-            let (shift, magnitude) = small_integer_range(chunk, Par::Seq).expect("integers");
-            let reference = integer_moments(chunk, &shift, magnitude, &mut dense);
-            assert_eq!(mean, reference, "seed {seed}");
-            for j in 0..d {
-                for i in j..d {
-                    let (a, b) = (ws.scatter[(i, j)], dense.scatter[(i, j)]);
-                    assert_eq!(a.to_bits(), b.to_bits(), "seed {seed}, ({i}, {j})");
-                }
-            }
+            assert_the_integer_paths_bits(chunk, &mean, &ws, &format!("seed {seed}"));
         }
         let mut rng = ChaCha8Rng::seed_from_u64(5);
         let full = Mat::<f32>::from_fn(d, 5000, |_, _| rng.random_range(1..=255) as f32);

@@ -78,8 +78,9 @@ impl Workspace {
 
 /// Fewest rows for which ordering them is worth a pass: a streamed file's chunks of wide rows
 /// (the CLI's are 5,120 rows of 784 features) take the path with the orders learnt from the
-/// first of them; fewer rows leave too little out beside the blocks' ragged ends (a share of
-/// the dense work of 0.89 in chunks of 2,560 Fashion-MNIST rows, bench/results.md).
+/// first of them; fewer rows leave too little out beside the blocks' ragged ends (in chunks of
+/// 2,560 Fashion-MNIST rows, fixed 2,048-row blocks left 0.99 of the dense work and 512-row
+/// blocks 0.71, bench/results.md).
 pub(crate) const ORDERED_MIN_ROWS: usize = 4096;
 
 /// The column orders of an accumulator's chunks, learnt from the first chunk the ordered path
