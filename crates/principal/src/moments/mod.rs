@@ -32,7 +32,7 @@ use crate::kernel::simd::dispatch;
 use crate::moments::bytes::Stored;
 use crate::moments::chunk::{piece_moments, stored_byte_piece_moments, whole_chunk_moments};
 use crate::moments::merge::merge_mean;
-use crate::moments::workspace::Workspace;
+use crate::moments::workspace::{ORDERED_MIN_ROWS, Workspace};
 use crate::options::Precision;
 use crate::real::{ChunkRef, Real};
 
@@ -114,9 +114,33 @@ struct PieceWorker {
 /// merge across threads (D² values from another core's cache) per group rather than per piece.
 const PIECES_PER_GROUP: usize = 8;
 
+/// The largest row-major copy [`MomentAccumulator::push`] makes of wide rows held column by
+/// column.
+const ROW_MAJOR_COPY_BYTES: usize = 64 << 20;
+
 /// Groups a thread may finish ahead of the first group not yet merged: bounds the groups'
 /// moments held for the in-order merge (each D²) when a thread falls behind.
 const GROUPS_AHEAD: usize = 8;
+
+/// `src`'s rows into `dst`, row-major: stripes of 64 rows on all threads, each stripe column
+/// by column (it stays in the cache while its rows fill; row by row, each row's values would
+/// come from D columns apart).
+fn copy_row_major<T: Real>(src: MatRef<'_, T>, dst: &mut [T]) {
+    use rayon::prelude::*;
+    const TILE: usize = 64;
+    let d = src.ncols();
+    dst.par_chunks_mut(TILE * d)
+        .enumerate()
+        .for_each(|(stripe, rows)| {
+            let (first, height) = (stripe * TILE, rows.len() / d);
+            for j in 0..d {
+                let column = src.col(j).subrows(first, height);
+                for (i, &value) in column.iter().enumerate() {
+                    rows[i * d + j] = value;
+                }
+            }
+        });
+}
 
 /// The in-order merge of groups of pieces finished by several threads: what every thread
 /// locks after its group.
@@ -255,6 +279,11 @@ impl MomentAccumulator {
     pub fn push<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
         self.check_width(chunk.ncols())?;
         let (n, d) = (chunk.nrows(), self.n_features());
+        // Wide rows held column by column (a faer `Mat`, a Fortran-order array): the ordered
+        // and byte paths read whole rows, so the rows go through row-major copies.
+        if d > NARROW_MAX_FEATURES && chunk.col_stride() != 1 && n > 1 {
+            return self.push_row_major_copies(chunk);
+        }
         if self.push_whole(chunk) {
             return Ok(());
         }
@@ -406,6 +435,36 @@ impl MomentAccumulator {
         }
         self.workspace = ws;
         mean.is_some()
+    }
+
+    /// Adds the rows of a wide chunk that is not row-major as [`Self::push`] adds row-major
+    /// ones, through row-major copies: the ordered and byte paths read whole rows, and the
+    /// copy costs a pass over the rows where those paths halve the time (Fashion-MNIST as a
+    /// column-major f32 matrix: bench/results.md). Each copy is a whole number of
+    /// [`cached_rows`] pieces, so that rows the pieces take give the bits of the same rows
+    /// pushed row-major, within [`ROW_MAJOR_COPY_BYTES`] unless that is fewer than
+    /// [`ORDERED_MIN_ROWS`] rows (the ordered path's least).
+    fn push_row_major_copies<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
+        self.push_copies_within(chunk, ROW_MAJOR_COPY_BYTES)
+    }
+
+    /// [`Self::push_row_major_copies`] with copies of at most `bytes` (a test's small copies).
+    fn push_copies_within<T: Real>(&mut self, chunk: MatRef<'_, T>, bytes: usize) -> Result<()> {
+        let (n, d) = (chunk.nrows(), chunk.ncols());
+        let piece = cached_rows(d);
+        let pieces =
+            (bytes / (d * std::mem::size_of::<T>()) / piece).max(ORDERED_MIN_ROWS.div_ceil(piece));
+        let most = pieces.saturating_mul(piece).min(n);
+        let mut copy = vec![T::from_f64(0.0); most * d];
+        let mut start = 0;
+        while start < n {
+            let rows = most.min(n - start);
+            let copy = &mut copy[..rows * d];
+            copy_row_major(chunk.subrows(start, rows), copy);
+            self.push(MatRef::from_row_major_slice(copy, rows, d))?;
+            start += rows;
+        }
+        Ok(())
     }
 
     /// Adds `chunk` piece by piece (rows counted from `first_row` in errors), each piece's
@@ -1078,6 +1137,57 @@ pub(crate) mod tests {
                 );
             }
         }
+    }
+
+    /// Wide rows held column by column go through row-major copies: images take the ordered
+    /// path with the bits of the same rows pushed row-major; float rows cut into several
+    /// copies give the bits of one row-major push (the copies end where pieces end); a
+    /// non-finite value in a later copy is named by its row in the whole chunk.
+    #[test]
+    fn wide_column_major_rows_go_through_row_major_copies() {
+        // Column-major D × N: its transpose is the rows, row-major.
+        fn row_major<T: Copy>(x: &Mat<T>) -> Mat<T> {
+            Mat::from_fn(x.ncols(), x.nrows(), |j, i| x[(i, j)])
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        // Images: a blank border, integer pixels inside.
+        let (n, d) = (ORDERED_MIN_ROWS + 500, NARROW_MAX_FEATURES + 80);
+        let by_columns = Mat::<f32>::from_fn(n, d, |_, j| {
+            if j % 40 < 25 && rng.random_range(0..3) > 0 {
+                rng.random_range(0..256) as f32
+            } else {
+                0.0
+            }
+        });
+        let by_rows = row_major(&by_columns);
+        let (mut columns, mut rows) = (MomentAccumulator::new(d), MomentAccumulator::new(d));
+        columns.push(by_columns.as_ref()).unwrap();
+        rows.push(by_rows.transpose()).unwrap();
+        assert!(matches!(columns.workspace.orders, ColumnOrders::Learnt(_)));
+        assert_eq!(columns.finish().unwrap(), rows.finish().unwrap());
+
+        let (n, d) = (3 * ORDERED_MIN_ROWS + 300, NARROW_MAX_FEATURES + 20);
+        let mut by_columns = Mat::<f64>::from_fn(n, d, |_, j| {
+            1e3 + rng.random_range(-1.0..1.0) * (1.0 + j as f64)
+        });
+        let by_rows = row_major(&by_columns);
+        let mut columns = MomentAccumulator::new(d);
+        // The least copy: ORDERED_MIN_ROWS rows, so four copies.
+        columns.push_copies_within(by_columns.as_ref(), 1).unwrap();
+        let mut rows = MomentAccumulator::new(d);
+        rows.push(by_rows.transpose()).unwrap();
+        assert_eq!(columns.finish().unwrap(), rows.finish().unwrap());
+
+        by_columns[(2 * ORDERED_MIN_ROWS + 7, 3)] = f64::NAN;
+        let mut columns = MomentAccumulator::new(d);
+        columns.push(by_columns.subrows(0, 10)).unwrap();
+        let e = columns
+            .push_copies_within(by_columns.as_ref(), 1)
+            .unwrap_err();
+        assert!(
+            matches!(e, PcaError::NonFinite { row, column: 3, .. } if row == 10 + 2 * ORDERED_MIN_ROWS + 7),
+            "{e}"
+        );
     }
 
     /// Rows whose first group is read only once a later group's non-finite value has been
