@@ -37,6 +37,11 @@ use crate::command::{
 };
 use crate::processes::Processes;
 
+/// The system allocator, with huge pages asked for on blocks of 4 MiB and more: a fresh page
+/// fault every 4 KiB of the matrices and chunks was up to a sixth of a run (bench/results.md).
+#[global_allocator]
+static ALLOCATOR: principal_amx::HugePages = principal_amx::HugePages;
+
 fn main() -> ExitCode {
     // A panic is a bug; say so in one line instead of Rust's message and backtrace hint. Not
     // the panics of the Arrow and Parquet decoders on a damaged file: principal-io contains
