@@ -282,7 +282,7 @@ impl MomentAccumulator {
         // Wide rows held column by column (a faer `Mat`, a Fortran-order array): the ordered
         // and byte paths read whole rows, so the rows go through row-major copies.
         if d > NARROW_MAX_FEATURES && chunk.col_stride() != 1 && n > 1 {
-            return self.push_row_major_copies(chunk);
+            return self.push_row_major_copies(chunk, ROW_MAJOR_COPY_BYTES);
         }
         if self.push_whole(chunk) {
             return Ok(());
@@ -442,14 +442,9 @@ impl MomentAccumulator {
     /// copy costs a pass over the rows where those paths halve the time (Fashion-MNIST as a
     /// column-major f32 matrix: bench/results.md). Each copy is a whole number of
     /// [`cached_rows`] pieces, so that rows the pieces take give the bits of the same rows
-    /// pushed row-major, within [`ROW_MAJOR_COPY_BYTES`] unless that is fewer than
-    /// [`ORDERED_MIN_ROWS`] rows (the ordered path's least).
-    fn push_row_major_copies<T: Real>(&mut self, chunk: MatRef<'_, T>) -> Result<()> {
-        self.push_copies_within(chunk, ROW_MAJOR_COPY_BYTES)
-    }
-
-    /// [`Self::push_row_major_copies`] with copies of at most `bytes` (a test's small copies).
-    fn push_copies_within<T: Real>(&mut self, chunk: MatRef<'_, T>, bytes: usize) -> Result<()> {
+    /// pushed row-major, within `bytes` ([`ROW_MAJOR_COPY_BYTES`] from `push`; a test's are
+    /// smaller) unless that is fewer than [`ORDERED_MIN_ROWS`] rows (the ordered path's least).
+    fn push_row_major_copies<T: Real>(&mut self, chunk: MatRef<'_, T>, bytes: usize) -> Result<()> {
         let (n, d) = (chunk.nrows(), chunk.ncols());
         let piece = cached_rows(d);
         let pieces =
@@ -1173,7 +1168,9 @@ pub(crate) mod tests {
         let by_rows = row_major(&by_columns);
         let mut columns = MomentAccumulator::new(d);
         // The least copy: ORDERED_MIN_ROWS rows, so four copies.
-        columns.push_copies_within(by_columns.as_ref(), 1).unwrap();
+        columns
+            .push_row_major_copies(by_columns.as_ref(), 1)
+            .unwrap();
         let mut rows = MomentAccumulator::new(d);
         rows.push(by_rows.transpose()).unwrap();
         assert_eq!(columns.finish().unwrap(), rows.finish().unwrap());
@@ -1182,7 +1179,7 @@ pub(crate) mod tests {
         let mut columns = MomentAccumulator::new(d);
         columns.push(by_columns.subrows(0, 10)).unwrap();
         let e = columns
-            .push_copies_within(by_columns.as_ref(), 1)
+            .push_row_major_copies(by_columns.as_ref(), 1)
             .unwrap_err();
         assert!(
             matches!(e, PcaError::NonFinite { row, column: 3, .. } if row == 10 + 2 * ORDERED_MIN_ROWS + 7),
