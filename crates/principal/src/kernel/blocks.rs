@@ -126,9 +126,9 @@ fn shift_columns<T, C, U>(
     let (n, d) = (rows.nrows(), rows.ncols());
     for first in (0..d).step_by(COLUMN_TILE) {
         let width = COLUMN_TILE.min(d - first);
-        let columns: Vec<&[T]> = (first..first + width)
-            .map(|j| rows.col(j).as_slice())
-            .collect();
+        // A narrower last tile repeats its last column in the slots it does not read.
+        let columns: [&[T]; COLUMN_TILE] =
+            std::array::from_fn(|t| rows.col(first + t.min(width - 1)).as_slice());
         let (shift, sums) = (
             &shift[first..first + width],
             &mut sums[first..first + width],

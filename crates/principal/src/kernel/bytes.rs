@@ -539,9 +539,10 @@ mod tests {
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
     /// against 784 features; `TIME_ROWS` rows instead of 2,048) by the kernel `TIME_KERNEL`
     /// names (`amx`, `madd`, `vnni`, `vnni512`, `rten-gemm`, or `f32`: the exact f32 path's
-    /// lower-triangle product of the same block), 20 times (or `TIME_ROUNDS`, for a profiler), each timed by the CPU time of
-    /// all the process's threads (so that `RAYON_NUM_THREADS=1` gives one core's time) and by
-    /// the clock; prints the least and the median of each (bench/results.md).
+    /// lower-triangle product of the same block), 20 times (or `TIME_ROUNDS`, for a
+    /// profiler), each timed by the CPU time of all the process's threads (so that
+    /// `RAYON_NUM_THREADS=1` gives one core's time) and by the clock; prints the least and the
+    /// median of each (bench/results.md).
     #[test]
     #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|rten-gemm|f32"]
     fn time_one_byte_block() {
