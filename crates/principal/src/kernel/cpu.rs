@@ -74,6 +74,39 @@ pub(crate) fn avx512f() -> bool {
     false
 }
 
+/// Whether this CPU has AVX-512 and runs its 512-bit instructions as two 256-bit halves:
+/// AMD's Zen 4 (family 19h with AVX-512; Zen 3, the same family, has none). There faer's f64
+/// kernels of one 512-bit register multiply about as fast as its kernels of three, unlike on
+/// Intel's Xeons with two 512-bit FMA ports, so the narrow products' bands are best one
+/// register wide (`kernel::products`). Read once: CPUID leaves a virtual machine on every call.
+pub(crate) fn avx512_in_halves() -> bool {
+    static HALVES: OnceLock<bool> = OnceLock::new();
+    *HALVES.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            use std::arch::x86_64::__cpuid;
+            let vendor = __cpuid(0);
+            return is_amd_family_19h([vendor.ebx, vendor.edx, vendor.ecx], __cpuid(1).eax);
+        }
+        false
+    })
+}
+
+/// Whether CPUID's vendor (leaf 0's EBX, EDX, ECX) and signature (leaf 1's EAX) name AMD's
+/// family 19h (Zen 3 and Zen 4; AVX-512 tells them apart).
+fn is_amd_family_19h(vendor: [u32; 3], signature: u32) -> bool {
+    // "AuthenticAMD", four bytes a register, little-endian.
+    let amd = vendor == [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+    // The base family (bits 11:8) plus, where it is 0xF, the extended family (bits 27:20).
+    let base = (signature >> 8) & 0xf;
+    let family = if base == 0xf {
+        base + ((signature >> 20) & 0xff)
+    } else {
+        base
+    };
+    amd && family == 0x19
+}
+
 /// Whether our kernels may use more than AVX2 and AVX-VNNI (AMX tiles, AVX-512 VNNI products).
 pub(crate) fn beyond_avx2() -> bool {
     cpu_limit() == CpuLimit::Native
@@ -87,6 +120,26 @@ pub(crate) fn avx_vnni() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CPUID signatures of real CPUs (leaf 1's EAX): AMD's family 19h is told by the extended
+    /// family, and only with AMD's vendor string.
+    #[test]
+    fn amd_family_19h_is_told_by_vendor_and_family() {
+        let amd = [0x6874_7541, 0x6974_6e65, 0x444d_4163];
+        let intel = [0x756e_6547, 0x4965_6e69, 0x6c65_746e]; // "GenuineIntel"
+        assert!(is_amd_family_19h(amd, 0x00a1_0f11)); // EPYC 9004 (Genoa), family 19h model 11h
+        assert!(is_amd_family_19h(amd, 0x00a6_0f12)); // Ryzen 7000 (Raphael), family 19h model 61h
+        assert!(is_amd_family_19h(amd, 0x00a0_0f11)); // EPYC 7003 (Milan, Zen 3), no AVX-512
+        assert!(!is_amd_family_19h(amd, 0x00b0_0f21)); // EPYC 9005 (Turin, Zen 5), family 1Ah
+        assert!(!is_amd_family_19h(amd, 0x0083_0f10)); // EPYC 7002 (Rome, Zen 2), family 17h
+        assert!(!is_amd_family_19h(intel, 0x000c_06f2)); // Xeon (Emerald Rapids), model CFh
+        assert!(!is_amd_family_19h(intel, 0x00a1_0f11)); // AMD's signature with Intel's vendor
+        // The whole vendor string counts, not its first register ("Auth").
+        assert!(!is_amd_family_19h(
+            [amd[0], intel[1], intel[2]],
+            0x00a1_0f11
+        ));
+    }
 
     #[test]
     fn cpu_limits_are_read_without_regard_to_case_or_spaces() {

@@ -51,16 +51,30 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
 
 /// Bytes of a band's column: three vector registers of faer's kernels. Where they are AVX-512,
 /// 192 (24 f64 rows, 48 f32; its kernels of three registers by up to eight columns, about 1.3×
-/// the rate of one register's on D = 100, bench/results.md); else three AVX2 registers, 96 (12
-/// f64 rows, faer's widest AVX2 kernel, 1.15–1.2× the rate of bands of 8 rows on D = 100 under
-/// the AVX2 proxy, bench/results.md), as under `PRINCIPAL_CPU=avx2`. The width does not change
-/// the bits: faer's kernels sum each entry over the rows in the same order whatever the band
+/// the rate of one register's on D = 100 on the Xeon, bench/results.md), but one register, 64
+/// (8 f64 rows, 16 f32), where the CPU splits 512-bit instructions in halves (AMD's Zen 4):
+/// there one register's kernels run about as fast as three's, and narrower bands compute less
+/// of the diagonal blocks' upper part (D = 100: 5,392 entries of the triangle's 5,050 instead
+/// of 6,160), so whole fits were 2–14% faster for D from 30 to 320, f64 and f32 (2026-11-27,
+/// bench/results.md). Without AVX-512 (and under `PRINCIPAL_CPU=avx2`), three AVX2 registers,
+/// 96 (12 f64 rows, faer's widest AVX2 kernel, 1.15–1.2× the rate of bands of 8 rows on
+/// D = 100 under the AVX2 proxy, on the Xeon and on Zen 4). The width does not change the
+/// bits: faer's kernels sum each entry over the rows in the same order whatever the band
 /// (`bands_of_any_width_give_the_same_bits`).
 fn band_bytes() -> usize {
-    if crate::kernel::cpu::avx512f() {
-        return 192;
+    band_bytes_for(
+        crate::kernel::cpu::avx512f(),
+        crate::kernel::cpu::avx512_in_halves(),
+    )
+}
+
+/// [`band_bytes`] for a CPU with (or without) AVX-512 for our kernels, run in halves or not.
+fn band_bytes_for(avx512: bool, in_halves: bool) -> usize {
+    match (avx512, in_halves) {
+        (true, false) => 192,
+        (true, true) => 64,
+        (false, _) => 96,
     }
-    96
 }
 
 /// Fewest rows of the top band (the triangle's first rows): faer multiplies a one-row band as
@@ -228,6 +242,31 @@ mod tests {
     /// for every D up to 64 (every remainder of every width, so top bands of one and two
     /// rows, which faer would multiply otherwise) and case 2's 100 and the widest narrow 320,
     /// over blocks of a few rows to 1,024 (faer's small-matrix kernels below 16³ products).
+    /// The band widths (rows) whose bits `bands_of_any_width_give_the_same_bits` compares with
+    /// bands of 8 rows.
+    const TESTED_WIDTHS: [usize; 5] = [4, 12, 16, 24, 48];
+
+    /// Every CPU's band, f64 and f32, is one whose bits are checked.
+    #[test]
+    fn every_cpus_band_width_is_checked_for_its_bits() {
+        for (avx512, in_halves) in [(false, false), (false, true), (true, false), (true, true)] {
+            let bytes = band_bytes_for(avx512, in_halves);
+            for rows in [bytes / 8, bytes / 4] {
+                assert!(
+                    rows == 8 || TESTED_WIDTHS.contains(&rows),
+                    "{bytes} bytes: bands of {rows} rows are not compared"
+                );
+            }
+        }
+        assert!(
+            band_bytes()
+                == band_bytes_for(
+                    crate::kernel::cpu::avx512f(),
+                    crate::kernel::cpu::avx512_in_halves()
+                )
+        );
+    }
+
     #[test]
     fn bands_of_any_width_give_the_same_bits() {
         check_bands_of_any_width::<f64>();
@@ -247,7 +286,7 @@ mod tests {
                 dst
             };
             let one = bands(8);
-            for width in [4, 12, 16, 24, 48] {
+            for width in TESTED_WIDTHS {
                 let got = bands(width);
                 for b in 0..d {
                     for a in b..d {
