@@ -416,8 +416,9 @@ pub(crate) fn available() -> bool {
     false
 }
 
-/// Elsewhere the kernels do not exist.
+/// Elsewhere the kernels do not exist (`D` keeps the x86-64 signature).
 #[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::extra_unused_type_parameters)]
 pub(crate) fn vnni_available<D: Dot256>() -> bool {
     false
 }
@@ -428,8 +429,9 @@ pub(crate) fn multiply(_: &[u8], _: &[i8], _: usize, _: usize, _: &mut [i32]) ->
     false
 }
 
-/// Elsewhere the kernel does not exist: always `false`.
+/// Elsewhere the kernel does not exist: always `false` (`D` keeps the x86-64 signature).
 #[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::extra_unused_type_parameters)]
 pub(crate) fn multiply_vnni<D: Dot256>(
     _: &[u8],
     _: &[i8],
