@@ -54,8 +54,8 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
 /// the rate of one register's on D = 100 on the Xeon, bench/results.md), but one register, 64
 /// (8 f64 rows, 16 f32), where the CPU splits 512-bit instructions in halves (AMD's Zen 4):
 /// there one register's kernels run about as fast as three's, and narrower bands compute less
-/// of the diagonal blocks' upper part (D = 100: 5,392 entries of the triangle's 5,050 instead
-/// of 6,160), so whole fits were 2–14% faster for D from 30 to 320, f64 and f32 (2026-11-27,
+/// of the diagonal blocks' upper part (D = 100: 5,392 entries computed for the triangle's
+/// 5,050, instead of 6,160), so whole fits were 2–14% faster for D from 30 to 320, f64 and f32 (2026-11-27,
 /// bench/results.md). Without AVX-512 (and under `PRINCIPAL_CPU=avx2`), three AVX2 registers,
 /// 96 (12 f64 rows, faer's widest AVX2 kernel, 1.15–1.2× the rate of bands of 8 rows on
 /// D = 100 under the AVX2 proxy, on the Xeon and on Zen 4). The width does not change the
@@ -237,11 +237,6 @@ mod tests {
         }
     }
 
-    /// The bands' width depends on the machine (see [`band_bytes`]), the model's bits may not:
-    /// on rounded (not exact) products, every width gives the bits of one register's bands,
-    /// for every D up to 64 (every remainder of every width, so top bands of one and two
-    /// rows, which faer would multiply otherwise) and case 2's 100 and the widest narrow 320,
-    /// over blocks of a few rows to 1,024 (faer's small-matrix kernels below 16³ products).
     /// The band widths (rows) whose bits `bands_of_any_width_give_the_same_bits` compares with
     /// bands of 8 rows.
     const TESTED_WIDTHS: [usize; 5] = [4, 12, 16, 24, 48];
@@ -258,15 +253,13 @@ mod tests {
                 );
             }
         }
-        assert!(
-            band_bytes()
-                == band_bytes_for(
-                    crate::kernel::cpu::avx512f(),
-                    crate::kernel::cpu::avx512_in_halves()
-                )
-        );
     }
 
+    /// The bands' width depends on the machine (see [`band_bytes`]), the model's bits may not:
+    /// on rounded (not exact) products, every width gives the bits of one register's bands,
+    /// for every D up to 64 (every remainder of every width, so top bands of one and two
+    /// rows, which faer would multiply otherwise) and case 2's 100 and the widest narrow 320,
+    /// over blocks of a few rows to 1,024 (faer's small-matrix kernels below 16³ products).
     #[test]
     fn bands_of_any_width_give_the_same_bits() {
         check_bands_of_any_width::<f64>();
