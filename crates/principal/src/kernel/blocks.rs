@@ -83,15 +83,9 @@ where
             return sums.into_iter().map(C::to_f64).collect();
         }
         for i in 0..rows.nrows() {
-            let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
-            let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
+            let out = column_of(&mut dst, i);
             let targets = out.iter_mut().zip(shift).zip(sums.iter_mut());
-            // Widening and narrowing between equal types compile to nothing.
-            let put = |((o, &s), sum): ((&mut U, &C), &mut C), v: T| {
-                let y = C::from_f64(v.to_f64()) - s;
-                *o = U::from_f64(y.to_f64());
-                *sum += y;
-            };
+            let put = |((o, &s), sum): ((&mut U, &C), &mut C), v: T| shift_value(v, s, o, sum);
             match rows.row(i).try_as_row_major() {
                 Some(row) => targets.zip(row.as_slice()).for_each(|(t, &v)| put(t, v)),
                 None => targets
@@ -101,6 +95,26 @@ where
         }
         sums.into_iter().map(C::to_f64).collect()
     }
+}
+
+/// `out = x − s` rounded to the output type, and `sum += x − s` before rounding, computed in
+/// the shift's type: the one step of both layouts' copies, so that they give the same bits.
+/// Widening and narrowing between equal types compile to nothing.
+#[inline(always)]
+fn shift_value<T: Real, C, U: Real>(x: T, s: C, out: &mut U, sum: &mut C)
+where
+    C: Real + std::ops::Sub<Output = C> + std::ops::AddAssign,
+{
+    let y = C::from_f64(x.to_f64()) - s;
+    *out = U::from_f64(y.to_f64());
+    *sum += y;
+}
+
+/// Column `i` of `dst` (a row of the copy) as a slice.
+#[inline(always)]
+fn column_of<'a, U>(dst: &'a mut MatMut<'_, U>, i: usize) -> &'a mut [U] {
+    let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
+    out.expect("columns of a Mat are contiguous").as_slice_mut()
 }
 
 /// Features of a column-major block [`shift_columns`] reads at once.
@@ -134,13 +148,9 @@ fn shift_columns<T, C, U>(
             &mut sums[first..first + width],
         );
         for i in 0..n {
-            let out = dst.as_mut().col_mut(i).try_as_col_major_mut();
-            let out = out.expect("columns of a Mat are contiguous").as_slice_mut();
-            let out = &mut out[first..first + width];
+            let out = &mut column_of(&mut dst, i)[first..first + width];
             for t in 0..width {
-                let y = C::from_f64(columns[t][i].to_f64()) - shift[t];
-                out[t] = U::from_f64(y.to_f64());
-                sums[t] += y;
+                shift_value(columns[t][i], shift[t], &mut out[t], &mut sums[t]);
             }
         }
     }

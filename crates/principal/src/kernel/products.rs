@@ -55,12 +55,12 @@ pub(crate) fn lower_product<E: faer::traits::ComplexField>(
 /// (8 f64 rows, 16 f32), where the CPU splits 512-bit instructions in halves (AMD's Zen 4):
 /// there one register's kernels run about as fast as three's, and narrower bands compute less
 /// of the diagonal blocks' upper part (D = 100: 5,392 entries computed for the triangle's
-/// 5,050, instead of 6,160), so whole fits were 2–14% faster for D from 30 to 320, f64 and f32 (2026-11-27,
-/// bench/results.md). Without AVX-512 (and under `PRINCIPAL_CPU=avx2`), three AVX2 registers,
-/// 96 (12 f64 rows, faer's widest AVX2 kernel, 1.15–1.2× the rate of bands of 8 rows on
-/// D = 100 under the AVX2 proxy, on the Xeon and on Zen 4). The width does not change the
-/// bits: faer's kernels sum each entry over the rows in the same order whatever the band
-/// (`bands_of_any_width_give_the_same_bits`).
+/// 5,050, instead of 6,160), so whole fits were 2–14% faster for D from 30 to 320, f64 and
+/// f32 (2026-11-27, bench/results.md). Without AVX-512 (and under `PRINCIPAL_CPU=avx2`),
+/// three AVX2 registers, 96 (12 f64 rows, faer's widest AVX2 kernel, 1.15–1.2× the rate of
+/// bands of 8 rows on D = 100 under the AVX2 proxy, on the Xeon and on Zen 4). The width does
+/// not change the bits: faer's kernels sum each entry over the rows in the same order whatever
+/// the band (`bands_of_any_width_give_the_same_bits`).
 fn band_bytes() -> usize {
     band_bytes_for(
         crate::kernel::cpu::avx512f(),
