@@ -718,3 +718,67 @@ fn principal_trace_prints_the_time_of_every_stage() {
     );
     assert!(!fit(false, "covariance").contains("trace:"));
 }
+
+/// A covariance fit of MNIST's 784 pixels with 10 and with 50 components (the shape where the
+/// covariance solver takes its certified partial eigensolver, `solver/leading.rs`) agrees with
+/// scikit-learn's `PCA(svd_solver="full")`, LAPACK's SVD of the centred data
+/// (`fixtures/generate_mnist.py`): variances, the noise variance (the total less the kept, here,
+/// where scikit-learn sums the discarded eigenvalues) and the 10 components up to sign.
+#[test]
+fn mnist_with_a_fixed_count_agrees_with_scikit_learn() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/mnist/sklearn_full.json"
+    );
+    let fixture: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let env = Env::new();
+    for k in [10, 50] {
+        let reference = &fixture[format!("k{k}")];
+        let output = format!("k{k}.pca");
+        let count = k.to_string();
+        env.ok(&[
+            "fit",
+            &mnist(),
+            "--exclude",
+            "784",
+            "--solver",
+            "covariance",
+            "-k",
+            &count,
+            "-o",
+            &output,
+        ]);
+        let model = env.inspect(&output);
+        let (found, want) = (
+            eigenvalues(&model),
+            numbers(&reference["explained_variance"]),
+        );
+        assert_eq!(found.len(), k);
+        for (i, (a, b)) in found.iter().zip(&want).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-10 * want[0],
+                "k = {k}, λ{i}: {a} against {b}"
+            );
+        }
+        let noise = model["noise_variance"].as_f64().unwrap();
+        let want_noise = reference["noise_variance"].as_f64().unwrap();
+        assert!(
+            (noise - want_noise).abs() <= 1e-10 * want[0],
+            "k = {k}: noise variance {noise} against {want_noise}"
+        );
+        if k == 10 {
+            let (ours, theirs) = (
+                matrix(&model["components"]),
+                matrix(&reference["components"]),
+            );
+            for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                let cosine: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+                assert!(
+                    (cosine.abs() - 1.0).abs() < 1e-10,
+                    "component {i}: |cos| {}",
+                    cosine.abs()
+                );
+            }
+        }
+    }
+}

@@ -20,6 +20,7 @@ use crate::options::{Centre, ComponentCount, MissingValues, Solver};
 use crate::params::PcaParams;
 use crate::preprocess::Preprocessing;
 use crate::real::{ChunkRef, Real};
+use crate::solver::covariance::Eigenvalues;
 use crate::solver::missing::MissingProblem;
 use crate::solver::{self, IterativeProblem, Problem, Rows};
 
@@ -485,7 +486,13 @@ impl PcaParams {
         self.check_shape(n, d)?;
         let prep = Preprocessing::from_moments(moments, self.scaling(), self.ddof());
         let k = self.wanted_vectors(n.min(d));
-        let spectrum = solver::covariance::solve(moments, prep.scale.as_deref(), self.ddof(), k)?;
+        // A fixed count needs only the leading eigenvalues; a rule reads them all.
+        let values = match self.components() {
+            ComponentCount::Fixed(_) => Eigenvalues::Leading,
+            _ => Eigenvalues::All,
+        };
+        let scale = prep.scale.as_deref();
+        let spectrum = solver::covariance::solve(moments, scale, self.ddof(), k, values)?;
         self.model(spectrum, prep, n, solver, data)
     }
 

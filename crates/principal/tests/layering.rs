@@ -69,6 +69,8 @@ const LAYERS: &[&[&str]] = &[
     &["choose::parallel"],
     // The solvers: the problems and the shared eigensolver, then one file per solver.
     &["solver"],
+    // The leading eigenpairs by certified Krylov–Schur, on the shared eigensolver.
+    &["solver::leading"],
     &[
         "solver::iterative",
         "solver::covariance",

@@ -33,6 +33,7 @@ pub mod em;
 pub mod gram;
 pub(crate) mod iterative;
 pub(crate) mod krylov;
+pub(crate) mod leading;
 pub mod missing;
 pub mod power;
 pub mod randomized;
@@ -534,9 +535,10 @@ pub(crate) mod tests {
         );
     }
 
-    /// Wall and CPU time of [`top_eigen`] (50 of 784, case 1's) against faer's whole
-    /// decomposition, on all threads and on one: `cargo test --release --workspace --lib --
-    /// --ignored --nocapture time_top_eigen` (bench/results.md).
+    /// Wall and CPU time of [`top_eigen`] (50 of 784, case 1's) and of the certified partial
+    /// route against faer's whole decomposition, on all threads and on one, on random data (a
+    /// flat spectrum, the partial route's worst case): `cargo test --release --workspace --lib
+    /// -- --ignored --nocapture time_top_eigen` (bench/results.md).
     #[test]
     #[ignore = "a timing loop, for bench/results.md"]
     fn time_top_eigen() {
@@ -572,6 +574,12 @@ pub(crate) mod tests {
             time("top_eigen(50) on one thread", &mut || {
                 top_eigen_on(a.as_ref(), 50.min(n), n, 1.0, "t", faer::Par::Seq).unwrap();
             });
+            time(
+                "leading_eigen(50) (certified Krylov–Schur, or the dense route)",
+                &mut || {
+                    super::leading::leading_eigen(a.as_ref(), 50.min(n), 1.0, "t").unwrap();
+                },
+            );
             time("faer self_adjoint_eigen", &mut || {
                 a.self_adjoint_eigen(faer::Side::Lower).unwrap();
             });

@@ -1,0 +1,408 @@
+//! The leading `k` eigenpairs of a symmetric matrix, when only those are wanted, by a route
+//! that is checked before it is trusted.
+//!
+//! The dense route ([`top_eigen`]) tridiagonalises the whole D×D matrix: for case 1's
+//! 784 × 784 covariance that is most of the eigensolver's 0.06 s, a third of the fit. When a
+//! fit keeps a fixed number of components, only the top `k` eigenpairs and the sum of the rest
+//! (the total variance less the kept) are needed, and faer's Krylov–Schur Lanczos
+//! (`partial_self_adjoint_eigen`) finds them in about half the time on real spectra.
+//!
+//! A Lanczos method can miss an eigenvalue without knowing it (bench/results.md: faer reported
+//! 50 converged pairs and returned the wrong 50). So its answer is used only when three checks
+//! prove it is the top `k`; otherwise the dense route runs, and the answer is the same either way
+//! to rounding:
+//!
+//! 1. **Residuals.** For the orthonormal Ritz vectors V and values Θ, R = AV − VΘ is computed
+//!    explicitly. By Kahan's theorem A has `k` distinct eigenvalues, each within ‖R‖₂ ≤ ‖R‖_F
+//!    of one Ritz value. ‖R‖_F must be at rounding level (the vectors are then as good as the
+//!    dense route's).
+//! 2. **A gap.** σ is put halfway between the `k`-th and `(k+1)`-th Ritz values; the `k` Ritz
+//!    values less their radius must clear σ by more than the factorisation's backward error.
+//! 3. **Sylvester's law of inertia.** faer's Bunch–Kaufman factorisation of σI − A = L B Lᵀ has
+//!    as many negative eigenvalues in B as A has eigenvalues above σ (to the backward error). It
+//!    must count exactly `k`. With (1) and (2), the `k` eigenvalues near the Ritz values are then
+//!    all of A's eigenvalues above σ: none was missed.
+//!
+//! The Krylov attempt is capped at [`MAX_RESTARTS`] restarts so that a spectrum it cannot
+//! resolve quickly (a flat one) costs a bounded detour before the dense route.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::matrix_free::eigen::{
+    PartialEigenParams, partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch,
+};
+use faer::{Col, Mat, MatRef, Par, Side};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::Result;
+use crate::solver::top_eigen;
+
+/// Ritz pairs asked beyond the `k` wanted: the `(k+1)`-th places σ, a few more help the
+/// `k`-th converge.
+const EXTRA: usize = 5;
+
+/// Krylov–Schur restarts before the dense route takes over. Case 1's spectrum (and the decaying
+/// spectra of real data generally) converges within two; a flat, noise-like one may need many
+/// more, and then the dense route is cheaper than waiting (bench/results.md).
+const MAX_RESTARTS: usize = 3;
+
+/// The partial route is tried only for matrices at least this large (below, the dense route
+/// takes a few milliseconds) and when `8 (k + EXTRA)` fits in the dimension (beyond that the
+/// Krylov subspace is a large part of the space, and the dense route is as fast).
+const MIN_DIMENSION: usize = 256;
+
+/// The top `k` eigenpairs of the symmetric `a` (only its lower triangle is read), largest
+/// first, the values divided by `divisor` and clipped at 0: only `k` values, unlike
+/// [`top_eigen`]. Certified Krylov–Schur where it applies and passes its checks, else
+/// the dense route.
+pub(crate) fn leading_eigen(
+    a: MatRef<'_, f64>,
+    k: usize,
+    divisor: f64,
+    solver: &'static str,
+) -> Result<(Vec<f64>, Mat<f64>)> {
+    let n = a.nrows();
+    if k > 0 && n >= MIN_DIMENSION && 8 * (k + EXTRA) <= n {
+        let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+        if let Ok((values, vectors)) = certified(full.as_ref(), k, start_vector(n), Par::rayon(0)) {
+            let values = values.iter().map(|v| (v / divisor).max(0.0)).collect();
+            return Ok((values, vectors));
+        }
+    }
+    top_eigen(a, k, k, divisor, solver)
+}
+
+/// Why the partial route's answer was not used.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Decline {
+    /// Fewer Ritz pairs converged than asked within the restarts.
+    NotConverged { converged: usize, wanted: usize },
+    /// The Ritz vectors are not orthonormal to rounding.
+    NotOrthonormal(f64),
+    /// The residual ‖AV − VΘ‖_F is above rounding level.
+    Residual(f64),
+    /// The `k`-th and `(k+1)`-th eigenvalues are too close to separate reliably.
+    NoGap { margin: f64, backward_error: f64 },
+    /// The factorisation counts another number of eigenvalues above σ: one was missed.
+    Inertia { above: usize, wanted: usize },
+}
+
+/// A fixed pseudo-random start vector: the same model from the same data.
+fn start_vector(n: usize) -> Col<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
+    Col::from_fn(n, |_| rng.random_range(-1.0..1.0))
+}
+
+/// The partial route and its checks, on the full symmetric matrix `a`: the top `k` Ritz values
+/// (largest first, not divided) and vectors, or why they cannot be trusted.
+pub(crate) fn certified(
+    a: MatRef<'_, f64>,
+    k: usize,
+    start: Col<f64>,
+    par: Par,
+) -> std::result::Result<(Vec<f64>, Mat<f64>), Decline> {
+    let n = a.nrows();
+    let wanted = k + EXTRA;
+    let eps = f64::EPSILON;
+    // faer's Krylov–Schur is not scale-invariant: on case 1's scatter matrix (‖A‖ ≈ 1e11) its
+    // residuals were 1e-9 of ‖A‖ where the same matrix divided by 2³⁶ gave 5e-15. So it runs on
+    // A scaled by a power of two to a norm near 1: exact, and undone exactly on the values.
+    let exponent = a.norm_l2().log2().round() as i32;
+    let a = Mat::from_fn(n, n, |i, j| a[(i, j)] * 2f64.powi(-exponent));
+    let a = a.as_ref();
+    let norm = a.norm_l2(); // Frobenius
+    let params = PartialEigenParams {
+        min_dim: wanted + 8,
+        max_dim: 2 * wanted + 10,
+        max_restarts: MAX_RESTARTS,
+        ..Default::default()
+    };
+    let mut ritz_vectors = Mat::<f64>::zeros(n, wanted);
+    let mut ritz_values = vec![0.0; wanted];
+    let mut buffer = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
+        &a, wanted, par, params,
+    ));
+    let info = partial_self_adjoint_eigen(
+        ritz_vectors.as_mut(),
+        &mut ritz_values,
+        &a,
+        start.as_ref(),
+        // faer's tolerance is absolute, on each pair's estimated residual.
+        64.0 * eps * norm,
+        par,
+        MemStack::new(&mut buffer),
+        params,
+    );
+    if info.n_converged_eigen < wanted {
+        return Err(Decline::NotConverged {
+            converged: info.n_converged_eigen,
+            wanted,
+        });
+    }
+    // faer orders by magnitude; the largest algebraic first here.
+    let mut order: Vec<usize> = (0..wanted).collect();
+    order.sort_by(|&i, &j| ritz_values[j].total_cmp(&ritz_values[i]));
+    let theta: Vec<f64> = order.iter().map(|&i| ritz_values[i]).collect();
+    let vectors = Mat::from_fn(n, k, |i, j| ritz_vectors[(i, order[j])]);
+
+    // (1) Orthonormality and residuals, computed, not estimated.
+    let mut gram = vectors.transpose() * &vectors;
+    for i in 0..k {
+        gram[(i, i)] -= 1.0;
+    }
+    let drift = gram.norm_l2();
+    if drift > 1e-10 {
+        return Err(Decline::NotOrthonormal(drift));
+    }
+    let mut residual = a * &vectors;
+    for j in 0..k {
+        for i in 0..n {
+            residual[(i, j)] -= theta[j] * vectors[(i, j)];
+        }
+    }
+    let residual = residual.norm_l2();
+    if residual > 64.0 * eps * norm * (k as f64).sqrt() {
+        return Err(Decline::Residual(residual / norm));
+    }
+    // Kahan's radius, widened for vectors orthonormal only to `drift`.
+    let radius = (residual + 4.0 * drift * norm) / (1.0 - drift);
+
+    // (2) σ in the gap, and (3) the inertia of σI − A.
+    let sigma = 0.5 * (theta[k - 1] + theta[k]);
+    let shifted = Mat::from_fn(n, n, |i, j| {
+        if i == j {
+            sigma - a[(i, j)]
+        } else {
+            -a[(i, j)]
+        }
+    });
+    let factors = shifted.lblt(Side::Lower);
+    let (above, largest_pivot) = negative_eigenvalues(
+        factors.B_diag().column_vector(),
+        factors.B_subdiag().column_vector(),
+    )
+    .ok_or(Decline::NoGap {
+        margin: 0.0,
+        backward_error: f64::INFINITY,
+    })?;
+    // Bunch–Kaufman's backward error (Higham, Accuracy and Stability, §11.1):
+    // |ΔA| ≤ p(n) ε (|A| + |L||B||Lᵀ|), so ‖ΔA‖₂ ≤ p(n) ε (‖A‖_F + 2 ‖L‖_F² max|B|), p(n) = 8n.
+    let l_norm = factors.L().norm_l2();
+    let backward_error =
+        8.0 * n as f64 * eps * (shifted.norm_l2() + 2.0 * l_norm * l_norm * largest_pivot);
+    let margin = theta[k - 1] - radius - sigma;
+    if margin <= backward_error || theta[k - 1] - theta[k] <= 2.0 * radius {
+        return Err(Decline::NoGap {
+            margin,
+            backward_error,
+        });
+    }
+    if above != k {
+        return Err(Decline::Inertia { above, wanted: k });
+    }
+    let values = theta[..k].iter().map(|t| t * 2f64.powi(exponent)).collect();
+    Ok((values, vectors))
+}
+
+/// The negative eigenvalues of the block-diagonal B (1×1 and 2×2 blocks, a 2×2 block where its
+/// subdiagonal entry is not zero), and B's largest entry in magnitude; `None` when B is
+/// singular (σ is then an eigenvalue to rounding).
+fn negative_eigenvalues(
+    diagonal: faer::ColRef<'_, f64>,
+    subdiagonal: faer::ColRef<'_, f64>,
+) -> Option<(usize, f64)> {
+    let n = diagonal.nrows();
+    let (mut negative, mut largest) = (0, 0.0f64);
+    let mut i = 0;
+    while i < n {
+        if i + 1 < n && subdiagonal[i] != 0.0 {
+            let (p, q, r) = (diagonal[i], subdiagonal[i], diagonal[i + 1]);
+            largest = largest.max(p.abs()).max(q.abs()).max(r.abs());
+            let determinant = p * r - q * q;
+            if determinant == 0.0 {
+                return None;
+            }
+            // One of each sign when the determinant is negative, else both of the trace's.
+            negative += if determinant < 0.0 {
+                1
+            } else if p + r < 0.0 {
+                2
+            } else {
+                0
+            };
+            i += 2;
+        } else {
+            let p = diagonal[i];
+            if p == 0.0 {
+                return None;
+            }
+            largest = largest.max(p.abs());
+            negative += usize::from(p < 0.0);
+            i += 1;
+        }
+    }
+    Some((negative, largest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::Mat;
+
+    /// A covariance-like matrix XᵀX of `n` features whose spectrum decays as real data's does.
+    fn decaying(n: usize, seed: u64) -> Mat<f64> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let x = Mat::<f64>::from_fn(2 * n, n, |_, j| {
+            rng.random_range(-1.0..1.0) * (1.0 + 300.0 / (1.0 + j as f64))
+        });
+        x.transpose() * &x
+    }
+
+    /// Values and vectors (up to sign) agree with the dense route's to rounding.
+    fn assert_like_dense(a: MatRef<'_, f64>, k: usize, values: &[f64], vectors: MatRef<'_, f64>) {
+        let (want, dense) = top_eigen(a, k, k, 1.0, "test").unwrap();
+        let scale = want[0];
+        for j in 0..k {
+            assert!(
+                (values[j] - want[j]).abs() <= 1e-13 * scale,
+                "value {j}: {} against {}",
+                values[j],
+                want[j]
+            );
+            let dot: f64 = (0..a.nrows())
+                .map(|i| vectors[(i, j)] * dense[(i, j)])
+                .sum();
+            assert!(
+                (dot.abs() - 1.0).abs() < 1e-10,
+                "vector {j}: |cos| {}",
+                dot.abs()
+            );
+        }
+    }
+
+    /// On decaying spectra the partial route is taken and certified, and gives the dense
+    /// route's answer; `leading_eigen` divides and clips as `top_eigen` does.
+    #[test]
+    fn the_certified_route_gives_the_dense_answer() {
+        for (n, k, seed) in [(256, 10, 1), (300, 20, 2), (784, 50, 3), (500, 1, 4)] {
+            let a = decaying(n, seed);
+            let (values, vectors) = certified(a.as_ref(), k, start_vector(n), Par::rayon(0))
+                .unwrap_or_else(|why| panic!("{n}, {k}: declined, {why:?}"));
+            assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
+            let (divided, _) = leading_eigen(a.as_ref(), k, 4.0, "test").unwrap();
+            for j in 0..k {
+                assert_eq!(divided[j], values[j] / 4.0);
+            }
+        }
+    }
+
+    /// The failure the checks exist for. On a diagonal matrix a start vector with no component
+    /// along the top eigenvector keeps every Krylov vector orthogonal to it (exactly: the
+    /// products never mix coordinates), so Lanczos converges to eigenvalues 2..k+1 and calls
+    /// them the top k. The inertia count sees k + 1 eigenvalues above σ and declines, and
+    /// `leading_eigen` (with its own start) gives the true top k.
+    #[test]
+    fn a_missed_eigenvalue_is_caught_by_the_inertia_count() {
+        let (n, k) = (300, 8);
+        let a = Mat::<f64>::from_fn(n, n, |i, j| {
+            if i == j {
+                1000.0 * 0.9f64.powi(i as i32)
+            } else {
+                0.0
+            }
+        });
+        let mut start = start_vector(n);
+        start[0] = 0.0;
+        assert_eq!(
+            certified(a.as_ref(), k, start, Par::Seq),
+            Err(Decline::Inertia {
+                above: k + 1,
+                wanted: k
+            })
+        );
+        let (values, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+        for (j, value) in values.iter().enumerate() {
+            let want = 1000.0 * 0.9f64.powi(j as i32);
+            assert!((value - want).abs() < 1e-12 * 1000.0, "{j}: {value}");
+        }
+    }
+
+    /// Equal k-th and (k+1)-th eigenvalues leave no gap for σ: declined, and the dense route
+    /// answers.
+    #[test]
+    fn a_tie_at_the_cut_is_declined() {
+        let (n, k) = (300, 6);
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        // A random orthogonal basis, and eigenvalues with λ₆ = λ₇.
+        let q = Mat::<f64>::from_fn(n, n, |_, _| rng.random_range(-1.0..1.0))
+            .qr()
+            .compute_Q();
+        let values: Vec<f64> = (0..n)
+            .map(|i| {
+                if i == 6 {
+                    5.0 * 0.8f64.powi(5)
+                } else {
+                    5.0 * 0.8f64.powi(i as i32)
+                }
+            })
+            .collect();
+        let scaled = Mat::from_fn(n, n, |i, l| q[(i, l)] * values[l]);
+        let a = &scaled * q.transpose();
+        let declined = certified(a.as_ref(), k, start_vector(n), Par::Seq).unwrap_err();
+        assert!(matches!(declined, Decline::NoGap { .. }), "{declined:?}");
+        let (found, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+        for j in 0..k {
+            assert!((found[j] - values[j]).abs() < 1e-12, "{j}: {}", found[j]);
+        }
+    }
+
+    /// The route runs on A scaled to a norm near 1 by a power of two, so A times 2²⁰, 2⁴⁰ or
+    /// 2⁻⁴⁰ (a scatter matrix of large values, or of tiny ones) is certified too, with the same
+    /// vectors and the values scaled exactly. Unscaled, faer's Krylov–Schur left residuals of
+    /// 2e-6 of ‖A‖ on this matrix times 2²⁰ (and the route declined).
+    #[test]
+    fn any_scale_gives_the_same_bits_scaled() {
+        let (n, k) = (600, 60);
+        let a = decaying(n, 6);
+        let (values, vectors) = certified(a.as_ref(), k, start_vector(n), Par::Seq).unwrap();
+        for exponent in [20, 40, -40] {
+            let factor = 2f64.powi(exponent);
+            let scaled = Mat::from_fn(n, n, |i, j| a[(i, j)] * factor);
+            let (found, found_vectors) = certified(scaled.as_ref(), k, start_vector(n), Par::Seq)
+                .unwrap_or_else(|why| panic!("2^{exponent}: declined, {why:?}"));
+            let want: Vec<f64> = values.iter().map(|v| v * factor).collect();
+            assert_eq!(found, want, "2^{exponent}");
+            assert_eq!(found_vectors, vectors, "2^{exponent}");
+        }
+    }
+
+    /// Too small, or too many components for the dimension: the dense route, same answer.
+    #[test]
+    fn small_or_wide_requests_take_the_dense_route() {
+        for (n, k) in [(100, 5), (256, 30), (300, 300)] {
+            let a = decaying(n, 5);
+            let (values, vectors) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+            let (want, dense) = top_eigen(a.as_ref(), k, k, 1.0, "test").unwrap();
+            assert_eq!(values, want, "{n}, {k}");
+            assert_eq!(vectors, dense, "{n}, {k}");
+        }
+    }
+
+    /// 2×2 blocks count by their determinant and trace; a zero pivot is refused.
+    #[test]
+    fn inertia_of_the_block_diagonal_factor() {
+        let count = |d: &[f64], s: &[f64]| {
+            negative_eigenvalues(faer::ColRef::from_slice(d), faer::ColRef::from_slice(s))
+                .map(|(negative, _)| negative)
+        };
+        assert_eq!(count(&[1.0, -2.0, 3.0], &[0.0, 0.0, 0.0]), Some(1));
+        // [[1, 2], [2, 1]]: eigenvalues 3 and −1. [[−1, 0.5], [0.5, −1]]: both negative.
+        assert_eq!(
+            count(&[1.0, 1.0, -1.0, -1.0], &[2.0, 0.0, 0.5, 0.0]),
+            Some(3)
+        );
+        assert_eq!(count(&[2.0, 2.0], &[1.0, 0.0]), Some(0));
+        assert_eq!(count(&[1.0, 0.0], &[0.0, 0.0]), None);
+        assert_eq!(count(&[1.0, 1.0], &[1.0, 0.0]), None);
+    }
+}
