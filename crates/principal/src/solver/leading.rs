@@ -105,8 +105,6 @@ pub(crate) fn certified(
     par: Par,
 ) -> std::result::Result<(Vec<f64>, Mat<f64>), Decline> {
     let n = a.nrows();
-    let wanted = k + EXTRA;
-    let eps = f64::EPSILON;
     // faer's Krylov–Schur is not scale-invariant: on case 1's scatter matrix (‖A‖ ≈ 1e11) its
     // residuals were 1e-9 of ‖A‖ where the same matrix divided by 2³⁶ gave 5e-15. So it runs on
     // A scaled by a power of two to a norm near 1: exact, and undone exactly on the values.
@@ -117,7 +115,38 @@ pub(crate) fn certified(
     // Clamped so that both 2^±exponent stay finite for any finite norm.
     let exponent = (size.log2().round() as i32).clamp(-1000, 1000);
     let a = Mat::from_fn(n, n, |i, j| a[(i, j)] * 2f64.powi(-exponent));
-    let a = a.as_ref();
+    // The Lanczos steps run on A + E, E a fixed random symmetric matrix of norm about 1e-15
+    // ‖A‖: faer's reorthogonalisation loops for ever when a new Krylov vector is exactly zero,
+    // which A alone gives when its Krylov space is exactly invariant (a zero or low-rank
+    // matrix: a rank-1 one did not return). E splits every such space; the checks are on A
+    // itself, and E moves the residuals by less than their bound.
+    let perturbed = {
+        let mut rng = ChaCha8Rng::seed_from_u64(0xe);
+        let size = a.norm_l2() * 2f64.powi(-50) / n as f64;
+        let mut e = Mat::<f64>::zeros(n, n);
+        for j in 0..n {
+            for i in j..n {
+                let value = size * rng.random_range(-1.0..1.0);
+                e[(i, j)] = a[(i, j)] + value;
+                e[(j, i)] = a[(j, i)] + value;
+            }
+        }
+        e
+    };
+    let (values, vectors) = certify(a.as_ref(), perturbed.as_ref(), k, start, par)?;
+    let values = values.iter().map(|t| t * 2f64.powi(exponent)).collect();
+    Ok((values, vectors))
+}
+
+/// [`certified`]'s Krylov–Schur on `krylov` (A + E) and its checks on `a`, both already scaled.
+fn certify(
+    a: MatRef<'_, f64>,
+    krylov: MatRef<'_, f64>,
+    k: usize,
+    start: Col<f64>,
+    par: Par,
+) -> std::result::Result<(Vec<f64>, Mat<f64>), Decline> {
+    let (n, wanted, eps) = (a.nrows(), k + EXTRA, f64::EPSILON);
     let norm = a.norm_l2(); // Frobenius
     let params = PartialEigenParams {
         min_dim: wanted + 8,
@@ -128,12 +157,12 @@ pub(crate) fn certified(
     let mut ritz_vectors = Mat::<f64>::zeros(n, wanted);
     let mut ritz_values = vec![0.0; wanted];
     let mut buffer = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
-        &a, wanted, par, params,
+        &krylov, wanted, par, params,
     ));
     let info = partial_self_adjoint_eigen(
         ritz_vectors.as_mut(),
         &mut ritz_values,
-        &a,
+        &krylov,
         start.as_ref(),
         // faer's tolerance is absolute, on each pair's estimated residual.
         64.0 * eps * norm,
@@ -209,8 +238,7 @@ pub(crate) fn certified(
     if above != k {
         return Err(Decline::Inertia { above, wanted: k });
     }
-    let values = theta[..k].iter().map(|t| t * 2f64.powi(exponent)).collect();
-    Ok((values, vectors))
+    Ok((theta[..k].to_vec(), vectors))
 }
 
 /// The negative eigenvalues of the block-diagonal B (1×1 and 2×2 blocks, a 2×2 block where its
@@ -323,7 +351,7 @@ mod tests {
         let mut start = start_vector(n);
         start[0] = 0.0;
         assert_eq!(
-            certified(a.as_ref(), k, start, Par::Seq),
+            certify(a.as_ref(), a.as_ref(), k, start, Par::Seq),
             Err(Decline::Inertia {
                 above: k + 1,
                 wanted: k
@@ -404,6 +432,25 @@ mod tests {
             certified(nan.as_ref(), k, start_vector(n), Par::Seq),
             Err(Decline::ZeroOrNotFinite)
         );
+    }
+
+    /// Low-rank matrices (integer data of rank 1, 2, 5 and 20 in 300 features) end and are
+    /// certified, on one thread and on all, with the dense route's values. Run on A itself, a
+    /// rank-1 matrix made faer's Lanczos loop for ever (the test does not end without E).
+    #[test]
+    fn low_rank_matrices_end_and_are_certified() {
+        let n = 300;
+        for (rank, k) in [(1, 1), (2, 1), (5, 3), (20, 20)] {
+            let mut rng = ChaCha8Rng::seed_from_u64(3);
+            let x =
+                Mat::<f64>::from_fn(rank, n, |_, _| rng.random_range(-1.0..1.0f64).round() * 2.0);
+            let a = x.transpose() * &x;
+            for par in [Par::Seq, Par::rayon(0)] {
+                let (values, vectors) = certified(a.as_ref(), k, start_vector(n), par)
+                    .unwrap_or_else(|why| panic!("rank {rank}: declined, {why:?}"));
+                assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
+            }
+        }
     }
 
     /// Too small, or too many components for the dimension: the dense route, same answer.
