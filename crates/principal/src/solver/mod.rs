@@ -133,7 +133,8 @@ pub(crate) fn block_width(length: usize) -> usize {
 #[derive(Clone, Debug)]
 pub struct Spectrum {
     /// Eigenvalues of the covariance matrix (variances), non-increasing, clipped at 0. Exact
-    /// solvers return all min(N, D) of them.
+    /// solvers return all min(N, D) of them, unless asked for the leading ones only
+    /// ([`covariance::Eigenvalues::Leading`]).
     pub eigenvalues: Vec<f64>,
     /// D×K matrix whose columns are orthonormal eigenvectors for the first K eigenvalues.
     pub vectors: Mat<f64>,
