@@ -7,6 +7,8 @@
 //!   default tolerance;
 //! - kernel PCA: eigenvalues, the training codes and new rows' codes up to each component's
 //!   sign, and the pre-image map's reconstructions of new rows;
+//! - both on matrices large enough (256 features; 300 rows) for the certified Krylov route
+//!   (`solver/leading.rs`), as well as on small ones (the dense route);
 //! - FastICA: from the same start (given in principal's whitened coordinates) the same sources,
 //!   unmixing and mixing as scikit-learn; from principal's own seeded start, the true sources
 //!   recovered up to sign, order and scale.
@@ -303,8 +305,9 @@ fn ica(name: &str) {
 }
 
 fixture_tests! {
-    factor_analysis: fa_planted_k1, fa_planted_k2, fa_planted3_k3;
-    kernel_pca: kpca_rbf, kpca_rbf_gamma0_5, kpca_poly, kpca_sigmoid, kpca_cosine, kpca_linear;
+    factor_analysis: fa_planted_k1, fa_planted_k2, fa_planted3_k3, fa_wide_k3;
+    kernel_pca: kpca_rbf, kpca_rbf_gamma0_5, kpca_poly, kpca_sigmoid, kpca_cosine, kpca_linear,
+        kpca_rbf_300, kpca_sigmoid_300, kpca_linear_300;
     ica: ica_mixed_logcosh, ica_mixed_exp, ica_mixed_cube;
 }
 

@@ -1,6 +1,7 @@
 //! Factor analysis: `x = Wᵀ z + μ + ε` with `z ~ N(0, I)` and `ε ~ N(0, diag ψ)`, a noise
 //! variance per feature, fitted by scikit-learn's `FactorAnalysis` EM (`svd_method='lapack'`):
-//! each step takes the top K eigenpairs of the covariance scaled by `ψ^-½`, sets
+//! each step takes the top K eigenpairs of the covariance scaled by `ψ^-½` (certified
+//! Krylov–Schur where it applies, `leading_eigen`; else the whole decomposition), sets
 //! `W = (s − 1)^½ Vᵀ ψ^½` and `ψ = diag(S) − diag(WᵀW)`.
 //!
 //! scikit-learn stops when the log-likelihood gains less than 0.01; that can leave ψ far (16 %
@@ -23,7 +24,7 @@ use crate::error::{PcaError, Result};
 use crate::models::{
     LatentModel, ModelKind, Operation, centred, check_finite, check_rows, column_means, flip_rows,
 };
-use crate::solver::top_eigen;
+use crate::solver::leading::leading_eigen_from;
 
 /// scikit-learn's floor on ψ and on `√ψ` (its `SMALL`).
 const SMALL: f64 = 1e-12;
@@ -167,12 +168,20 @@ impl FactorAnalysisParams {
         let mut distance = f64::INFINITY;
         let mut loadings = Mat::<f64>::zeros(k, d);
         let mut log_likelihood = f64::NEG_INFINITY;
+        let mut start: Option<faer::Col<f64>> = None;
         for _ in 0..self.max_iterations {
             let root: Vec<f64> = psi.iter().map(|p| p.sqrt() + SMALL).collect();
             let scaled = Mat::from_fn(d, d, |i, j| covariance[(i, j)] / (root[i] * root[j]));
-            let (values, vectors) = top_eigen(scaled.as_ref(), k, d, 1.0, "factor-analysis")?;
-            let kept = &values[..k];
-            let unexplained: f64 = values[k..].iter().sum();
+            // Lanczos starts from the last step's leading vectors (summed): ψ moves little
+            // between steps, and this start saved about a fifth of the Lanczos time on MNIST.
+            let (kept, vectors) =
+                leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", start.take())?;
+            start = Some(faer::Col::from_fn(d, |i| {
+                (0..k).map(|m| vectors[(i, m)]).sum()
+            }));
+            // The discarded eigenvalues' sum: the trace less the kept.
+            let trace: f64 = (0..d).map(|j| scaled[(j, j)]).sum();
+            let unexplained = (trace - kept.iter().sum::<f64>()).max(0.0);
             loadings = Mat::from_fn(k, d, |m, j| {
                 (kept[m] - 1.0).max(0.0).sqrt() * vectors[(j, m)] * root[j]
             });

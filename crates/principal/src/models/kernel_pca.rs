@@ -9,7 +9,8 @@
 //!
 //! The training kernel matrix is built as the Gram solver builds X Xᵀ (the lower triangle by
 //! faer's parallel triangular product, then mirrored; the function applied in parallel) and its
-//! eigenpairs by the solvers' shared symmetric eigensolver. It needs about four N×N matrices
+//! top K eigenpairs by the certified Krylov–Schur route of a fixed-count PCA (`leading_eigen`),
+//! which falls back to the whole decomposition (scikit-learn's dense solver) where it declines. It needs about four N×N matrices
 //! at once; a fit whose matrices would pass the memory limit is refused before any is built.
 
 use std::fmt;
@@ -24,7 +25,7 @@ use crate::error::{PcaError, Result};
 use crate::models::{
     LatentModel, ModelKind, Operation, centred, check_finite, check_rows, column_means,
 };
-use crate::solver::top_eigen;
+use crate::solver::leading::leading_eigen;
 
 /// The kernel function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -324,7 +325,7 @@ impl KernelPcaParams {
             }
         }
         let m = self.n_components;
-        let (values, mut vectors) = top_eigen(k.as_ref(), m, m, 1.0, "kernel")?;
+        let (values, mut vectors) = leading_eigen(k.as_ref(), m, 1.0, "kernel")?;
         drop(k);
         // scikit-learn's svd_flip on the eigenvectors: each column's largest |entry| positive.
         for c in 0..m {

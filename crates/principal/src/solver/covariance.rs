@@ -18,7 +18,7 @@ pub enum Eigenvalues {
     /// Only the `n_components` leading ones: all a fixed number of components needs (the
     /// discarded variance is the total less their sum). On a large matrix this lets the solver
     /// take a Krylov–Schur route whose answer is certified (by its residuals, a gap and
-    /// Sylvester's law of inertia) instead of the whole decomposition, or fall back to it.
+    /// a Cholesky factorisation) instead of the whole decomposition, or fall back to it.
     Leading,
 }
 
