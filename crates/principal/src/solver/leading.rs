@@ -27,13 +27,17 @@
 //! The Krylov attempt is capped at [`MAX_RESTARTS`] restarts so that a spectrum it cannot
 //! resolve quickly (a flat one) costs a bounded detour before the dense route.
 
+use faer::dyn_stack::StackReq;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::BlockStructure;
+use faer::matrix_free::LinOp;
 use faer::matrix_free::eigen::{
     PartialEigenParams, partial_self_adjoint_eigen, partial_self_adjoint_eigen_scratch,
 };
-use faer::{Col, Mat, MatRef, Par};
+use faer::reborrow::ReborrowMut;
+use faer::{Accum, Col, Mat, MatMut, MatRef, Par};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -134,33 +138,67 @@ pub(crate) fn certified(
     // Clamped so that both 2^±exponent stay finite for any finite norm.
     let exponent = (size.log2().round() as i32).clamp(-1000, 1000);
     a *= faer::Scale(2f64.powi(-exponent));
-    // The Lanczos steps run on A + E, E a fixed random symmetric matrix of norm about 1e-15
-    // ‖A‖: faer's reorthogonalisation loops for ever when a new Krylov vector is exactly zero,
-    // which A alone gives when its Krylov space is exactly invariant (a zero or low-rank
-    // matrix: a rank-1 one did not return). E splits every such space; the checks are on A
-    // itself, and E moves the residuals by less than their bound.
-    let perturbed = {
+    // The Lanczos steps run on A + E, E a fixed random diagonal of norm about 1e-15 ‖A‖:
+    // faer's reorthogonalisation loops for ever when a new Krylov vector is exactly zero, which
+    // A alone gives when its Krylov space is exactly invariant (a zero or low-rank matrix: a
+    // rank-1 one did not return). Distinct diagonal entries split every such space; the checks
+    // are on A itself, and E moves the residuals by less than their bound. (Until 2026-11-28 E
+    // was a dense random matrix: an n×n copy and n²/2 random numbers more.)
+    let diagonal = {
         let mut rng = ChaCha8Rng::seed_from_u64(0xe);
-        let size = a.norm_l2() * 2f64.powi(-50) / n as f64;
-        let mut e = Mat::<f64>::zeros(n, n);
-        for j in 0..n {
-            for i in j..n {
-                let value = size * rng.random_range(-1.0..1.0);
-                e[(i, j)] = a[(i, j)] + value;
-                e[(j, i)] = a[(j, i)] + value;
-            }
-        }
-        e
+        let size = a.norm_l2() * 2f64.powi(-50);
+        (0..n).map(|_| size * rng.random_range(-1.0..1.0)).collect()
     };
-    let (values, vectors) = certify(a.as_ref(), perturbed, k, start, par)?;
+    let (values, vectors) = certify(a, diagonal, k, start, par)?;
     let values = values.iter().map(|t| t * 2f64.powi(exponent)).collect();
     Ok((values, vectors))
 }
 
-/// [`certified`]'s Krylov–Schur on `krylov` (A + E) and its checks on `a`, both already scaled.
+/// A symmetric matrix plus a diagonal, as the operator Lanczos multiplies by.
+#[derive(Debug)]
+struct PlusDiagonal<'a> {
+    matrix: MatRef<'a, f64>,
+    diagonal: &'a [f64],
+}
+
+impl LinOp<f64> for PlusDiagonal<'_> {
+    fn apply_scratch(&self, _rhs_ncols: usize, _par: Par) -> StackReq {
+        StackReq::EMPTY
+    }
+
+    fn nrows(&self) -> usize {
+        self.matrix.nrows()
+    }
+
+    fn ncols(&self) -> usize {
+        self.matrix.ncols()
+    }
+
+    fn apply(&self, mut out: MatMut<'_, f64>, rhs: MatRef<'_, f64>, par: Par, _: &mut MemStack) {
+        matmul(out.rb_mut(), Accum::Replace, self.matrix, rhs, 1.0, par);
+        for j in 0..rhs.ncols() {
+            for (i, e) in self.diagonal.iter().enumerate() {
+                out[(i, j)] += e * rhs[(i, j)];
+            }
+        }
+    }
+
+    fn conj_apply(
+        &self,
+        out: MatMut<'_, f64>,
+        rhs: MatRef<'_, f64>,
+        par: Par,
+        stack: &mut MemStack,
+    ) {
+        self.apply(out, rhs, par, stack);
+    }
+}
+
+/// [`certified`]'s Krylov–Schur on A + diag(`diagonal`) and its checks on `a` (already
+/// scaled), whose storage then holds the Cholesky factorisation.
 fn certify(
-    a: MatRef<'_, f64>,
-    krylov: Mat<f64>,
+    a: Mat<f64>,
+    diagonal: Vec<f64>,
     k: usize,
     start: Col<f64>,
     par: Par,
@@ -175,6 +213,10 @@ fn certify(
     };
     let mut ritz_vectors = Mat::<f64>::zeros(n, wanted);
     let mut ritz_values = vec![0.0; wanted];
+    let krylov = PlusDiagonal {
+        matrix: a.as_ref(),
+        diagonal: &diagonal,
+    };
     let mut buffer = MemBuffer::new(partial_self_adjoint_eigen_scratch::<f64>(
         &krylov, wanted, par, params,
     ));
@@ -211,7 +253,7 @@ fn certify(
     if drift.is_nan() || drift > 1e-10 {
         return Err(Decline::NotOrthonormal(drift));
     }
-    let mut residual = a * &vectors;
+    let mut residual = &a * &vectors;
     for j in 0..k {
         for i in 0..n {
             residual[(i, j)] -= theta[j] * vectors[(i, j)];
@@ -235,9 +277,8 @@ fn certify(
     // of rank k, so λ_{k+1}(A) ≤ λ₁(A') (Weyl's interlacing), whatever V is; A' has about
     // θ_{k+1} along V. When C = (σ − τ) I − A' has a Cholesky factorisation, λ₁(A') < σ − τ
     // + (its backward error), so with τ above that error A has no (k+1)-th eigenvalue above
-    // σ. C goes into the Lanczos matrix's storage, which is no longer needed.
+    // σ. C takes A's storage: A is not needed after it.
     let weighted = Mat::from_fn(n, k, |i, j| vectors[(i, j)] * (theta[j] - theta[k]));
-    let mut c = krylov;
     let trace_before = (0..n).map(|i| sigma - a[(i, i)]).sum::<f64>()
         + (0..k).map(|j| theta[j] - theta[k]).sum::<f64>();
     // The rounding of C's entries: the rank-k product's (k ε |W| |V|ᵀ) and the subtraction's.
@@ -249,9 +290,10 @@ fn certify(
     // Theorem 10.3), taken as 8n ε trace(LLᵀ). τ covers twice what trace(C) predicts for it,
     // and the rounding twice; both are checked against the factor's own after.
     let tau = 16.0 * n as f64 * eps * trace_before.abs() + 2.0 * formed;
+    let mut c = a;
     for j in 0..n {
         for i in j..n {
-            c[(i, j)] = -a[(i, j)];
+            c[(i, j)] = -c[(i, j)];
         }
         c[(j, j)] += sigma - tau;
     }
@@ -360,7 +402,7 @@ mod tests {
         });
         let mut start = start_vector(n);
         start[0] = 0.0;
-        let declined = certify(a.as_ref(), a.clone(), k, start, Par::Seq).unwrap_err();
+        let declined = certify(a.clone(), vec![0.0; n], k, start, Par::Seq).unwrap_err();
         assert!(matches!(declined, Decline::Missed { .. }), "{declined:?}");
         let (values, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
         for (j, value) in values.iter().enumerate() {
