@@ -10,8 +10,9 @@
 //! The training kernel matrix is built as the Gram solver builds X Xᵀ (the lower triangle by
 //! faer's parallel triangular product, then mirrored; the function applied in parallel) and its
 //! top K eigenpairs by the certified Krylov–Schur route of a fixed-count PCA (`leading_eigen`),
-//! which falls back to the whole decomposition (scikit-learn's dense solver) where it declines. It needs about four N×N matrices
-//! at once; a fit whose matrices would pass the memory limit is refused before any is built.
+//! which falls back to the whole decomposition (scikit-learn's dense solver) where it declines.
+//! It needs at most four N×N matrices at once; a fit whose matrices would pass the memory limit
+//! is refused before any is built.
 
 use std::fmt;
 use std::str::FromStr;
