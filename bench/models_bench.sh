@@ -8,14 +8,7 @@
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-VENV="${BENCH_VENV:-$BENCH/.venv}"
-if [[ ! -x "$VENV/bin/python" ]]; then
-    python3 -m venv "$VENV"
-fi
-if ! cmp -s "$BENCH/requirements.txt" "$VENV/.requirements.installed"; then
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$BENCH/requirements.txt"
-    cp "$BENCH/requirements.txt" "$VENV/.requirements.installed"
-fi
+source "$BENCH/venv.sh"
 # Workspace-wide, as every build here (a -p build resolves features differently).
 (cd "$ROOT" && cargo build --release --quiet --workspace)
 exec "$VENV/bin/python" "$BENCH/models_bench.py" "$@"

@@ -14,14 +14,7 @@
 set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-VENV="${BENCH_VENV:-$BENCH/.venv}"
-if [[ ! -x "$VENV/bin/python" ]]; then
-    python3 -m venv "$VENV"
-fi
-if ! cmp -s "$BENCH/requirements.txt" "$VENV/.requirements.installed"; then
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$BENCH/requirements.txt"
-    cp "$BENCH/requirements.txt" "$VENV/.requirements.installed"
-fi
+source "$BENCH/venv.sh"
 "$VENV/bin/python" -c "import scanpy" 2>/dev/null \
     || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check scanpy 2>/dev/null \
     || echo "scanpy did not install: its column is left out" >&2
