@@ -4,8 +4,8 @@
 //! scikit-learn-facing classes (`principal.PCA`, `principal.choose`, …) are plain Python.
 //! A fitted model crosses the boundary as a dict of numpy arrays and numbers (its *state*:
 //! every field of [`principal::ModelParts`]), so that the Python object pickles, clones and
-//! holds nothing native; each call rebuilds the [`PcaModel`] from it, checked by
-//! [`PcaModel::from_parts`] (an M×D copy, negligible beside any product with the data).
+//! holds nothing native; each call rebuilds the [`principal::PcaModel`] from it, checked by
+//! [`principal::PcaModel::from_parts`] (an M×D copy, negligible beside any product with the data).
 //!
 //! Arrays: 2-D float32 or float64 in C or Fortran order are read in place, as faer views of
 //! numpy's buffer (no copy); the Python side converts other dtypes and copies only arrays that

@@ -126,7 +126,7 @@ const H5AD_ENTRY_BYTES: u64 = 44;
 const H5AD_BLOCK_ENTRIES: u64 = 1 << 19;
 
 /// Entries of a block an `.h5ad` pass hands out, under `memory_limit`: a quarter of it at
-/// [`H5AD_ENTRY_BYTES`] an entry, between 2¹⁰ and [`H5AD_BLOCK_ENTRIES`].
+/// `H5AD_ENTRY_BYTES` an entry, between 2¹⁰ and `H5AD_BLOCK_ENTRIES`.
 pub fn h5ad_block_entries(memory_limit: u64) -> usize {
     (memory_limit / 4 / H5AD_ENTRY_BYTES).clamp(1 << 10, H5AD_BLOCK_ENTRIES) as usize
 }

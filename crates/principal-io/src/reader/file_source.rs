@@ -18,7 +18,7 @@ use crate::reader::shard::{DataSet, Shard, Slice};
 
 /// Files as a re-readable [`principal::ChunkSource`] for the solvers that make several passes:
 /// every pass reads the files again from the start, `chunk_rows` rows at a time (more for
-/// files of bytes: [`FileSource::most_rows`]), so the data is never held in memory whole.
+/// files of bytes: `FileSource::most_rows`), so the data is never held in memory whole.
 ///
 /// A pass reads and decodes the next chunk on a second thread while the solver works on the
 /// current one, and hands chunks out as row-major views of the buffers they were decoded into

@@ -2,9 +2,9 @@
 //! with the numbers it plotted ([`Plotted`]), so that a test (or a caller) can check what was
 //! drawn against what was given.
 //!
-//! One drawing routine serves both formats ([`Draw`](figure::Draw)); where the formats must differ (tens of
-//! thousands of points, which an SVG file would hold as as many elements) the routine is told
-//! the [`Target`](figure::Target).
+//! One drawing routine serves both formats (`figure::Draw`); where the formats must differ
+//! (tens of thousands of points, which an SVG file would hold as as many elements) the routine
+//! is told the `figure::Target`.
 
 pub(crate) mod classification;
 pub(crate) mod figure;
