@@ -24,7 +24,7 @@ use crate::error::{PcaError, Result};
 use crate::models::{
     LatentModel, ModelKind, Operation, centred, check_finite, check_rows, column_means, flip_rows,
 };
-use crate::solver::leading::leading_eigen_from;
+use crate::solver::leading::{Route, leading_eigen_from};
 
 /// scikit-learn's floor on ψ and on `√ψ` (its `SMALL`).
 const SMALL: f64 = 1e-12;
@@ -168,17 +168,23 @@ impl FactorAnalysisParams {
         let mut distance = f64::INFINITY;
         let mut loadings = Mat::<f64>::zeros(k, d);
         let mut log_likelihood = f64::NEG_INFINITY;
-        let mut start: Option<faer::Col<f64>> = None;
+        let mut route = Route::Try(None);
         for _ in 0..self.max_iterations {
             let root: Vec<f64> = psi.iter().map(|p| p.sqrt() + SMALL).collect();
             let scaled = Mat::from_fn(d, d, |i, j| covariance[(i, j)] / (root[i] * root[j]));
             // Lanczos starts from the last step's leading vectors (summed): ψ moves little
             // between steps, and this start saved about a fifth of the Lanczos time on MNIST.
-            let (kept, vectors) =
-                leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", start.take())?;
-            start = Some(faer::Col::from_fn(d, |i| {
-                (0..k).map(|m| vectors[(i, m)]).sum()
-            }));
+            // For the same reason, once the certified route declines (a flat spectrum at the
+            // cut: more factors than the data has) the later steps go straight to the dense
+            // route instead of paying the attempt every step.
+            let (kept, vectors, taken) =
+                leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", route)?;
+            route = match taken {
+                Route::Certified => Route::Try(Some(faer::Col::from_fn(d, |i| {
+                    (0..k).map(|m| vectors[(i, m)]).sum()
+                }))),
+                _ => Route::Dense,
+            };
             // The discarded eigenvalues' sum: the trace less the kept.
             let trace: f64 = (0..d).map(|j| scaled[(j, j)]).sum();
             let unexplained = (trace - kept.iter().sum::<f64>()).max(0.0);

@@ -69,27 +69,46 @@ pub(crate) fn leading_eigen(
     divisor: f64,
     solver: &'static str,
 ) -> Result<(Vec<f64>, Mat<f64>)> {
-    leading_eigen_from(a, k, divisor, solver, None)
+    let (values, vectors, _) = leading_eigen_from(a, k, divisor, solver, Route::Try(None))?;
+    Ok((values, vectors))
 }
 
-/// [`leading_eigen`] with the Lanczos start vector given.
+/// Which route [`leading_eigen_from`] takes, or took.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Route {
+    /// Try the certified one where it applies, from this Lanczos start vector (else the fixed
+    /// pseudo-random one).
+    Try(Option<Col<f64>>),
+    /// The dense one: asked for (a caller whose earlier, similar matrix was declined), or
+    /// taken (the certified route did not apply or declined).
+    Dense,
+    /// The certified one was taken.
+    Certified,
+}
+
+/// [`leading_eigen`] with the route given, and the route taken.
 pub(crate) fn leading_eigen_from(
     a: MatRef<'_, f64>,
     k: usize,
     divisor: f64,
     solver: &'static str,
-    start: Option<Col<f64>>,
-) -> Result<(Vec<f64>, Mat<f64>)> {
+    route: Route,
+) -> Result<(Vec<f64>, Mat<f64>, Route)> {
     let n = a.nrows();
-    if k > 0 && n >= MIN_DIMENSION && 8 * (k + EXTRA) <= n {
+    if let Route::Try(start) = route
+        && k > 0
+        && n >= MIN_DIMENSION
+        && 8 * (k + EXTRA) <= n
+    {
         let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
         let start = start.unwrap_or_else(|| start_vector(n));
         if let Ok((values, vectors)) = certified(full, k, start, Par::rayon(0)) {
             let values = values.iter().map(|v| (v / divisor).max(0.0)).collect();
-            return Ok((values, vectors));
+            return Ok((values, vectors, Route::Certified));
         }
     }
-    top_eigen(a, k, k, divisor, solver)
+    let (values, vectors) = top_eigen(a, k, k, divisor, solver)?;
+    Ok((values, vectors, Route::Dense))
 }
 
 /// Why the partial route's answer was not used.
@@ -498,6 +517,34 @@ mod tests {
                 assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
             }
         }
+    }
+
+    /// The route taken is reported (factor analysis stops trying the certified one after a
+    /// decline): certified on a decaying spectrum, dense on a tie at the cut, and dense without
+    /// an attempt when asked for, with the dense route's very bits.
+    #[test]
+    fn the_route_taken_is_reported() {
+        let (n, k) = (300, 6);
+        let a = decaying(n, 8);
+        let (_, _, taken) =
+            leading_eigen_from(a.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
+        assert_eq!(taken, Route::Certified);
+        let (values, vectors, taken) =
+            leading_eigen_from(a.as_ref(), k, 1.0, "test", Route::Dense).unwrap();
+        assert_eq!(taken, Route::Dense);
+        let (want, dense) = top_eigen(a.as_ref(), k, k, 1.0, "test").unwrap();
+        assert_eq!((values, vectors), (want, dense));
+        let mut tie = Mat::<f64>::zeros(n, n);
+        for i in 0..n {
+            tie[(i, i)] = if i < k + 4 {
+                10.0
+            } else {
+                1.0 / (1.0 + i as f64)
+            };
+        }
+        let (_, _, taken) =
+            leading_eigen_from(tie.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
+        assert_eq!(taken, Route::Dense);
     }
 
     /// Too small, or too many components for the dimension: the dense route, same answer.
