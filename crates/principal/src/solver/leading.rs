@@ -163,12 +163,13 @@ pub(crate) fn certified(
     // rank-1 one did not return). Distinct diagonal entries split every such space; the checks
     // are on A itself, and E moves the residuals by less than their bound. (Until 2026-11-28 E
     // was a dense random matrix: an n×n copy and n²/2 random numbers more.)
+    let norm = a.norm_l2(); // Frobenius, of the scaled matrix
     let diagonal = {
         let mut rng = ChaCha8Rng::seed_from_u64(0xe);
-        let size = a.norm_l2() * 2f64.powi(-50);
+        let size = norm * 2f64.powi(-50);
         (0..n).map(|_| size * rng.random_range(-1.0..1.0)).collect()
     };
-    let (values, vectors) = certify(a, diagonal, k, start, par)?;
+    let (values, vectors) = certify(a, norm, diagonal, k, start, par)?;
     let values = values.iter().map(|t| t * 2f64.powi(exponent)).collect();
     Ok((values, vectors))
 }
@@ -214,16 +215,16 @@ impl LinOp<f64> for PlusDiagonal<'_> {
 }
 
 /// [`certified`]'s Krylov–Schur on A + diag(`diagonal`) and its checks on `a` (already
-/// scaled), whose storage then holds the Cholesky factorisation.
+/// scaled; `norm` its Frobenius norm), whose storage then holds the Cholesky factorisation.
 fn certify(
     a: Mat<f64>,
+    norm: f64,
     diagonal: Vec<f64>,
     k: usize,
     start: Col<f64>,
     par: Par,
 ) -> std::result::Result<(Vec<f64>, Mat<f64>), Decline> {
     let (n, wanted, eps) = (a.nrows(), k + EXTRA, f64::EPSILON);
-    let norm = a.norm_l2(); // Frobenius
     let params = PartialEigenParams {
         min_dim: wanted + 8,
         max_dim: 2 * wanted + 10,
@@ -421,7 +422,8 @@ mod tests {
         });
         let mut start = start_vector(n);
         start[0] = 0.0;
-        let declined = certify(a.clone(), vec![0.0; n], k, start, Par::Seq).unwrap_err();
+        let norm = a.norm_l2();
+        let declined = certify(a.clone(), norm, vec![0.0; n], k, start, Par::Seq).unwrap_err();
         assert!(matches!(declined, Decline::Missed { .. }), "{declined:?}");
         let (values, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
         for (j, value) in values.iter().enumerate() {
