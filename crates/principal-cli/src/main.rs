@@ -43,6 +43,8 @@ use crate::processes::Processes;
 static ALLOCATOR: principal_amx::HugePages = principal_amx::HugePages;
 
 fn main() -> ExitCode {
+    // The same bits on any number of threads, also where no fit runs (inspect, align…).
+    principal::fix_faer_split();
     // A panic is a bug; say so in one line instead of Rust's message and backtrace hint. Not
     // the panics of the Arrow and Parquet decoders on a damaged file: principal-io contains
     // them and reports an error naming the file.

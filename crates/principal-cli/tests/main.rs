@@ -34,6 +34,7 @@ mod report;
 mod solvers_and_streaming;
 mod sparse;
 mod stats_merge;
+mod threads;
 mod transform_inverse;
 mod usage;
 

@@ -960,6 +960,8 @@ fn formats() -> Vec<&'static str> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The same bits on any number of threads, also where no fit runs in this process.
+    principal::fix_faer_split();
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(transform, m)?)?;
     m.add_function(wrap_pyfunction!(transform_observed, m)?)?;

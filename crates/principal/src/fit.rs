@@ -46,6 +46,7 @@ pub(crate) struct CrossValidation {
 impl PcaParams {
     /// Fits a model to `x` (N×D, one sample per row), `f32` or `f64`.
     pub fn fit<T: Real>(&self, x: MatRef<'_, T>) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         if self.centre() == Centre::None {
             return self.fit_uncentred(x);
         }
@@ -104,6 +105,7 @@ impl PcaParams {
     /// Refused where weights have no meaning yet: missing values, the iterative solvers, and
     /// cross-validation (which would split the weighted rows).
     pub fn fit_weighted(&self, x: MatRef<'_, f64>, weights: &[f64]) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         let (n, d) = (x.nrows(), x.ncols());
         let refuse = |solver: &'static str, reason: &str| {
             Err(PcaError::SolverUnsuitable {
@@ -204,6 +206,7 @@ impl PcaParams {
     /// on every pass. The covariance, randomized, power and em solvers never hold the data in
     /// memory; gram and svd collect it (they need it whole).
     pub fn fit_source(&self, source: &mut dyn ChunkSource) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         if self.centre() == Centre::None {
             return self.fit_uncentred_source(source);
         }
@@ -282,6 +285,7 @@ impl PcaParams {
         source: &mut dyn ChunkSource,
         collective: &dyn Collective,
     ) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         let processes = collective.size();
         if processes == 1 {
             return self.fit_source(source);
@@ -360,6 +364,7 @@ impl PcaParams {
     /// Fits a model with the covariance solver to moments accumulated elsewhere (chunks of a
     /// file, threads, machines). The requested solver must be `Auto` or `Covariance`.
     pub fn fit_moments(&self, moments: &Moments) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         match self.solver() {
             Solver::Auto | Solver::Covariance => match self.centre() {
                 Centre::Mean => self.fit_resolved_moments(moments, Solver::Covariance, None),

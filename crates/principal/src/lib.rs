@@ -38,7 +38,9 @@
 //! - Codes are `z = Bᵀ (x − μ) / σ`, reconstructions `x̃ = (B z) σ + μ`.
 //! - Results do not depend on an offset: data is centred before any product (a constant 1e6
 //!   on every feature changes nothing beyond rounding). The same input and seed give the same
-//!   model, bit for bit, on any number of threads.
+//!   model, bit for bit, on any number of threads: principal's sums are split by the data's
+//!   shape, and faer's work into [`FAER_PIECES`] pieces whatever the threads
+//!   ([`fix_faer_split`]). On another CPU (another instruction set) the last bits may differ.
 //!
 //! ```
 //! use principal::{faer::mat, ComponentCount, PcaBuilder};
@@ -89,6 +91,7 @@ pub use error::{Parameter, PcaError, Result};
 pub use faer;
 pub use kernel::bytes::{ByteKernel, byte_kernel, byte_kernel_ran};
 pub use kernel::cpu::{CPU_LIMIT_VALUES, CpuLimit, cpu_limit, cpu_limit_setting};
+pub use kernel::parallel::{FAER_PIECES, fix_faer_split};
 pub use model::{ModelParts, PcaModel};
 pub use models::bayesian_pca::{BayesianPca, BayesianPcaOptions, BayesianPcaParts};
 pub use models::factor_analysis::{

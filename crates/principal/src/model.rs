@@ -1,10 +1,11 @@
 //! The fitted model: transform, inverse transform, reconstruction error and accessors.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatRef};
 
 use crate::choose::choice::ComponentChoice;
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::kernel::scan::check_finite;
 use crate::options::{Basis, Scaling, Solver, Whitening};
 use crate::preprocess::{Preprocessing, centre_scale_into};
@@ -342,7 +343,7 @@ impl PcaModel {
                 xs,
                 self.components.transpose(),
                 1.0,
-                Par::rayon(0),
+                faer_par(),
             );
         })?;
         Ok(z)
@@ -402,7 +403,7 @@ impl PcaModel {
             xs,
             self.components.transpose(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         z
     }
@@ -428,7 +429,7 @@ impl PcaModel {
             z.as_ref(),
             self.components.as_ref(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         for j in 0..self.n_features() {
             let s = self.scale.as_ref().map_or(1.0, |s| s[j]);
@@ -453,7 +454,7 @@ impl PcaModel {
                 z.as_ref(),
                 self.components.as_ref(),
                 -1.0,
-                Par::rayon(0),
+                faer_par(),
             );
             total += residual.squared_norm_l2();
         })?;

@@ -46,6 +46,7 @@ impl PcaParams {
     /// # Ok::<(), principal::PcaError>(())
     /// ```
     pub fn fit_sparse(&self, x: CsrChunk<'_>) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         self.fit_sparse_source(&mut SparseInMemory::new(x, IN_MEMORY_BLOCK_ROWS))
     }
 
@@ -73,6 +74,7 @@ impl PcaParams {
     /// Gram and svd need the data dense and are refused; so are missing values (a sparse
     /// matrix's absent entries are zeros) and cross-validation (not done for sparse data).
     pub fn fit_sparse_source(&self, source: &mut dyn SparseSource) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         if self.missing() == MissingValues::Em {
             return Err(no_missing_values());
         }
@@ -107,6 +109,7 @@ impl PcaParams {
         source: &mut dyn SparseSource,
         collective: &dyn Collective,
     ) -> Result<PcaModel> {
+        crate::kernel::parallel::fix_faer_split();
         if collective.size() == 1 {
             return self.fit_sparse_source(source);
         }

@@ -9,7 +9,7 @@
 //! of its N×N Gram matrix. The data must be in memory to be permuted.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Accum, Mat, MatRef, Side};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::choose::choice::{ComponentChoice, Criterion, Curve, SampleSpectrum, leading_count};
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::moments::MomentAccumulator;
 use crate::options::Precision;
 use crate::real::Real;
@@ -172,7 +173,7 @@ impl<T: Real> Permuter<'_, T> {
                 c,
                 c.transpose(),
                 1.0,
-                Par::rayon(0),
+                faer_par(),
             );
             eigenvalues(&b.gram)
         }

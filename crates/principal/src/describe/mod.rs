@@ -28,13 +28,14 @@
 mod dimdesc;
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatRef};
 
 pub use crate::describe::dimdesc::{
     Association, AxisDescription, CategoryEffect, Correlation, Variable,
 };
 use crate::describe::dimdesc::{anova, correlation_p_value, weighted_correlation};
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::model::PcaModel;
 use crate::preprocess::centre_scale_into;
 
@@ -435,7 +436,7 @@ fn project(y: MatRef<'_, f64>, basis: MatRef<'_, f64>) -> Mat<f64> {
         y,
         basis.transpose(),
         1.0,
-        Par::rayon(0),
+        faer_par(),
     );
     z
 }

@@ -3,6 +3,38 @@
 
 use faer::Par;
 
+/// How many pieces faer splits its parallel work into: a constant, not the number of threads.
+/// faer's matrix–vector products split their rows by the number of pieces and round
+/// differently when split differently, and its reductions to tridiagonal form, its QR and
+/// its Krylov–Schur are built on them; with a fixed number the model is the same bits on any
+/// number of threads (rayon runs the pieces on the threads there are). Eight cost nothing
+/// measurable on two threads against two (faer 0.24: the tridiagonal reduction and
+/// eigenvectors of 784×784 and 1,500×1,500 matrices, their matrix–vector products; 16 and
+/// more slowed the 784×784 reduction by a quarter) and let these routines use eight threads.
+pub const FAER_PIECES: usize = 8;
+
+/// The `Par` of principal's calls to faer: [`FAER_PIECES`] pieces (and [`fix_faer_split`]).
+pub(crate) fn faer_par() -> Par {
+    fix_faer_split();
+    Par::rayon(FAER_PIECES)
+}
+
+/// Makes [`FAER_PIECES`] pieces faer's global parallelism, which its decompositions and
+/// operators without a `Par` argument (`Mat::thin_svd`, `Mat::qr`, `&a * &b`, …) read, so that
+/// they too give the same bits on any number of threads. Every public fit calls it first; a
+/// program that uses principal's models without fitting in the same process (or faer itself)
+/// calls it at its start, as the command-line tool and the Python module do. Setting faer's
+/// global parallelism to something else afterwards gives up that guarantee.
+///
+/// ```
+/// principal::fix_faer_split();
+/// assert_eq!(principal::faer::get_global_parallelism(), principal::faer::Par::rayon(principal::FAER_PIECES));
+/// ```
+pub fn fix_faer_split() {
+    static GLOBAL: std::sync::Once = std::sync::Once::new();
+    GLOBAL.call_once(|| faer::set_global_parallelism(Par::rayon(FAER_PIECES)));
+}
+
 /// Both halves of a split pass, on two threads when `par` allows. The split itself depends on
 /// the shape only, so the sums (and the model) are the same bits on any number of threads.
 pub(crate) fn join<A: Send, B: Send>(

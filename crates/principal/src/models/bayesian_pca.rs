@@ -39,6 +39,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{Parameter, PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::model::fix_sign;
 use crate::models::{LatentModel, ModelKind, Operation, check_finite};
 use crate::options::MissingValues;
@@ -424,7 +425,7 @@ fn deviations<T: Real>(
         }
         masks.push(mask);
     }
-    let t = projections(w, e.as_ref(), Par::rayon(0));
+    let t = projections(w, e.as_ref(), faer_par());
     Ok((e, masks, t))
 }
 
@@ -432,6 +433,7 @@ impl BayesianPca {
     /// Fits Bayesian PCA to `x` (N×D, one sample per row; NaN a missing value with
     /// [`MissingValues::Em`]).
     pub fn fit<T: Real>(x: MatRef<'_, T>, options: &BayesianPcaOptions) -> Result<Self> {
+        crate::kernel::parallel::fix_faer_split();
         let (n, d) = (x.nrows(), x.ncols());
         if n == 0 || d == 0 {
             return Err(PcaError::EmptyData {
@@ -916,7 +918,7 @@ fn em_step(
         z.transpose(),
         z.as_ref(),
         1.0,
-        Par::rayon(0),
+        faer_par(),
     );
     if let Some(cov) = &shared_cov {
         for p in 0..k {
@@ -941,7 +943,7 @@ fn em_step(
         data.y.transpose(),
         z.as_ref(),
         1.0,
-        Par::rayon(0),
+        faer_par(),
     );
     // Per feature, the rows missing it.
     let mut missing_in: Vec<Vec<usize>> = vec![Vec::new(); d];

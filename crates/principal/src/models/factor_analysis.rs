@@ -125,6 +125,7 @@ impl FactorAnalysisParams {
 
     /// Fits the model to the rows of `x` (N×D, N ≥ 2).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FactorAnalysis> {
+        crate::kernel::parallel::fix_faer_split();
         self.validate()?;
         let (n, d) = (x.nrows(), x.ncols());
         if n == 0 || d == 0 {

@@ -141,6 +141,7 @@ impl FastIcaParams {
 
     /// Fits the sources of the rows of `x` (N×D).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<FastIca> {
+        crate::kernel::parallel::fix_faer_split();
         self.validate()?;
         let (n, d) = (x.nrows(), x.ncols());
         let k = self.n_components;

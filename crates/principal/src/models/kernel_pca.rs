@@ -19,10 +19,11 @@ use std::str::FromStr;
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::linalg::solvers::Solve;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatRef};
 use rayon::prelude::*;
 
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::models::{
     LatentModel, ModelKind, Operation, centred, check_finite, check_rows, column_means,
 };
@@ -140,7 +141,7 @@ impl Kernel {
             x.transpose(),
             BlockStructure::Rectangular,
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         for j in 1..n {
             for i in 0..j {
@@ -292,6 +293,7 @@ impl KernelPcaParams {
 
     /// Fits the model to the rows of `x` (N×D).
     pub fn fit(&self, x: MatRef<'_, f64>) -> Result<KernelPca> {
+        crate::kernel::parallel::fix_faer_split();
         self.validate()?;
         let (n, d) = (x.nrows(), x.ncols());
         if n == 0 || d == 0 {

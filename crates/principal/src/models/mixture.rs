@@ -25,12 +25,13 @@
 //! (a D×D eigendecomposition per cluster): for wide data reduce it with PCA first.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Accum, Mat, MatRef, Side};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{Parameter, PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::model::fix_sign;
 use crate::models::bayesian_pca::LN_2PI;
 use crate::models::{LatentModel, ModelKind, Operation};
@@ -159,7 +160,7 @@ impl Cluster {
             e.as_ref(),
             self.components.transpose(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         // The residual r = e − U y itself, not ‖e‖² − ‖y‖²: that difference loses digits by
         // cancellation, which 1/σ² magnifies for a cluster with little noise.
@@ -170,7 +171,7 @@ impl Cluster {
             y.as_ref(),
             self.components.as_ref(),
             -1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         (0..n)
             .map(|i| {
@@ -261,6 +262,7 @@ struct Run {
 impl MixturePpca {
     /// Fits the mixture to `x` (N×D, complete).
     pub fn fit<T: Real>(x: MatRef<'_, T>, options: &MixtureOptions) -> Result<Self> {
+        crate::kernel::parallel::fix_faer_split();
         let raw = check(x, options)?;
         let (n, d) = (raw.nrows(), raw.ncols());
         let centre: Vec<f64> = (0..d)
@@ -711,7 +713,7 @@ fn m_step(
             g.transpose(),
             g.as_ref(),
             1.0 / mass,
-            Par::rayon(0),
+            faer_par(),
         );
         let eigen = s
             .self_adjoint_eigen(Side::Lower)

@@ -18,9 +18,10 @@
 //! [`PcaError::DegenerateModel`], never an infinity or a NaN.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatRef};
 
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::model::{PcaModel, truncated_noise};
 use crate::real::Real;
 
@@ -371,7 +372,7 @@ impl<'a> ProbabilisticPca<'a> {
             b.transpose(),
             scaled.as_ref(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         // Exactly symmetric, whatever the product's rounding.
         for i in 0..d {
@@ -453,7 +454,7 @@ impl<'a> ProbabilisticPca<'a> {
                 xs,
                 b.transpose(),
                 1.0,
-                Par::rayon(0),
+                faer_par(),
             );
             let residuals: Vec<f64> = if full {
                 vec![0.0; xs.nrows()]
@@ -461,14 +462,7 @@ impl<'a> ProbabilisticPca<'a> {
                 // Directly, not ‖x‖² − ‖codes‖², which cancels when the components explain
                 // most of the variance.
                 let mut r = xs.to_owned();
-                matmul(
-                    r.as_mut(),
-                    Accum::Add,
-                    codes.as_ref(),
-                    b,
-                    -1.0,
-                    Par::rayon(0),
-                );
+                matmul(r.as_mut(), Accum::Add, codes.as_ref(), b, -1.0, faer_par());
                 (0..r.nrows()).map(|i| r.row(i).squared_norm_l2()).collect()
             };
             f(start, codes.as_ref(), &residuals);

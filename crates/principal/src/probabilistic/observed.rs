@@ -21,9 +21,10 @@
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::solvers::Solve;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Accum, Mat, MatRef, Side};
 
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::probabilistic::gaussian::{ProbabilisticPca, Units};
 use crate::real::Real;
 
@@ -206,7 +207,7 @@ impl ProbabilisticPca<'_> {
                 block.as_ref(),
                 b.transpose(),
                 1.0,
-                Par::rayon(0),
+                faer_par(),
             );
             for i in 0..rows {
                 holes.clear();

@@ -2,12 +2,13 @@
 //! `x = W z + μ + ε`), seeded, and the points `x = W z + μ` of chosen latent coordinates.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, Mat, MatRef};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::kernel::scan::check_finite;
 use crate::probabilistic::gaussian::ProbabilisticPca;
 use crate::real::Real;
@@ -82,7 +83,7 @@ impl<'a> ProbabilisticPca<'a> {
             z.as_ref(),
             w.transpose(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         to_original_units(self, &mut x);
         Ok(x)
@@ -110,7 +111,7 @@ impl Sampler<'_> {
             z.as_ref(),
             self.loadings_t.as_ref(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         to_original_units(&self.ppca, &mut x);
         x

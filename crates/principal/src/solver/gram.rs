@@ -5,9 +5,10 @@
 use faer::linalg::matmul::matmul;
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::reborrow::{IntoConst, ReborrowMut};
-use faer::{Accum, Mat, MatMut, MatRef, Par};
+use faer::{Accum, Mat, MatMut, MatRef};
 
 use crate::error::Result;
+use crate::kernel::parallel::faer_par;
 use crate::solver::{Problem, Spectrum, block_width, top_eigen};
 
 /// Eigenpairs of the covariance from the Gram matrix of the data.
@@ -40,7 +41,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
             xs.transpose(),
             BlockStructure::Rectangular,
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
     });
     let (eigenvalues, coefficients) = top_eigen(
@@ -58,7 +59,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
             xs.transpose(),
             coefficients.as_ref(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
     });
     // Columns with (near-)zero eigenvalues lift to rounding noise; a QR keeps every column

@@ -15,6 +15,7 @@ use crate::collective::{Collective, Stage, agree};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
 use crate::kernel::blocks::{ensure_block, shifted_copy};
+use crate::kernel::parallel::faer_par;
 use crate::kernel::parallel::join;
 use crate::real::{ChunkRef, Real};
 use crate::solver::{Centring, IterationReport, IterativeProblem, Rows, Spectrum, top_eigen};
@@ -65,12 +66,12 @@ fn centred_blocks<T: Real>(
     let step = block_rows(d);
     let [left, right] = halves;
     if n < 2 * step {
-        return centred_run(x, mean, ps, left, Par::rayon(0));
+        return centred_run(x, mean, ps, left, faer_par());
     }
     let half = (n / 2).div_ceil(step) * step;
     let (a, b) = (x.subrows(0, half), x.subrows(half, n - half));
     join(
-        Par::rayon(0),
+        faer_par(),
         || centred_run(a, mean, ps, left, Par::Seq),
         || centred_run(b, mean, ps, right, Par::Seq),
     );
@@ -635,7 +636,7 @@ mod timing {
                 &format!("{round}: faer's threads: Y = X P, Wᵀ = Yᵀ X"),
                 reps,
                 || {
-                    let par = Par::rayon(0);
+                    let par = faer_par();
                     matmul(y.as_mut(), Accum::Replace, x, ps.as_ref(), 1.0, par);
                     matmul(wt.as_mut(), Accum::Replace, y.transpose(), x, 1.0, par);
                 },

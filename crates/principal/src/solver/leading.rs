@@ -42,6 +42,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::error::Result;
+use crate::kernel::parallel::faer_par;
 use crate::solver::top_eigen;
 
 /// Ritz pairs asked beyond the `k` wanted: the `(k+1)`-th places σ, a few more help the
@@ -102,7 +103,7 @@ pub(crate) fn leading_eigen_from(
     {
         let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
         let start = start.unwrap_or_else(|| start_vector(n));
-        if let Ok((values, vectors)) = certified(full, k, start, Par::rayon(0)) {
+        if let Ok((values, vectors)) = certified(full, k, start, faer_par()) {
             let values = values.iter().map(|v| (v / divisor).max(0.0)).collect();
             return Ok((values, vectors, Route::Certified));
         }
@@ -517,6 +518,38 @@ mod tests {
                 let (values, vectors) = certified(a.clone(), k, start_vector(n), par)
                     .unwrap_or_else(|why| panic!("rank {rank}: declined, {why:?}"));
                 assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
+            }
+        }
+    }
+
+    /// Both routes give the same bits on any number of threads: faer splits its work into a
+    /// fixed number of pieces ([`FAER_PIECES`](crate::kernel::parallel::FAER_PIECES)), not one
+    /// per thread (its matrix–vector products, on which Krylov–Schur and the reduction to
+    /// tridiagonal form are built, round differently when split differently).
+    #[test]
+    fn both_routes_give_the_same_bits_on_any_number_of_threads() {
+        let (n, k) = (400, 10);
+        let a = decaying(n, 5);
+        for route in [Route::Try(None), Route::Dense] {
+            let on = |threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| leading_eigen_from(a.as_ref(), k, 1.0, "test", route.clone()))
+                    .unwrap()
+            };
+            let one = on(1);
+            assert_eq!(
+                one.2,
+                if route == Route::Dense {
+                    Route::Dense
+                } else {
+                    Route::Certified
+                }
+            );
+            for threads in [2, 3] {
+                assert!(one == on(threads), "{route:?} on {threads} threads");
             }
         }
     }

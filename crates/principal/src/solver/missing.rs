@@ -44,10 +44,11 @@
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::solvers::Solve;
-use faer::{Accum, Mat, MatRef, Par, Side};
+use faer::{Accum, Mat, MatRef, Side};
 
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::options::{IterativeOptions, Scaling};
 use crate::real::{ChunkRef, Real};
 use crate::solver::Spectrum;
@@ -662,7 +663,7 @@ fn pass(
             y.as_ref(),
             w,
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         let mut z_tilde = Mat::<f64>::zeros(rows, k + 1);
         for i in 0..rows {
@@ -721,7 +722,7 @@ fn pass(
             y.transpose(),
             z_tilde.as_ref(),
             1.0,
-            Par::rayon(0),
+            faer_par(),
         );
         Ok(())
     })?;

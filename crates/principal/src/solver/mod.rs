@@ -23,6 +23,7 @@ use faer::{Mat, MatMut, MatRef};
 use crate::collective::{Collective, SingleProcess};
 use crate::data::ChunkSource;
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::options::IterativeOptions;
 use crate::preprocess::centre_scale_into;
 use crate::real::ChunkRef;
@@ -327,7 +328,7 @@ pub(crate) fn top_eigen(
     divisor: f64,
     solver: &'static str,
 ) -> Result<(Vec<f64>, Mat<f64>)> {
-    top_eigen_on(a, k, n_values, divisor, solver, faer::Par::rayon(0))
+    top_eigen_on(a, k, n_values, divisor, solver, faer_par())
 }
 
 /// [`top_eigen`] on the threads `par` gives.

@@ -1,0 +1,218 @@
+//! The same input gives the same bits on any number of threads: every solver and model is
+//! fitted, and a model applied, under `RAYON_NUM_THREADS` = 1, 2 and 3, and the files written
+//! must be byte for byte the same. The data are large enough for faer to split its work
+//! (its matrix–vector products, reductions to tridiagonal form and QR factorisations round
+//! differently when split differently), and the certified leading-eigenpair route is taken
+//! (260 features, a decaying spectrum).
+use crate::common::{Env, Lcg, npy};
+
+const THREADS: [&str; 3] = ["1", "2", "3"];
+
+/// 1,200 rows of 400 features: 12 factors of decaying weight plus noise, offset from zero;
+/// with `missing`, one value in 40 is NaN.
+fn data(missing: bool) -> Vec<u8> {
+    let (n, d, factors) = (1200, 400, 12);
+    let mut rng = Lcg(7);
+    let loadings: Vec<Vec<f64>> = (0..factors)
+        .map(|f| {
+            let weight = 0.75f64.powi(f as i32);
+            (0..d).map(|_| weight * (rng.next() - 0.5)).collect()
+        })
+        .collect();
+    let rows: Vec<Vec<f64>> = (0..n)
+        .map(|_| {
+            let z: Vec<f64> = (0..factors).map(|_| rng.next() - 0.5).collect();
+            (0..d)
+                .map(|j| {
+                    let value = 3.0
+                        + (0..factors).map(|f| z[f] * loadings[f][j]).sum::<f64>() * 4.0
+                        + 0.05 * (rng.next() - 0.5);
+                    if missing && rng.next() < 0.025 {
+                        f64::NAN
+                    } else {
+                        value
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    npy(&rows, false)
+}
+
+/// Runs `args` (which write `output`) once per thread count; the outputs must be the same
+/// bytes, else the thread counts that differ are added to `differ`.
+fn same_bits(env: &Env, differ: &mut Vec<String>, output: &str, args: &[&str]) {
+    let mut first: Option<Vec<u8>> = None;
+    for threads in THREADS {
+        let out = env.run_with_env(&[("RAYON_NUM_THREADS", Some(threads))], args);
+        assert!(
+            out.status.success(),
+            "principal {args:?} on {threads} threads failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bytes = std::fs::read(env.path(output)).expect("the output was written");
+        match &first {
+            None => first = Some(bytes),
+            Some(one) if *one != bytes => {
+                differ.push(format!("{args:?} on {threads} threads"));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+#[test]
+fn every_pca_solver_gives_the_same_bits_on_any_number_of_threads() {
+    let (env, mut differ) = (Env::new(), Vec::new());
+    env.write("x.npy", data(false));
+    for solver in [
+        "auto",
+        "covariance",
+        "gram",
+        "svd",
+        "randomized",
+        "power",
+        "em",
+    ] {
+        let model = format!("{solver}.pca");
+        same_bits(
+            &env,
+            &mut differ,
+            &model,
+            &["fit", "x.npy", "-k", "15", "--solver", solver, "-o", &model],
+        );
+    }
+    same_bits(
+        &env,
+        &mut differ,
+        "deflation.pca",
+        &[
+            "fit",
+            "x.npy",
+            "-k",
+            "4",
+            "--solver",
+            "power",
+            "--power-method",
+            "deflation",
+        ]
+        .into_iter()
+        .chain(["-o", "deflation.pca"])
+        .collect::<Vec<_>>(),
+    );
+    same_bits(
+        &env,
+        &mut differ,
+        "standardized.pca",
+        &[
+            "fit",
+            "x.npy",
+            "-k",
+            "15",
+            "--standardize",
+            "-o",
+            "standardized.pca",
+        ],
+    );
+    same_bits(
+        &env,
+        &mut differ,
+        "mle.pca",
+        &["fit", "x.npy", "-k", "mle", "-o", "mle.pca"],
+    );
+    same_bits(
+        &env,
+        &mut differ,
+        "cv.pca",
+        &["fit", "x.npy", "-k", "cv", "-o", "cv.pca"],
+    );
+    assert!(differ.is_empty(), "not the same bits: {differ:#?}");
+}
+
+#[test]
+fn missing_values_give_the_same_bits_on_any_number_of_threads() {
+    let (env, mut differ) = (Env::new(), Vec::new());
+    env.write("x.npy", data(true));
+    same_bits(
+        &env,
+        &mut differ,
+        "m.pca",
+        &["fit", "x.npy", "-k", "8", "--missing", "em", "-o", "m.pca"],
+    );
+    same_bits(
+        &env,
+        &mut differ,
+        "codes.csv",
+        &[
+            "transform",
+            "m.pca",
+            "x.npy",
+            "--missing",
+            "em",
+            "-o",
+            "codes.csv",
+        ],
+    );
+    assert!(differ.is_empty(), "not the same bits: {differ:#?}");
+}
+
+#[test]
+fn the_related_models_give_the_same_bits_on_any_number_of_threads() {
+    let (env, mut differ) = (Env::new(), Vec::new());
+    env.write("x.npy", data(false));
+    let fits: [(&str, &[&str]); 7] = [
+        ("fa", &["--model", "factor-analysis", "-k", "12"]),
+        (
+            "varimax",
+            &[
+                "--model",
+                "factor-analysis",
+                "-k",
+                "6",
+                "--rotation",
+                "varimax",
+            ],
+        ),
+        // Bounded: on these data Bayesian PCA's EM takes its 10,000 steps and the mixture 64
+        // steps of five restarts (half a minute each).
+        (
+            "bpca",
+            &[
+                "--model",
+                "bayesian-pca",
+                "-k",
+                "15",
+                "--max-iterations",
+                "100",
+            ],
+        ),
+        (
+            "mixture",
+            &[
+                "--model",
+                "mixture",
+                "--clusters",
+                "3",
+                "-k",
+                "4",
+                "--restarts",
+                "2",
+                "--max-iterations",
+                "8",
+            ],
+        ),
+        ("kernel", &["--model", "kernel", "-k", "15"]),
+        (
+            "sigmoid",
+            &["--model", "kernel", "--kernel", "sigmoid", "-k", "6"],
+        ),
+        ("ica", &["--model", "ica", "-k", "6"]),
+    ];
+    for (name, options) in fits {
+        let model = format!("{name}.model");
+        let mut args = vec!["fit", "x.npy", "-o", &model];
+        args.extend_from_slice(options);
+        same_bits(&env, &mut differ, &model, &args);
+    }
+    assert!(differ.is_empty(), "not the same bits: {differ:#?}");
+}
