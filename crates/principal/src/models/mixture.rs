@@ -25,17 +25,19 @@
 //! (a D×D eigendecomposition per cluster): for wide data reduce it with PCA first.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Side};
+use faer::{Accum, Mat, MatRef};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 use crate::error::{Parameter, PcaError, Result};
 use crate::kernel::parallel::faer_par;
+use crate::kernel::products::lower_product;
 use crate::model::fix_sign;
 use crate::models::bayesian_pca::LN_2PI;
 use crate::models::{LatentModel, ModelKind, Operation};
 use crate::real::Real;
+use crate::solver::leading::{Route, leading_eigen_from};
 
 /// The least σ_i², as a fraction of the data's mean variance per feature.
 pub const NOISE_FLOOR: f64 = 1e-9;
@@ -684,6 +686,7 @@ fn m_step(
     k: usize,
     floor: f64,
     previous: Option<&[Cluster]>,
+    routes: &mut [Route],
 ) -> Result<(Vec<f64>, Vec<Cluster>)> {
     let (n, d) = (x.nrows(), x.ncols());
     let c = r.ncols();
@@ -705,29 +708,27 @@ fn m_step(
         let mean: Vec<f64> = (0..d)
             .map(|j| (0..n).map(|t| r[(t, i)] * x[(t, j)]).sum::<f64>() / mass)
             .collect();
-        let g = Mat::from_fn(n, d, |t, j| r[(t, i)].sqrt() * (x[(t, j)] - mean[j]));
+        // The weighted covariance's lower triangle: Gᵀ G with G's rows √(r/mass) (x − mean).
+        let g = Mat::from_fn(d, n, |j, t| {
+            (r[(t, i)] / mass).sqrt() * (x[(t, j)] - mean[j])
+        });
         let mut s = Mat::zeros(d, d);
-        matmul(
-            s.as_mut(),
-            Accum::Replace,
-            g.transpose(),
-            g.as_ref(),
-            1.0 / mass,
-            faer_par(),
-        );
-        let eigen = s
-            .self_adjoint_eigen(Side::Lower)
-            .map_err(|e| PcaError::NoConvergence {
-                solver: "mixture",
-                detail: format!("the eigendecomposition of cluster {i}'s covariance: {e:?}"),
-            })?;
-        // Ascending: the top k are the last.
-        let values: Vec<f64> = (0..d).rev().map(|m| eigen.S()[m].max(0.0)).collect();
+        lower_product(s.as_mut(), Accum::Replace, g.as_ref(), faer_par());
+        // Only the top k pairs: certified Krylov–Schur where it applies, started from the
+        // last step's vectors (summed); after a decline (a flat spectrum at the cut) this
+        // cluster's later steps take the dense route at once, as factor analysis does.
+        let (values, vectors, taken) =
+            leading_eigen_from(s.as_ref(), k, 1.0, "mixture", routes[i].clone())?;
+        routes[i] = match taken {
+            Route::Certified => Route::Try(Some(faer::Col::from_fn(d, |j| {
+                (0..k).map(|m| vectors[(j, m)]).sum()
+            }))),
+            _ => Route::Dense,
+        };
         let trace: f64 = (0..d).map(|j| s[(j, j)]).sum();
-        let kept: f64 = values[..k].iter().sum();
+        let kept: f64 = values.iter().sum();
         let noise = ((trace - kept) / (d - k) as f64).max(floor);
-        let u = eigen.U();
-        let components = Mat::from_fn(k, d, |m, j| u[(j, d - 1 - m)]);
+        let components = Mat::from_fn(k, d, |m, j| vectors[(j, m)]);
         clusters.push(Cluster {
             mean,
             components,
@@ -768,7 +769,15 @@ fn em(x: MatRef<'_, f64>, labels: &[usize], options: &MixtureOptions, floor: f64
     let n = x.nrows();
     let c = options.clusters;
     let hard = Mat::from_fn(n, c, |t, i| if labels[t] == i { 1.0 } else { 0.0 });
-    let (mut weights, mut clusters) = m_step(x, hard.as_ref(), options.components, floor, None)?;
+    let mut routes = vec![Route::Try(None); c];
+    let (mut weights, mut clusters) = m_step(
+        x,
+        hard.as_ref(),
+        options.components,
+        floor,
+        None,
+        &mut routes,
+    )?;
     let mut history = Vec::new();
     let mut converged = false;
     for _ in 0..options.max_iterations {
@@ -781,7 +790,14 @@ fn em(x: MatRef<'_, f64>, labels: &[usize], options: &MixtureOptions, floor: f64
             break;
         }
         let r = Mat::from_fn(n, c, |t, i| (log_joint[(t, i)] - total[t]).exp());
-        (weights, clusters) = m_step(x, r.as_ref(), options.components, floor, Some(&clusters))?;
+        (weights, clusters) = m_step(
+            x,
+            r.as_ref(),
+            options.components,
+            floor,
+            Some(&clusters),
+            &mut routes,
+        )?;
     }
     if !converged {
         // The history's last entry is at the parameters before the last M step: record the
@@ -800,6 +816,7 @@ fn em(x: MatRef<'_, f64>, labels: &[usize], options: &MixtureOptions, floor: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faer::Side;
     use faer::linalg::solvers::Solve;
 
     fn normal(rng: &mut ChaCha8Rng) -> f64 {
@@ -842,6 +859,44 @@ mod tests {
             bases.push(basis);
         }
         (x, labels, bases)
+    }
+
+    /// The M step's certified route (300 features: it applies) gives the dense route's
+    /// clusters, and is remembered per cluster: taken again (from the last vectors) where it
+    /// was certified, not tried again where it declined.
+    #[test]
+    fn the_m_step_takes_the_certified_route_with_the_dense_answer() {
+        let (d, k) = (300, 3);
+        let (x, labels, _) = planted(&[400, 300], d, k, 5.0, 11);
+        let hard = Mat::from_fn(x.nrows(), 2, |t, i| if labels[t] == i { 1.0 } else { 0.0 });
+        let mut dense = vec![Route::Dense; 2];
+        let (_, want) = m_step(x.as_ref(), hard.as_ref(), k, 1e-12, None, &mut dense).unwrap();
+        assert_eq!(dense, vec![Route::Dense; 2]);
+        let mut routes = vec![Route::Try(None); 2];
+        let (_, found) = m_step(x.as_ref(), hard.as_ref(), k, 1e-12, None, &mut routes).unwrap();
+        assert!(
+            routes.iter().all(|r| matches!(r, Route::Try(Some(_)))),
+            "{routes:?}"
+        );
+        for (f, w) in found.iter().zip(&want) {
+            let scale = w.explained_variance[0];
+            for m in 0..k {
+                let gap = (f.explained_variance[m] - w.explained_variance[m]).abs();
+                assert!(gap <= 1e-12 * scale, "value {m}: {gap:e}");
+                let cos: f64 = (0..d)
+                    .map(|j| f.components[(m, j)] * w.components[(m, j)])
+                    .sum();
+                assert!((cos.abs() - 1.0).abs() < 1e-10, "vector {m}: |cos| {cos}");
+            }
+            assert!((f.noise_variance - w.noise_variance).abs() <= 1e-12 * scale);
+        }
+        // Data of rank 3 (the first three features repeated), twelve components: zero from
+        // the fourth eigenvalue on, flat at the cut, so the route declines, and the clusters'
+        // later steps go straight to the dense one.
+        let flat = Mat::from_fn(x.nrows(), d, |t, j| x[(t, j % 3)]);
+        let mut routes = vec![Route::Try(None); 2];
+        m_step(flat.as_ref(), hard.as_ref(), 12, 1e-12, None, &mut routes).unwrap();
+        assert_eq!(routes, vec![Route::Dense; 2]);
     }
 
     /// Hubert & Arabie's adjusted Rand index of two labellings.

@@ -396,7 +396,7 @@ mod tests {
     fn the_certified_route_gives_the_dense_answer() {
         for (n, k, seed) in [(256, 10, 1), (300, 20, 2), (784, 50, 3), (500, 1, 4)] {
             let a = decaying(n, seed);
-            let (values, vectors) = certified(a.clone(), k, start_vector(n), Par::rayon(0))
+            let (values, vectors) = certified(a.clone(), k, start_vector(n), faer_par())
                 .unwrap_or_else(|why| panic!("{n}, {k}: declined, {why:?}"));
             assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
             let (divided, _) = leading_eigen(a.as_ref(), k, 4.0, "test").unwrap();
