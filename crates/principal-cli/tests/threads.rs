@@ -1,10 +1,10 @@
 //! The same input gives the same bits on any number of threads: every solver and model is
-//! fitted, and a model applied, under `RAYON_NUM_THREADS` = 1, 2 and 3, and the files written
-//! must be byte for byte the same. The data are large enough for faer to split its work
-//! (its matrix–vector products, reductions to tridiagonal form and QR factorisations round
-//! differently when split differently), and the certified leading-eigenpair route is taken
-//! (260 features, a decaying spectrum).
-use crate::common::{Env, Lcg, npy};
+//! fitted, and a model with missing values applied, under `RAYON_NUM_THREADS` = 1, 2 and 3,
+//! and the files written must be byte for byte the same. The data are large enough for faer
+//! to split its work (its matrix–vector products, reductions to tridiagonal form and QR
+//! factorisations round differently when split differently), and the certified
+//! leading-eigenpair route is taken (400 features, a decaying spectrum).
+use crate::common::{Env, Lcg, npy, to_csv};
 
 const THREADS: [&str; 3] = ["1", "2", "3"];
 
@@ -211,6 +211,75 @@ fn the_related_models_give_the_same_bits_on_any_number_of_threads() {
     for (name, options) in fits {
         let model = format!("{name}.model");
         let mut args = vec!["fit", "x.npy", "-o", &model];
+        args.extend_from_slice(options);
+        same_bits(&env, &mut differ, &model, &args);
+    }
+    assert!(differ.is_empty(), "not the same bits: {differ:#?}");
+}
+
+/// Sparse input, no centring, streaming under a memory limit, a chosen count, row weights.
+#[test]
+fn other_inputs_and_modes_give_the_same_bits_on_any_number_of_threads() {
+    let (env, mut differ) = (Env::new(), Vec::new());
+    env.write("x.npy", data(false));
+    // 2,000 × 600 integer counts, one entry in 20 stored.
+    let mut rng = Lcg(11);
+    let mut entries = Vec::new();
+    for i in 1..=2000 {
+        for j in 1..=600 {
+            if rng.next() < 0.05 {
+                entries.push(format!("{i} {j} {}", 1 + (rng.next() * 9.0) as u32));
+            }
+        }
+    }
+    let mtx = format!(
+        "%%MatrixMarket matrix coordinate real general\n2000 600 {}\n{}\n",
+        entries.len(),
+        entries.join("\n")
+    );
+    env.write("s.mtx", mtx);
+    // 800 rows of 300 features and a weight column.
+    let header: Vec<String> = (0..300)
+        .map(|j| format!("f{j}"))
+        .chain(["w".into()])
+        .collect();
+    let rows: Vec<Vec<f64>> = (0..800)
+        .map(|_| {
+            let z = [rng.next(), rng.next(), rng.next()];
+            let weight = 0.5 + rng.next();
+            (0..300)
+                .map(|j| z[j % 3] * (1.0 + j as f64 / 100.0) + 0.1 * rng.next())
+                .chain([weight])
+                .collect()
+        })
+        .collect();
+    env.write("w.csv", to_csv(Some(&header), &rows));
+    let runs: [(&str, &[&str]); 7] = [
+        ("sparse", &["s.mtx", "-k", "10"]),
+        (
+            "sparse-randomized",
+            &["s.mtx", "-k", "10", "--solver", "randomized"],
+        ),
+        ("uncentred", &["x.npy", "-k", "10", "--no-centre"]),
+        ("streamed", &["x.npy", "-k", "10", "--memory-limit", "2MB"]),
+        (
+            "streamed-randomized",
+            &[
+                "x.npy",
+                "-k",
+                "10",
+                "--solver",
+                "randomized",
+                "--memory-limit",
+                "2MB",
+            ],
+        ),
+        ("gavish-donoho", &["x.npy", "-k", "gavish-donoho"]),
+        ("weighted", &["w.csv", "-k", "10", "--row-weights", "w"]),
+    ];
+    for (name, options) in runs {
+        let model = format!("{name}.pca");
+        let mut args = vec!["fit", "-o", &model];
         args.extend_from_slice(options);
         same_bits(&env, &mut differ, &model, &args);
     }

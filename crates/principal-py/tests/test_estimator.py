@@ -198,3 +198,34 @@ def test_report_writes_the_cli_s_report(tmp):
 def test_sklearn_version_is_supported():
     major, minor = (int(v) for v in sklearn.__version__.split(".")[:2])
     assert (major, minor) >= (1, 6)
+
+
+FIT_AND_PRINT = """
+import sys
+import numpy as np
+import principal
+rng = np.random.default_rng(3)
+X = rng.normal(size=(900, 12)) @ rng.normal(size=(12, 300)) + 0.1 * rng.normal(size=(900, 300)) + 4
+out = []
+for solver in ["full", "covariance_eigh", "randomized"]:
+    m = principal.PCA(n_components=10, svd_solver=solver, random_state=0).fit(X)
+    out += [m.components_, m.explained_variance_]
+out.append(principal.KernelPCA(n_components=8).fit(X).eigenvalues_)
+out.append(principal.FactorAnalysis(n_components=6).fit(X).components_)
+sys.stdout.write(np.concatenate([a.ravel() for a in out]).tobytes().hex())
+"""
+
+
+def test_the_same_bits_on_any_number_of_threads():
+    # rayon's pool is made once per process: one process per thread count.
+    import os
+    import sys
+
+    runs = []
+    for threads in ["1", "2", "3"]:
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        done = subprocess.run([sys.executable, "-c", FIT_AND_PRINT], env=env,
+                              capture_output=True, text=True, check=True)
+        runs.append(done.stdout)
+    assert len(runs[0]) > 1000
+    assert runs[1] == runs[0] and runs[2] == runs[0]
