@@ -211,7 +211,7 @@ for solver in ["full", "covariance_eigh", "randomized"]:
     m = principal.PCA(n_components=10, svd_solver=solver, random_state=0).fit(X)
     out += [m.components_, m.explained_variance_]
 out.append(principal.KernelPCA(n_components=8).fit(X).eigenvalues_)
-out.append(principal.FactorAnalysis(n_components=6).fit(X).components_)
+out.append(principal.FactorAnalysis(n_components=6, max_iter=100).fit(X).components_)
 sys.stdout.write(np.concatenate([a.ravel() for a in out]).tobytes().hex())
 """
 

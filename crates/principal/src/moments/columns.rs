@@ -6,6 +6,7 @@ use faer::MatRef;
 
 use crate::collective::{Collective, Stage, agree, mean_across};
 use crate::error::{PcaError, Result};
+use crate::kernel::parallel::faer_par;
 use crate::kernel::scan::{check_finite, column_sums};
 use crate::kernel::simd::{Kernel, dispatch};
 use crate::moments::merge::merge_mean;
@@ -104,7 +105,7 @@ pub(crate) fn column_moments<T: Real>(
     let nf = n as f64;
     if x.col_stride() == 1 && n > 0 {
         // Row-major: both passes in memory order, vectorised.
-        let sums = column_sums(x, faer::Par::rayon(0));
+        let sums = column_sums(x, faer_par());
         if sums.iter().any(|s| !s.is_finite()) {
             check_finite(x, first_row)?;
         }

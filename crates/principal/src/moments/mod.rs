@@ -27,6 +27,7 @@ use crate::collective::{Collective, Stage, agree, mean_across};
 use crate::data::{ChunkSource, RowsAt};
 use crate::error::{PcaError, Result};
 use crate::kernel::bytes::{ByteProduct, MachineBytes};
+use crate::kernel::parallel::faer_par;
 use crate::kernel::products::{NARROW_MAX_FEATURES, RankTwoUpdate};
 use crate::kernel::simd::dispatch;
 use crate::moments::bytes::Stored;
@@ -289,7 +290,7 @@ impl MomentAccumulator {
         }
         // Wide rows: their products run on all threads, piece after piece.
         if d > NARROW_MAX_FEATURES {
-            return self.push_pieces(chunk, self.n, Par::rayon(0));
+            return self.push_pieces(chunk, self.n, faer_par());
         }
         // Narrow rows: their products run on one thread (in bands), so the pieces are spread
         // over the threads instead, each piece's passes and products on one thread, and merged
@@ -428,7 +429,7 @@ impl MomentAccumulator {
     /// (nothing added) when that path does not apply.
     fn push_whole<T: Stored>(&mut self, chunk: MatRef<'_, T>) -> bool {
         let mut ws = std::mem::take(&mut self.workspace);
-        ws.par = Par::rayon(0);
+        ws.par = faer_par();
         let mean = whole_chunk_moments(chunk, &mut ws);
         if let Some(mean) = &mean {
             self.combine(chunk.nrows(), mean, &ws.scatter);
@@ -559,7 +560,7 @@ impl MomentAccumulator {
         // The pieces of `push`'s wide rows, each straight from its bytes where the byte path
         // takes it.
         let (first_row, precision) = (self.n, self.precision);
-        self.push_pieces_by(n, Par::rayon(0), |start, rows, ws| {
+        self.push_pieces_by(n, faer_par(), |start, rows, ws| {
             let part = chunk.subrows(start, rows);
             match stored_byte_piece_moments::<MachineBytes>(part, ws) {
                 Some(mean) => Ok(mean),

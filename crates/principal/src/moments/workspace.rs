@@ -1,5 +1,6 @@
 //! The buffers a moment accumulator reuses from chunk to chunk, and what it learnt of them.
 
+use crate::kernel::parallel::faer_par;
 use faer::{Mat, Par};
 
 /// Buffers reused from chunk to chunk: fresh D×D matrices for every piece of a few hundred rows
@@ -44,7 +45,7 @@ impl Default for Workspace {
             block64: Mat::new(),
             ranked: Mat::new(),
             bytes: Default::default(),
-            par: Par::rayon(0),
+            par: faer_par(),
             orders: ColumnOrders::Unlearnt,
         }
     }
