@@ -55,6 +55,24 @@ const EXTRA: usize = 5;
 /// (bench/results.md).
 const MAX_RESTARTS: usize = 3;
 
+/// Below this dimension the certified route runs on one thread: its matrix–vector products
+/// (N² multiply-adds each, hundreds a call) are too short to share, and waking the other
+/// thread for each cost more than it saved. Measured on 2 cores (bench/results.md,
+/// 2026-11-28): factor analysis with D = 300 took 0.68 s instead of 1.29 s, with D = 784 1.06–1.09
+/// s instead of 1.23 s; Fashion-MNIST's K = 50 (784) and the 3,000 × 3,000 kernel matrix were
+/// no slower.
+const SEQUENTIAL_BELOW: usize = 1024;
+
+/// The threads of the certified route for an N×N matrix: one below [`SEQUENTIAL_BELOW`], else
+/// faer's fixed split. Either way the same bits on any number of threads.
+fn route_par(n: usize) -> Par {
+    if n < SEQUENTIAL_BELOW {
+        Par::Seq
+    } else {
+        faer_par()
+    }
+}
+
 /// The partial route is tried only for matrices at least this large (below, the dense route
 /// takes a few milliseconds) and when `8 (k + EXTRA)` fits in the dimension (beyond that the
 /// Krylov subspace is a large part of the space, and the dense route is as fast).
@@ -103,7 +121,7 @@ pub(crate) fn leading_eigen_from(
     {
         let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
         let start = start.unwrap_or_else(|| start_vector(n));
-        if let Ok((values, vectors)) = certified(full, k, start, faer_par()) {
+        if let Ok((values, vectors)) = certified(full, k, start, route_par(n)) {
             let values = values.iter().map(|v| (v / divisor).max(0.0)).collect();
             return Ok((values, vectors, Route::Certified));
         }
@@ -396,7 +414,7 @@ mod tests {
     fn the_certified_route_gives_the_dense_answer() {
         for (n, k, seed) in [(256, 10, 1), (300, 20, 2), (784, 50, 3), (500, 1, 4)] {
             let a = decaying(n, seed);
-            let (values, vectors) = certified(a.clone(), k, start_vector(n), faer_par())
+            let (values, vectors) = certified(a.clone(), k, start_vector(n), route_par(n))
                 .unwrap_or_else(|why| panic!("{n}, {k}: declined, {why:?}"));
             assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
             let (divided, _) = leading_eigen(a.as_ref(), k, 4.0, "test").unwrap();
@@ -522,13 +540,14 @@ mod tests {
         }
     }
 
-    /// Both routes give the same bits on any number of threads: faer splits its work into a
+    /// Both routes give the same bits on any number of threads (1,100: above
+    /// [`SEQUENTIAL_BELOW`], so Krylov–Schur runs in parallel): faer splits its work into a
     /// fixed number of pieces ([`FAER_PIECES`](crate::kernel::parallel::FAER_PIECES)), not one
     /// per thread (its matrix–vector products, on which Krylov–Schur and the reduction to
     /// tridiagonal form are built, round differently when split differently).
     #[test]
     fn both_routes_give_the_same_bits_on_any_number_of_threads() {
-        let (n, k) = (400, 10);
+        let (n, k) = (1100, 10);
         let a = decaying(n, 5);
         for route in [Route::Try(None), Route::Dense] {
             let on = |threads: usize| {
