@@ -27,8 +27,10 @@ pub(crate) fn faer_par() -> Par {
 /// global parallelism to something else afterwards gives up that guarantee.
 ///
 /// ```
+/// use principal::faer::{Par, get_global_parallelism};
+///
 /// principal::fix_faer_split();
-/// assert_eq!(principal::faer::get_global_parallelism(), principal::faer::Par::rayon(principal::FAER_PIECES));
+/// assert_eq!(get_global_parallelism(), Par::rayon(principal::FAER_PIECES));
 /// ```
 pub fn fix_faer_split() {
     static GLOBAL: std::sync::Once = std::sync::Once::new();

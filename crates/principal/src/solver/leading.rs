@@ -58,9 +58,9 @@ const MAX_RESTARTS: usize = 3;
 /// Below this dimension the certified route runs on one thread: its matrix–vector products
 /// (N² multiply-adds each, hundreds a call) are too short to share, and waking the other
 /// thread for each cost more than it saved. Measured on 2 cores (bench/results.md,
-/// 2026-11-28): factor analysis with D = 300 took 0.68 s instead of 1.29 s, with D = 784 1.06–1.09
-/// s instead of 1.23 s; Fashion-MNIST's K = 50 (784) and the 3,000 × 3,000 kernel matrix were
-/// no slower.
+/// 2026-11-28): factor analysis with D = 300 took 0.68 s instead of 1.29 s, with D = 784
+/// 1.06–1.09 s instead of 1.23 s; Fashion-MNIST's K = 50 (784) and the 3,000 × 3,000 kernel
+/// matrix were no slower.
 const SEQUENTIAL_BELOW: usize = 1024;
 
 /// The threads of the certified route for an N×N matrix: one below [`SEQUENTIAL_BELOW`], else
