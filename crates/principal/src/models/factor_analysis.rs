@@ -180,12 +180,7 @@ impl FactorAnalysisParams {
             // route instead of paying the attempt every step.
             let (kept, vectors, taken) =
                 leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", route)?;
-            route = match taken {
-                Route::Certified => Route::Try(Some(faer::Col::from_fn(d, |i| {
-                    (0..k).map(|m| vectors[(i, m)]).sum()
-                }))),
-                _ => Route::Dense,
-            };
+            route = Route::next(taken, vectors.as_ref());
             // The discarded eigenvalues' sum: the trace less the kept.
             let trace: f64 = (0..d).map(|j| scaled[(j, j)]).sum();
             let unexplained = (trace - kept.iter().sum::<f64>()).max(0.0);

@@ -21,8 +21,10 @@
 //! Each start is k-means++ (seeded) followed by Lloyd's iterations, whose hard assignments give
 //! the first M step: random soft starts fail on well-separated clusters. Several seeded restarts
 //! run, and the one of highest final likelihood is kept. The data is centred by its overall
-//! mean first (an offset of 1e6 costs no digits). The work per EM step is O(N D (C + k) + C D³)
-//! (a D×D eigendecomposition per cluster): for wide data reduce it with PCA first.
+//! mean first (an offset of 1e6 costs no digits). The work per EM step is O(N D (C + k) +
+//! C N D²) (each cluster's weighted covariance, its lower triangle) plus each cluster's top k
+//! eigenpairs (certified Krylov–Schur where it applies, else a D×D eigendecomposition): for
+//! wide data reduce it with PCA first.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef};
@@ -719,12 +721,7 @@ fn m_step(
         // cluster's later steps take the dense route at once, as factor analysis does.
         let (values, vectors, taken) =
             leading_eigen_from(s.as_ref(), k, 1.0, "mixture", routes[i].clone())?;
-        routes[i] = match taken {
-            Route::Certified => Route::Try(Some(faer::Col::from_fn(d, |j| {
-                (0..k).map(|m| vectors[(j, m)]).sum()
-            }))),
-            _ => Route::Dense,
-        };
+        routes[i] = Route::next(taken, vectors.as_ref());
         let trace: f64 = (0..d).map(|j| s[(j, j)]).sum();
         let kept: f64 = values.iter().sum();
         let noise = ((trace - kept) / (d - k) as f64).max(floor);

@@ -105,6 +105,21 @@ pub(crate) enum Route {
     Certified,
 }
 
+impl Route {
+    /// The route for the next, similar matrix of an iteration (the next EM step's), given
+    /// the route `taken` for this one and its `vectors`: the certified one again, started from
+    /// the sum of these vectors, where it was taken; else the dense one at once, so that a
+    /// decline (a flat spectrum at the cut) is not paid at every step.
+    pub(crate) fn next(taken: Route, vectors: MatRef<'_, f64>) -> Route {
+        match taken {
+            Route::Certified => Route::Try(Some(Col::from_fn(vectors.nrows(), |i| {
+                vectors.row(i).iter().sum()
+            }))),
+            _ => Route::Dense,
+        }
+    }
+}
+
 /// [`leading_eigen`] with the route given, and the route taken.
 pub(crate) fn leading_eigen_from(
     a: MatRef<'_, f64>,
