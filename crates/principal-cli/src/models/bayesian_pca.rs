@@ -17,20 +17,19 @@ pub(super) fn params(shared: Shared) -> BayesianPcaOptions {
 }
 
 pub(super) fn fit_summary(m: &BayesianPca) -> String {
+    let how = match (m.iterations(), m.converged()) {
+        (0, true) => "the fixed point solved directly (complete rows, no EM)".to_string(),
+        (0, false) => "the direct solution's fixed point did NOT settle".to_string(),
+        (steps, true) => format!("EM {steps} step(s)"),
+        (steps, false) => format!("EM {steps} step(s) (tolerance NOT reached)"),
+    };
     format!(
         "Bayesian PCA: ARD kept {} of {} component(s) (a column is switched off when ‖w‖² falls \
-         below 1e-9 of the total variance), σ² {:.6}, log-likelihood {:.6} per row; EM {} \
-         step(s){}\n",
+         below 1e-9 of the total variance), σ² {:.6}, log-likelihood {:.6} per row; {how}\n",
         m.n_components(),
         m.max_components(),
         m.noise_variance(),
         m.log_likelihood(),
-        m.iterations(),
-        if m.converged() {
-            ""
-        } else {
-            " (tolerance NOT reached)"
-        }
     )
 }
 

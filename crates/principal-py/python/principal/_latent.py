@@ -38,9 +38,11 @@ class BayesianPCA(TransformerMixin, BaseEstimator):
     missing : 'reject' or 'em'
         With 'em', NaN is a missing value (fitted on the observed entries).
     tol : float
-        EM stops when no column of W, nor μ or σ², moves by more than this (relative).
+        EM stops when no column of W, nor μ or σ², moves by more than this (relative). EM runs
+        only with missing values: complete rows are solved for its fixed point directly
+        (``n_iter_`` 0, ``log_likelihood_history_`` empty).
     max_iter : int
-        The most EM steps.
+        The most EM steps (missing values).
 
     Attributes
     ----------
