@@ -17,11 +17,17 @@ pub(super) fn params(shared: Shared) -> BayesianPcaOptions {
 }
 
 pub(super) fn fit_summary(m: &BayesianPca) -> String {
-    let how = match (m.iterations(), m.converged()) {
-        (0, true) => "the fixed point solved directly (complete rows, no EM)".to_string(),
-        (0, false) => "the direct solution's fixed point did NOT settle".to_string(),
-        (steps, true) => format!("EM {steps} step(s)"),
-        (steps, false) => format!("EM {steps} step(s) (tolerance NOT reached)"),
+    let steps = m.iterations();
+    let how = match (m.solved_directly(), m.converged()) {
+        (true, true) => format!(
+            "EM {steps} step(s) in the covariance's eigenbasis, then its fixed point solved \
+             directly (complete rows)"
+        ),
+        (true, false) => format!(
+            "EM {steps} step(s) in the covariance's eigenbasis; its fixed point did NOT settle"
+        ),
+        (false, true) => format!("EM {steps} step(s)"),
+        (false, false) => format!("EM {steps} step(s) (tolerance NOT reached)"),
     };
     format!(
         "Bayesian PCA: ARD kept {} of {} component(s) (a column is switched off when ‖w‖² falls \
