@@ -38,9 +38,10 @@ class BayesianPCA(TransformerMixin, BaseEstimator):
     missing : 'reject' or 'em'
         With 'em', NaN is a missing value (fitted on the observed entries).
     tol : float
-        EM stops when no column of W, nor μ or σ², moves by more than this (relative). EM runs
-        only with missing values: complete rows are solved for its fixed point directly
-        (``n_iter_`` 0, ``log_likelihood_history_`` empty).
+        EM stops when no column of W, nor μ or σ², moves by more than this (relative). EM over
+        the data runs only with missing values: for complete rows, EM's steps run in the
+        covariance's eigenbasis (``n_iter_`` counts them) and its fixed point is then solved for
+        directly (``log_likelihood_history_`` empty).
     max_iter : int
         The most EM steps (missing values).
 

@@ -990,10 +990,15 @@ fn map_of_complete_rows(y: MatRef<'_, f64>, kmax: usize, total: f64) -> Result<F
         }
         // The smaller root (the one that tends to R / (D − K') as a → 0), without cancellation.
         let next = 2.0 * r / (free + discriminant.sqrt());
-        if next.is_nan() || next <= 0.0 {
-            return Err(PcaError::DegenerateModel(
-                "the kept columns explain all the variance (σ² = 0)".into(),
-            ));
+        // Below this, σ² is the rounding of the trace less the kept eigenvalues: the data has
+        // no more than K' dimensions, and a density on them alone is not a model of it.
+        if next.is_nan() || next <= DEGENERATE_NOISE * total / df {
+            return Err(PcaError::DegenerateModel(format!(
+                "the {} kept column(s) explain all the variance but rounding (σ² = {next:e}, \
+                 below {DEGENERATE_NOISE:e} of the mean variance): the data has no more \
+                 dimensions than that",
+                kept.len()
+            )));
         }
         let settled = kept.len() == before && (next - noise).abs() <= 1e-15 * next;
         noise = next;
@@ -1078,6 +1083,9 @@ fn eigenbasis_em(lambda: &[f64], total: f64, n: f64, d: f64) -> (Vec<usize>, f64
     }
     (kept, noise, steps)
 }
+
+/// σ² below this fraction of the mean variance (trace / D) is rounding: the fit is refused.
+const DEGENERATE_NOISE: f64 = 1e-13;
 
 /// The MAP ‖w‖² of a column along an eigenvalue λ at noise σ² (N rows, D features): the larger
 /// root of (N + D) s² − (N (λ − σ²) − 2 D σ²) s + D σ⁴ = 0, if it has a positive one.
@@ -1336,6 +1344,27 @@ mod tests {
         // σ² comes from the trace less the kept eigenvalues (1,609 less 1,609 − 0.23 here), so
         // the trace's summation order shows in its twelfth digit.
         assert!((model.noise_variance() - direct.noise).abs() <= 1e-10 * direct.noise);
+    }
+
+    #[test]
+    fn data_without_noise_is_a_degenerate_model_not_a_fit() {
+        // Rank 3 in 10 features, and 2 rows in 6 (rank 1 once centred): σ² would be the
+        // rounding of the trace less the kept eigenvalues (EM over the data returned a
+        // log-likelihood of −5e93 per row on the first, +81 on the second).
+        for (x, k) in [
+            (planted(100, 10, 3, 0.0, 0.0, 4), 8),
+            (planted(2, 6, 2, 0.1, 0.0, 5), 3),
+        ] {
+            let err = BayesianPca::fit(x.as_ref(), &BayesianPcaOptions::new(k)).unwrap_err();
+            assert!(
+                matches!(&err, PcaError::DegenerateModel(m) if m.contains("rounding")),
+                "{err}"
+            );
+        }
+        // A little noise is a model.
+        let x = planted(100, 10, 3, 1e-4, 0.0, 4);
+        let model = BayesianPca::fit(x.as_ref(), &BayesianPcaOptions::new(8)).unwrap();
+        assert_eq!(model.n_components(), 3);
     }
 
     #[test]
