@@ -491,26 +491,23 @@ impl BayesianPca {
         if total <= 0.0 {
             return Err(PcaError::ZeroTotalVariance);
         }
-        let Fitted {
-            w,
-            offset,
-            noise,
-            active,
-            alpha,
-            history,
-            iterations,
-            converged,
-        } = if data.rows_missing.is_empty() {
+        let fitted = if data.rows_missing.is_empty() {
             map_of_complete_rows(data.y.as_ref(), kmax, total)?
         } else {
             em_fit(&data, kmax, total, options)?
         };
-        let mean: Vec<f64> = data.mean.iter().zip(&offset).map(|(a, b)| a + b).collect();
+        let (w, noise) = (&fitted.w, fitted.noise);
+        let mean: Vec<f64> = data
+            .mean
+            .iter()
+            .zip(&fitted.offset)
+            .map(|(a, b)| a + b)
+            .collect();
         // The training likelihood at the returned parameters.
         let log_likelihood = {
             let model = LatentGaussian::new(w.as_ref(), noise)?;
             let mut scratch = model.scratch();
-            let (e, t) = row_deviations(&data, w.as_ref(), &offset);
+            let (e, t) = row_deviations(&data, w.as_ref(), &fitted.offset);
             let mut sum = 0.0;
             for i in 0..rows {
                 let mask = (!data.observed[i].iter().all(|&o| o)).then_some(&data.observed[i][..]);
@@ -527,7 +524,10 @@ impl BayesianPca {
         for r in 0..components.nrows() {
             fix_sign(components.as_mut().row_mut(r));
         }
-        let mut alpha_out: Vec<f64> = order.iter().map(|&c| alpha[active[c]]).collect();
+        let mut alpha_out: Vec<f64> = order
+            .iter()
+            .map(|&c| fitted.alpha[fitted.active[c]])
+            .collect();
         alpha_out.extend(std::iter::repeat_n(f64::INFINITY, kmax - order.len()));
         Ok(BayesianPca {
             parts: BayesianPcaParts {
@@ -537,10 +537,10 @@ impl BayesianPca {
                 noise_variance: noise,
                 log_likelihood,
                 n_samples: rows,
-                iterations,
-                converged,
+                iterations: fitted.iterations,
+                converged: fitted.converged,
             },
-            log_likelihood_history: history,
+            log_likelihood_history: fitted.history,
             solved_directly: data.rows_missing.is_empty(),
         })
     }
@@ -909,11 +909,9 @@ fn spectrum(y: MatRef<'_, f64>, k: usize) -> Result<(Mat<f64>, Vec<f64>)> {
 fn start(y: MatRef<'_, f64>, k: usize, total: f64) -> Result<(Mat<f64>, f64)> {
     let d = y.ncols();
     let (v, lambda) = spectrum(y, k)?;
-    let kept: f64 = lambda.iter().sum();
-    let noise = ((total - kept) / (d - k) as f64).max(1e-3 * total / d as f64);
+    let noise = start_noise(&lambda, total, d as f64);
     let mut w = Mat::from_fn(d, k, |j, c| {
-        (if c < v.ncols() { v[(j, c)] } else { 0.0 })
-            * (lambda[c] - noise).max(noise / 100.0).sqrt()
+        (if c < v.ncols() { v[(j, c)] } else { 0.0 }) * start_scale(lambda[c], noise).sqrt()
     });
     // A column beyond the data's rank (N ≤ K) has no singular vector: the zero column above
     // would never move, so it starts along a coordinate axis.
@@ -921,6 +919,17 @@ fn start(y: MatRef<'_, f64>, k: usize, total: f64) -> Result<(Mat<f64>, f64)> {
         w[(c % d, c)] = (noise / 100.0).sqrt();
     }
     Ok((w, noise))
+}
+
+/// EM's starting σ²: the mean of the D − K eigenvalues after the top K (`lambda`, zeros beyond
+/// the rank), at least 1e-3 of the mean variance.
+fn start_noise(lambda: &[f64], total: f64, d: f64) -> f64 {
+    ((total - lambda.iter().sum::<f64>()) / (d - lambda.len() as f64)).max(1e-3 * total / d)
+}
+
+/// EM's starting ‖w‖² of a column along an eigenvalue λ.
+fn start_scale(lambda: f64, noise: f64) -> f64 {
+    (lambda - noise).max(noise / 100.0)
 }
 
 /// The most rounds of the scalar fixed point in [`map_of_complete_rows`]; it settles in a few
@@ -944,8 +953,8 @@ const MAP_ROUNDS: usize = 10_000;
 ///
 /// solved in turn until σ² stops moving, for the columns that EM's own steps (run first in the
 /// eigenbasis, O(K) each: `eigenbasis_em`) leave switched on. EM reaches the same point (the
-/// fixtures' numpy EM,
-/// run until no step moves anything by 1e-13), but it approaches the shrunk scales at a rate
+/// fixtures' numpy EM, run until no step moves anything by 1e-13), but it approaches the
+/// shrunk scales at a rate
 /// of about σ² α_i / N a step: on 1,200 rows of 12 factors in 400 features (λ 529 down to 238,
 /// σ² 0.0099), 10,000 steps went 39% of the way in ‖w_1‖² from λ_1 towards its fixed point,
 /// about N λ_1/(N + D).
@@ -957,7 +966,7 @@ fn map_of_complete_rows(y: MatRef<'_, f64>, kmax: usize, total: f64) -> Result<F
     // even where the larger one exists (on 200 rows of 2 strong directions and a structured
     // remainder in 6 features, 4 allowed, EM switches 2 off though all 4 have roots at the
     // final σ²). So EM's own steps run first, in the eigenbasis, until they barely move.
-    let (mut kept, mut noise, steps) = eigenbasis_em(&lambda[..v.ncols()], total, nf, df);
+    let (mut kept, mut noise, steps) = eigenbasis_em(&lambda, v.ncols(), total, nf, df);
     let rest = |kept: &[usize]| (total - kept.iter().map(|&i| lambda[i]).sum::<f64>()).max(0.0);
     let mut scale = vec![0.0; kmax];
     let mut converged = false;
@@ -1047,17 +1056,22 @@ const EIGENBASIS_STEPS: usize = 10_000_000;
 /// ```
 ///
 /// then α_i = D / s_i', and a column is switched off below [`SWITCH_OFF`] × tr S, as in
-/// `em_fit`. `lambda` holds the eigenvalues with an eigenvector (a column beyond the data's
-/// rank, which EM starts on a coordinate axis, is off from the start here). Returns the columns
-/// left, σ² and the steps taken.
-fn eigenbasis_em(lambda: &[f64], total: f64, n: f64, d: f64) -> (Vec<usize>, f64, usize) {
-    let k = lambda.len();
-    let mut noise = ((total - lambda.iter().sum::<f64>()) / (d - k as f64)).max(1e-3 * total / d);
+/// `em_fit`. `lambda` holds the top K eigenvalues, the first `with_vectors` of them with an
+/// eigenvector (a column beyond the data's rank, which EM starts on a coordinate axis, is off
+/// from the start here). Returns the columns left, σ² and the steps taken.
+fn eigenbasis_em(
+    lambda: &[f64],
+    with_vectors: usize,
+    total: f64,
+    n: f64,
+    d: f64,
+) -> (Vec<usize>, f64, usize) {
+    let mut noise = start_noise(lambda, total, d);
     let mut w: Vec<f64> = lambda
         .iter()
-        .map(|&l| (l - noise).max(noise / 100.0).sqrt())
+        .map(|&l| start_scale(l, noise).sqrt())
         .collect();
-    let mut kept: Vec<usize> = (0..k).collect();
+    let mut kept: Vec<usize> = (0..with_vectors).collect();
     let mut steps = 0;
     while steps < EIGENBASIS_STEPS && !kept.is_empty() {
         steps += 1;
