@@ -3,8 +3,10 @@
 //! block's bytes into [`Tile`]s and walks the triangle of its product; this crate only detects
 //! the hardware, configures a thread's tiles and multiplies 2 × 2 blocks of tiles. It also
 //! holds the one other instruction that needs `unsafe`, the 256-bit `vpdpbusd` of AVX-VNNI and
-//! AVX-512 VNNI, as tokens ([`Dot256`]) for `principal`'s `kernel::madd`, and the command
-//! line's allocator, [`HugePages`], which asks Linux for huge pages on large blocks.
+//! AVX-512 VNNI, as tokens ([`Dot256`]) for `principal`'s `kernel::madd`; the command
+//! line's allocator, [`HugePages`], which asks Linux for huge pages on large blocks; and
+//! [`SubnormalsFlushed`], which sets a thread's MXCSR to flush subnormals while faer's
+//! eigensolvers run (their norms make subnormals, slow on Intel cores).
 //!
 //! AMX (Xeon Sapphire Rapids and later) has 8 tile registers of up to 16 rows × 64 bytes.
 //! `tdpbusd tmm_c, tmm_a, tmm_b` adds to C (16 × 16 `i32`) the product of A (16 rows × 64 `u8`)
@@ -40,6 +42,8 @@ mod vnni;
 pub use vnni::{Avx512Vnni, AvxVnni, Dot256, WithDot256};
 mod huge_pages;
 pub use huge_pages::{HUGE_BLOCK_BYTES, HugePages};
+mod subnormals;
+pub use subnormals::{SubnormalsFlushed, subnormals_flushed};
 
 /// Rows of a tile (palette 1's largest).
 pub const TILE_ROWS: usize = 16;

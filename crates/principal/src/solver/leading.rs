@@ -181,6 +181,12 @@ pub(crate) fn certified(
     par: Par,
 ) -> std::result::Result<(Vec<f64>, Mat<f64>), Decline> {
     let n = a.nrows();
+    // faer's norms (one per basis vector at every Lanczos step of its reorthogonalisation, and
+    // the two of A below) keep a sum of squares scaled by 2^-511 against overflow, whose terms
+    // are subnormal for ordinary vectors, and Intel cores take a slow microcode path for each:
+    // on a Xeon the route took a third of its time with subnormals flushed on this thread
+    // (bench/results.md, 2026-12-07), with the same bits where no value below 2.2e-308 arises.
+    let _flushed = principal_amx::SubnormalsFlushed::new();
     // faer's Krylov–Schur is not scale-invariant: on case 1's scatter matrix (‖A‖ ≈ 1e11) its
     // residuals were 1e-9 of ‖A‖ where the same matrix divided by 2³⁶ gave 5e-15. So it runs on
     // A scaled by a power of two to a norm near 1: exact, and undone exactly on the values.
@@ -614,6 +620,31 @@ mod tests {
         let (_, _, taken) =
             leading_eigen_from(tie.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
         assert_eq!(taken, Route::Dense);
+    }
+
+    /// Both routes flush subnormals only while faer works (`SubnormalsFlushed`): the thread
+    /// computes with subnormals again after each, whether the certified route answered,
+    /// declined (a tie at the cut, then the dense route) or returned at once (a zero matrix).
+    #[test]
+    fn both_routes_leave_the_threads_subnormals_as_they_were() {
+        let (n, k) = (300, 6);
+        let mut tie = Mat::<f64>::zeros(n, n);
+        for i in 0..n {
+            tie[(i, i)] = if i < k + 4 { 10.0 } else { 1.0 };
+        }
+        let zero = Mat::<f64>::zeros(n, n);
+        let subnormal = || std::hint::black_box(f64::MIN_POSITIVE) / std::hint::black_box(4.0);
+        for (a, want) in [
+            (decaying(n, 8), Route::Certified),
+            (tie, Route::Dense),
+            (zero, Route::Dense),
+        ] {
+            let (_, _, taken) =
+                leading_eigen_from(a.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
+            assert_eq!(taken, want);
+            assert!(!principal_amx::subnormals_flushed());
+            assert!(subnormal() > 0.0);
+        }
     }
 
     /// Too small, or too many components for the dimension: the dense route, same answer.

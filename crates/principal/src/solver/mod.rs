@@ -352,6 +352,10 @@ fn top_eigen_on(
     if n == 0 {
         return Ok((Vec::new(), Mat::zeros(0, 0)));
     }
+    // As in the certified route (`leading::certified`): faer's norms, one per Householder
+    // reflection here, are slow on Intel cores unless subnormals are flushed on this thread;
+    // 784×784, 50 pairs: 0.101 → 0.091 s (bench/results.md, 2026-12-07).
+    let _flushed = principal_amx::SubnormalsFlushed::new();
     let mut buffer = MemBuffer::new(evd::self_adjoint_evd_scratch::<f64>(
         n,
         evd::ComputeEigenvectors::Yes,
