@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Factor analysis of Iris: one factor, a noise variance per measurement, and what a Heywood
 # case looks like (a noise variance heading for 0: the factor explains that measurement
-# entirely, and EM crawls towards the boundary — principal says the tolerance was not reached
-# instead of stopping early as if converged).
+# entirely; EM would crawl towards the boundary, so principal tries such a variance at the
+# floor, 1e-12, keeps it there when the likelihood is higher, and converges).
 #
 # Then two factors with a varimax rotation, whose loadings are easier to read, scored per row.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
