@@ -223,7 +223,10 @@ class FactorAnalysis(TransformerMixin, BaseEstimator):
     Unlike scikit-learn, EM runs to its fixed point by default: ``tol`` is the estimated
     distance of the noise variances to EM's fixed point, relative to each feature's variance
     (scikit-learn's ``tol`` is a log-likelihood gain, and its default 1e-2 can stop 16 % short
-    of the fixed point); pass a larger ``tol`` to stop earlier.
+    of the fixed point); pass a larger ``tol`` to stop earlier. Where a noise variance's
+    maximum is at 0 (a Heywood case, such as Iris with one or two factors), EM would crawl
+    towards it for hundreds of thousands of steps; such a variance is tried next to 0 (a
+    tenth of ``tol`` times the feature's variance) and kept there if the likelihood is higher.
 
     Parameters
     ----------
