@@ -184,8 +184,9 @@ pub(crate) fn certified(
     // faer's norms (one per basis vector at every Lanczos step of its reorthogonalisation, and
     // the two of A below) keep a sum of squares scaled by 2^-511 against overflow, whose terms
     // are subnormal for ordinary vectors, and Intel cores take a slow microcode path for each:
-    // on a Xeon the route took a third of its time with subnormals flushed on this thread
-    // (bench/results.md, 2026-12-07), with the same bits where no value below 2.2e-308 arises.
+    // on a Xeon case 1's time after the pass fell from 0.145–0.18 s to 0.06–0.08 s with them
+    // flushed on this thread (bench/results.md, 2026-12-07), with the same bits where no value
+    // below 2.2e-308 arises.
     let _flushed = principal_amx::SubnormalsFlushed::new();
     // faer's Krylov–Schur is not scale-invariant: on case 1's scatter matrix (‖A‖ ≈ 1e11) its
     // residuals were 1e-9 of ‖A‖ where the same matrix divided by 2³⁶ gave 5e-15. So it runs on
