@@ -166,7 +166,13 @@ impl FactorAnalysisParams {
                  (its noise variance would be 0)"
             )));
         }
-        let constant = d as f64 * (2.0 * std::f64::consts::PI).ln() + k as f64;
+        let em = Em {
+            covariance: covariance.as_ref(),
+            variance: &variance,
+            k,
+            n,
+            constant: d as f64 * (2.0 * std::f64::consts::PI).ln() + k as f64,
+        };
 
         let mut psi = vec![1.0f64; d];
         let mut history = Vec::new();
@@ -184,7 +190,7 @@ impl FactorAnalysisParams {
         for _ in 0..self.max_iterations {
             let step = match pending.take() {
                 Some(step) => step,
-                None => em_step(covariance.as_ref(), &variance, &psi, k, route, constant, n)?,
+                None => em.step(&psi, route)?,
             };
             route = step.route;
             loadings = step.loadings;
@@ -241,15 +247,7 @@ impl FactorAnalysisParams {
                         }
                     }
                     if floored {
-                        let tried = em_step(
-                            covariance.as_ref(),
-                            &variance,
-                            &trial,
-                            k,
-                            route.clone(),
-                            constant,
-                            n,
-                        )?;
+                        let tried = em.step(&trial, route.clone())?;
                         if tried.log_likelihood > log_likelihood {
                             next = trial;
                             pending = Some(tried);
@@ -293,48 +291,53 @@ struct EmStep {
     route: Route,
 }
 
-/// scikit-learn's EM step from `psi`, on the ddof-0 `covariance` (its diagonal `variance`).
-fn em_step(
-    covariance: MatRef<'_, f64>,
-    variance: &[f64],
-    psi: &[f64],
+/// What every EM step of one fit reads: the ddof-0 covariance and its diagonal, K, N and the
+/// log-likelihood's constant (D log 2π + K).
+struct Em<'a> {
+    covariance: MatRef<'a, f64>,
+    variance: &'a [f64],
     k: usize,
-    route: Route,
-    constant: f64,
     n: usize,
-) -> Result<EmStep> {
-    let d = psi.len();
-    let root: Vec<f64> = psi.iter().map(|p| p.sqrt() + SMALL).collect();
-    let scaled = Mat::from_fn(d, d, |i, j| covariance[(i, j)] / (root[i] * root[j]));
-    // Lanczos starts from the last step's leading vectors (summed): ψ moves little between
-    // steps, and this start saved about a fifth of the Lanczos time on MNIST. For the same
-    // reason, once the certified route declines (a flat spectrum at the cut: more factors
-    // than the data has) the later steps go straight to the dense route instead of paying
-    // the attempt every step.
-    let (kept, vectors, taken) =
-        leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", route)?;
-    let route = Route::next(taken, vectors.as_ref());
-    // The discarded eigenvalues' sum: the trace less the kept.
-    let trace: f64 = (0..d).map(|j| scaled[(j, j)]).sum();
-    let unexplained = (trace - kept.iter().sum::<f64>()).max(0.0);
-    let loadings = Mat::from_fn(k, d, |m, j| {
-        (kept[m] - 1.0).max(0.0).sqrt() * vectors[(j, m)] * root[j]
-    });
-    let log_det: f64 = kept.iter().map(|s| s.max(f64::MIN_POSITIVE).ln()).sum();
-    let log_psi: f64 = psi.iter().map(|p| p.ln()).sum();
-    let log_likelihood = -(n as f64) / 2.0 * (constant + log_det + unexplained + log_psi);
-    let next = (0..d)
-        .map(|j| {
-            let w2: f64 = (0..k).map(|m| loadings[(m, j)].powi(2)).sum();
-            (variance[j] - w2).max(SMALL)
+    constant: f64,
+}
+
+impl Em<'_> {
+    /// scikit-learn's EM step from `psi`.
+    fn step(&self, psi: &[f64], route: Route) -> Result<EmStep> {
+        let (d, k) = (psi.len(), self.k);
+        let root: Vec<f64> = psi.iter().map(|p| p.sqrt() + SMALL).collect();
+        let scaled = Mat::from_fn(d, d, |i, j| self.covariance[(i, j)] / (root[i] * root[j]));
+        // Lanczos starts from the last step's leading vectors (summed): ψ moves little
+        // between steps, and this start saved about a fifth of the Lanczos time on MNIST.
+        // For the same reason, once the certified route declines (a flat spectrum at the
+        // cut: more factors than the data has) the later steps go straight to the dense
+        // route instead of paying the attempt every step.
+        let (kept, vectors, taken) =
+            leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", route)?;
+        let route = Route::next(taken, vectors.as_ref());
+        // The discarded eigenvalues' sum: the trace less the kept.
+        let trace: f64 = (0..d).map(|j| scaled[(j, j)]).sum();
+        let unexplained = (trace - kept.iter().sum::<f64>()).max(0.0);
+        let loadings = Mat::from_fn(k, d, |m, j| {
+            (kept[m] - 1.0).max(0.0).sqrt() * vectors[(j, m)] * root[j]
+        });
+        let log_det: f64 = kept.iter().map(|s| s.max(f64::MIN_POSITIVE).ln()).sum();
+        let log_psi: f64 = psi.iter().map(|p| p.ln()).sum();
+        let log_likelihood =
+            -(self.n as f64) / 2.0 * (self.constant + log_det + unexplained + log_psi);
+        let next = (0..d)
+            .map(|j| {
+                let w2: f64 = (0..k).map(|m| loadings[(m, j)].powi(2)).sum();
+                (self.variance[j] - w2).max(SMALL)
+            })
+            .collect();
+        Ok(EmStep {
+            log_likelihood,
+            loadings,
+            next,
+            route,
         })
-        .collect();
-    Ok(EmStep {
-        log_likelihood,
-        loadings,
-        next,
-        route,
-    })
+    }
 }
 
 /// ψ of a feature counts as heading for 0 when it is at most this share of the feature's
