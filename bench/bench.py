@@ -359,10 +359,11 @@ class Principal:
         v.info["stderr"] = errlog
         return v
 
-    def in_memory_variant(self, path: Path, k: int, solver: str) -> Variant:
+    def in_memory_variant(self, path: Path, k: int, solver: str, env: Optional[dict] = None,
+                          label: Optional[str] = None) -> Variant:
         """principal's fit alone on data already in memory, like scikit-learn's row: the example
         `fit_in_memory` reads the file (untimed), then times `PcaParams::fit` 3 times; a round
-        records the median of the 3."""
+        records the median of the 3. `env`: variables set for it alone."""
         exe = self.exe.parent / "examples" / "fit_in_memory"
         state: dict = {}
 
@@ -371,7 +372,7 @@ class Principal:
                 return Run(0.0, ok=False, error=f"{exe} is missing: cargo build --release "
                                                 "--example fit_in_memory")
             out = subprocess.run([str(exe), str(path), str(k), solver, "3"], capture_output=True, text=True,
-                                 timeout=3600)
+                                 timeout=3600, env={**os.environ, **(env or {})})
             if out.returncode != 0:
                 return Run(0.0, ok=False, error=f"exit {out.returncode}: {out.stderr.strip()[-600:]}")
             j = json.loads(out.stdout)
@@ -379,7 +380,7 @@ class Principal:
             state["solver"] = j["solver"]
             return Run(statistics.median(j["fit_seconds"]))
 
-        v = Variant("principal", f"fit alone, in memory (--solver {solver})", run_once)
+        v = Variant("principal", label or f"fit alone, in memory (--solver {solver})", run_once)
         v.info["state"] = state
         v.info["in_memory"] = True
         return v
@@ -543,6 +544,13 @@ def case1(args, principal: Principal) -> CaseResult:
                 f"--solver covariance, {label} instead of AMX (PRINCIPAL_BYTE_KERNEL={kernel})",
                 [FASHION_TRAIN], ["--components", str(k), "--solver", "covariance"],
                 env={"PRINCIPAL_BYTE_KERNEL": kernel}))
+    if "512-bit" in principal.byte_kernel:
+        # The same instruction on 256-bit vectors, on the AVX2 kernel's tiles: what such a CPU
+        # ran before the 512-bit tiles (the same model, bit for bit).
+        variants.append(principal.in_memory_variant(
+            FASHION_TRAIN, k, "covariance", env={"PRINCIPAL_BYTE_KERNEL": "avx512-vnni-256"},
+            label="fit alone, in memory (--solver covariance), 256-bit vpdpbusd "
+                  "(PRINCIPAL_BYTE_KERNEL=avx512-vnni-256)"))
     run_rounds(variants, args.repeat, args.budget, "case 1", notes)
     finish_variants(variants, principal)
     reference = variants[3]

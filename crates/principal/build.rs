@@ -13,6 +13,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(amx_byte_product)");
     println!("cargo::rustc-check-cfg=cfg(avx_vnni_byte_product)");
     println!("cargo::rustc-check-cfg=cfg(avx512_vnni_byte_product)");
+    println!("cargo::rustc-check-cfg=cfg(wide_vnni_byte_product)");
     println!("cargo::rerun-if-changed=build.rs");
     // rten-gemm chooses its kernel by the CPU it runs on: here the build machine, which is the
     // test machine only when not cross-compiling.
@@ -33,6 +34,9 @@ fn main() {
     }
     if native && principal_amx::Avx512Vnni::try_new().is_some() {
         println!("cargo::rustc-cfg=avx512_vnni_byte_product");
+    }
+    if native && principal_amx::Vnni512::try_new().is_some() {
+        println!("cargo::rustc-cfg=wide_vnni_byte_product");
     }
     // The AMX tile product (kernel::amx) runs where principal-amx finds the tiles and Linux
     // grants them (asked here, in the build script's own process).

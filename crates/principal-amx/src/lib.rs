@@ -2,9 +2,10 @@
 //! interface: the one crate of principal with unsafe code. `principal`'s `kernel::amx` packs a
 //! block's bytes into [`Tile`]s and walks the triangle of its product; this crate only detects
 //! the hardware, configures a thread's tiles and multiplies 2 × 2 blocks of tiles. It also
-//! holds the one other instruction that needs `unsafe`, the 256-bit `vpdpbusd` of AVX-VNNI and
-//! AVX-512 VNNI, as tokens ([`Dot256`]) for `principal`'s `kernel::madd`; the command
-//! line's allocator, [`HugePages`], which asks Linux for huge pages on large blocks; and
+//! holds the one other instruction that needs `unsafe`, `vpdpbusd` (256-bit in AVX-VNNI and
+//! AVX-512 VNNI, 512-bit in AVX-512 VNNI), as tokens ([`Dot256`], [`Vnni512`]) for
+//! `principal`'s `kernel::madd`; the command line's allocator, [`HugePages`], which asks Linux
+//! for huge pages on large blocks; and
 //! [`SubnormalsFlushed`], which sets a thread's MXCSR to flush subnormals while faer's
 //! eigensolvers run (their norms make subnormals, slow on Intel cores).
 //!
@@ -40,6 +41,8 @@ mod detect;
 use detect::{cpu_has_amx_int8, detect};
 mod vnni;
 pub use vnni::{Avx512Vnni, AvxVnni, Dot256, WithDot256};
+mod vnni512;
+pub use vnni512::{Lanes16, Vnni512, WithVnni512};
 mod huge_pages;
 pub use huge_pages::{HUGE_BLOCK_BYTES, HugePages};
 mod subnormals;

@@ -6,9 +6,10 @@
 //! only where they cannot saturate: without VNNI, x86's `vpmaddubsw` adds pairs of products in
 //! `i16` with saturation. So [`GemmBytes::available`] offers the product only where it is
 //! exact. On x86-64 our own tiles (`kernel::madd`, only the triangle of the product) come
-//! before it: [`Vnni512Bytes`] (AVX-512 VNNI's `vpdpbusd` on 256-bit vectors, faster than
-//! rten-gemm's whole square on the same instruction), [`VnniBytes`] (AVX-VNNI's: Intel's
-//! client cores since Alder Lake) or else [`MaddBytes`] (bytes widened to `i16`, `vpmaddwd`
+//! before it: [`WideBytes`] (AVX-512 VNNI's `vpdpbusd` on 512-bit vectors, faster than
+//! rten-gemm's whole square on the same instruction; [`Vnni512Bytes`], the same instruction
+//! on 256-bit vectors, only on request), [`VnniBytes`] (AVX-VNNI's: Intel's client cores
+//! since Alder Lake) or else [`MaddBytes`] (bytes widened to `i16`, `vpmaddwd`
 //! into `i32`). Where Intel's AMX-INT8 tiles run (Xeon Sapphire Rapids and later),
 //! [`AmxBytes`] (`kernel::amx`: `tdpbusd`, 16,384 multiply-adds an instruction, the triangle
 //! only) comes before all. [`MachineBytes`] is the one production uses, chosen once per
@@ -104,6 +105,24 @@ impl<D: principal_amx::Dot256> ByteProduct for DotBytes<D> {
     }
 }
 
+/// AVX-512 VNNI's 512-bit `vpdpbusd` on tiles of 12 rows by 32 features (x86-64 with AVX-512
+/// F and VNNI): exact on every byte.
+pub(crate) struct WideBytes;
+
+impl ByteProduct for WideBytes {
+    fn available() -> Option<Self> {
+        madd::wide_available().then_some(WideBytes)
+    }
+
+    fn multiply(&self, u: &[u8], y: &[i8], a: usize, r: usize, product: &mut [i32]) {
+        let done = madd::multiply_wide(u, y, a, r, product);
+        assert!(
+            done,
+            "WideBytes exists only where the 512-bit vpdpbusd runs"
+        );
+    }
+}
+
 /// AMX-INT8's `tdpbusd` on tiles of 16 × 64 bytes (x86-64 with AMX, granted by Linux): exact
 /// on every byte.
 pub(crate) struct AmxBytes;
@@ -129,9 +148,13 @@ pub enum ByteKernel {
     /// rten-gemm's `u8 × i8` kernel where it cannot saturate: AVX-512 VNNI (`vpdpbusd`) on
     /// x86-64, NEON on aarch64.
     RtenGemm,
-    /// AVX-512 VNNI's `vpdpbusd` on 256-bit vectors, on the AVX2 kernel's tiles (only the
-    /// triangle of the product, which rten-gemm computes whole): x86-64 with AVX-512 VNNI.
+    /// AVX-512 VNNI's `vpdpbusd` on 512-bit vectors, on tiles of 12 rows by 32 features (only
+    /// the triangle of the product, which rten-gemm computes whole): x86-64 with AVX-512 VNNI.
     Avx512Vnni,
+    /// The same instruction on 256-bit vectors, on the AVX2 kernel's tiles: only on request
+    /// (`PRINCIPAL_BYTE_KERNEL=avx512-vnni-256`), to compare the widths on CPUs that run
+    /// 512-bit vectors as two halves (AMD's Zen 4).
+    Avx512Vnni256,
     /// AVX-VNNI's 256-bit `vpdpbusd` (`u8 × i8`, four products a lane into `i32`): x86-64 with
     /// AVX-VNNI but no AVX-512 (Intel's client CPUs since Alder Lake).
     AvxVnni,
@@ -147,7 +170,8 @@ impl std::fmt::Display for ByteKernel {
                 "u8×i8 products by rten-gemm (AVX-512 VNNI vpdpbusd)"
             }
             ByteKernel::RtenGemm => "u8×i8 products by rten-gemm",
-            ByteKernel::Avx512Vnni => "u8×i8 products by AVX-512 VNNI (256-bit vpdpbusd)",
+            ByteKernel::Avx512Vnni => "u8×i8 products by AVX-512 VNNI (512-bit vpdpbusd)",
+            ByteKernel::Avx512Vnni256 => "u8×i8 products by AVX-512 VNNI (256-bit vpdpbusd)",
             ByteKernel::AvxVnni => "u8×i8 products by AVX-VNNI (256-bit vpdpbusd)",
             ByteKernel::Avx2Madd => "u8×i8 products widened to i16 (AVX2 vpmaddwd)",
         })
@@ -155,14 +179,14 @@ impl std::fmt::Display for ByteKernel {
 }
 
 /// The exact byte product this CPU runs, decided once per process: the AMX tiles where they
-/// run, else AVX-512 VNNI's 256-bit `vpdpbusd` on our tiles, else rten-gemm where it is exact
+/// run, else AVX-512 VNNI's 512-bit `vpdpbusd` on our tiles, else rten-gemm where it is exact
 /// (aarch64's NEON; on x86-64 it needs AVX-512 VNNI, which our tiles use faster), else
 /// AVX-VNNI's `vpdpbusd`, else the AVX2 `vpmaddwd` kernel; `None` where none is (byte-valued
 /// data then takes exact f32 products). The environment variable `PRINCIPAL_BYTE_KERNEL`
 /// narrows the choice, for benchmarks and for checking that every path gives the same bits:
-/// `none` (the f32 products), `amx`, `avx512-vnni`, `rten-gemm`, `avx-vnni` or `avx2` (that
-/// kernel if this CPU runs it exactly, else none); unset or any other value, the best one
-/// here. `PRINCIPAL_CPU` ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves AVX-VNNI's and the
+/// `none` (the f32 products), `amx`, `avx512-vnni`, `avx512-vnni-256`, `rten-gemm`, `avx-vnni`
+/// or `avx2` (that kernel if this CPU runs it exactly, else none); unset or any other value,
+/// the best one here. `PRINCIPAL_CPU` ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves AVX-VNNI's and the
 /// AVX2 kernel, `avx2` only the AVX2 kernel (or none): AMX and the AVX-512 VNNI products are
 /// beyond both (so is rten-gemm on aarch64, which the cap does not concern, but no AVX2 kernel
 /// runs there).
@@ -183,9 +207,14 @@ pub fn byte_kernel() -> Option<ByteKernel> {
                 .map(|_| ByteKernel::RtenGemm)
         };
         let vnni512 = || {
-            Vnni512Bytes::available()
+            WideBytes::available()
                 .filter(|_| beyond_avx2)
                 .map(|_| ByteKernel::Avx512Vnni)
+        };
+        let vnni512_256 = || {
+            Vnni512Bytes::available()
+                .filter(|_| beyond_avx2)
+                .map(|_| ByteKernel::Avx512Vnni256)
         };
         let vnni = || {
             VnniBytes::available()
@@ -197,6 +226,7 @@ pub fn byte_kernel() -> Option<ByteKernel> {
             Ok("none") => None,
             Ok("amx") => amx(),
             Ok("avx512-vnni") => vnni512(),
+            Ok("avx512-vnni-256") => vnni512_256(),
             Ok("rten-gemm") => rten(),
             Ok("avx-vnni") => vnni(),
             Ok("avx2") => avx2(),
@@ -226,6 +256,7 @@ pub fn byte_kernel_ran() -> Option<ByteKernel> {
 pub(crate) enum MachineBytes {
     Amx(AmxBytes),
     Gemm(GemmBytes),
+    Wide(WideBytes),
     Vnni512(Vnni512Bytes),
     Vnni(VnniBytes),
     Madd(MaddBytes),
@@ -236,7 +267,8 @@ impl ByteProduct for MachineBytes {
         Some(match byte_kernel()? {
             ByteKernel::Amx => MachineBytes::Amx(AmxBytes),
             ByteKernel::RtenGemm => MachineBytes::Gemm(GemmBytes::any_kernel()),
-            ByteKernel::Avx512Vnni => MachineBytes::Vnni512(DotBytes(std::marker::PhantomData)),
+            ByteKernel::Avx512Vnni => MachineBytes::Wide(WideBytes),
+            ByteKernel::Avx512Vnni256 => MachineBytes::Vnni512(DotBytes(std::marker::PhantomData)),
             ByteKernel::AvxVnni => MachineBytes::Vnni(DotBytes(std::marker::PhantomData)),
             ByteKernel::Avx2Madd => MachineBytes::Madd(MaddBytes),
         })
@@ -247,6 +279,7 @@ impl ByteProduct for MachineBytes {
         match self {
             MachineBytes::Amx(amx) => amx.multiply(u, y, a, r, product),
             MachineBytes::Gemm(gemm) => gemm.multiply(u, y, a, r, product),
+            MachineBytes::Wide(wide) => wide.multiply(u, y, a, r, product),
             MachineBytes::Vnni512(vnni) => vnni.multiply(u, y, a, r, product),
             MachineBytes::Vnni(vnni) => vnni.multiply(u, y, a, r, product),
             MachineBytes::Madd(madd) => madd.multiply(u, y, a, r, product),
@@ -385,9 +418,10 @@ mod tests {
         gives_the_reference_products(|u, y, a, r, product| vnni.multiply(u, y, a, r, product));
     }
 
-    /// The AVX-512 VNNI kernel (256-bit `vpdpbusd`, EVEX) against the reference on random full
-    /// bytes, on every shape class (see [`gives_the_reference_products`]). Ignored, with the
-    /// reason, where the build found no AVX-512 VNNI.
+    /// The AVX-512 VNNI kernel on 256-bit vectors (EVEX `vpdpbusd`, on request only) against the
+    /// reference on random full bytes, on every shape class (see
+    /// [`gives_the_reference_products`]). Ignored, with the reason, where the build found no
+    /// AVX-512 VNNI.
     #[test]
     #[cfg_attr(
         not(avx512_vnni_byte_product),
@@ -397,6 +431,20 @@ mod tests {
     fn the_avx512_vnni_kernel_gives_the_reference_products_bit_for_bit() {
         let vnni = Vnni512Bytes::available().expect("the build found AVX-512 VNNI here");
         gives_the_reference_products(|u, y, a, r, product| vnni.multiply(u, y, a, r, product));
+    }
+
+    /// The AVX-512 VNNI kernel on 512-bit vectors against the reference on random full bytes,
+    /// on every shape class (see [`gives_the_reference_products`]). Ignored, with the reason,
+    /// where the build found no AVX-512 VNNI.
+    #[test]
+    #[cfg_attr(
+        not(wide_vnni_byte_product),
+        ignore = "this CPU has no AVX-512 VNNI, so the 512-bit vpdpbusd byte product cannot run \
+                  here"
+    )]
+    fn the_512_bit_vnni_kernel_gives_the_reference_products_bit_for_bit() {
+        let wide = WideBytes::available().expect("the build found AVX-512 VNNI here");
+        gives_the_reference_products(|u, y, a, r, product| wide.multiply(u, y, a, r, product));
     }
 
     /// The AMX kernel against the reference on random full bytes, on every shape class (see
@@ -458,6 +506,12 @@ mod tests {
             (9, 35),
             (10, 66),
             (13, 1027),
+            (11, 70),
+            (12, 130),
+            (23, 513),
+            (24, 40),
+            (47, 300),
+            (48, 3),
         ];
         for (k, &(a, r)) in shapes.iter().enumerate() {
             let (u, y) = random_block(a, r, 255, 127, 100 + k as u64);
@@ -494,7 +548,7 @@ mod tests {
 
     /// The build script's AVX2, AVX-VNNI, AVX-512 VNNI and AMX decisions are what this run
     /// finds, and the kernel chosen once per process is the AMX tiles where they run, else
-    /// AVX-512 VNNI's on our tiles, else rten-gemm where it is exact, else AVX-VNNI's where the
+    /// AVX-512 VNNI's on our 512-bit tiles, else rten-gemm where it is exact, else AVX-VNNI's where the
     /// CPU has it, else the AVX2 kernel where AVX2 exists; under `PRINCIPAL_CPU=avx-vnni` (run
     /// the test with it too) AVX-VNNI's or the AVX2 kernel, under `PRINCIPAL_CPU=avx2` the AVX2
     /// kernel where AVX2 exists.
@@ -512,13 +566,17 @@ mod tests {
             Vnni512Bytes::available().is_some()
         );
         assert_eq!(
+            cfg!(wide_vnni_byte_product),
+            WideBytes::available().is_some()
+        );
+        assert_eq!(
             cfg!(amx_byte_product),
             AmxBytes::available().is_some(),
             "the build and this run disagree on the AMX tiles: rebuild on this machine"
         );
         let want = if !capped && AmxBytes::available().is_some() {
             Some(ByteKernel::Amx)
-        } else if !capped && Vnni512Bytes::available().is_some() {
+        } else if !capped && WideBytes::available().is_some() {
             Some(ByteKernel::Avx512Vnni)
         } else if !capped && hardware_product_available() {
             Some(ByteKernel::RtenGemm)
@@ -544,7 +602,7 @@ mod tests {
     /// `RAYON_NUM_THREADS=1` gives one core's time) and by the clock; prints the least and the
     /// median of each (bench/results.md).
     #[test]
-    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|rten-gemm|f32"]
+    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|wide|rten-gemm|f32"]
     fn time_one_byte_block() {
         let r = std::env::var("TIME_ROWS").map_or(2048, |n| n.parse().expect("a count"));
         let a = 784;
@@ -587,6 +645,13 @@ mod tests {
                     r,
                     &mut product,
                 ),
+                "wide" => WideBytes::available().expect("AVX-512 VNNI").multiply(
+                    &u,
+                    &y,
+                    a,
+                    r,
+                    &mut product,
+                ),
                 "rten-gemm" => GemmBytes::any_kernel().multiply(&u, &y, a, r, &mut product),
                 "f32" => crate::kernel::products::lower_product(
                     lower.as_mut(),
@@ -596,7 +661,7 @@ mod tests {
                 ),
                 "none" => {}
                 other => panic!(
-                    "TIME_KERNEL={other:?}: amx, madd, vnni, vnni512, rten-gemm, f32 or none"
+                    "TIME_KERNEL={other:?}: amx, madd, vnni, vnni512, wide, rten-gemm, f32 or none"
                 ),
             }
             cpu.push(process_cpu_seconds() - cpu_start);

@@ -654,7 +654,7 @@ fn add_raw_block(raw: MatMut<'_, f64>, product: &[i32], sums: &[f64], e: &[f64],
 pub(crate) mod tests {
     use super::*;
     use crate::kernel::bytes::{
-        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, Vnni512Bytes, VnniBytes,
+        AmxBytes, GemmBytes, MaddBytes, ReferenceBytes, VnniBytes, WideBytes,
         hardware_product_available,
     };
     use crate::moments::integer::{integer_moments, small_integer_range};
@@ -662,12 +662,14 @@ pub(crate) mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    /// Four tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
+    /// Six tests of one check `fn(what: &str, which: Which)`: `$reference` runs it with the
     /// portable reference product on every machine; `$hardware` with rten-gemm's product, and
     /// is ignored, with the reason in `cargo test`'s summary, where the build script found
     /// that product inexact on this CPU (no AVX-512 VNNI: the byte path is not taken there);
-    /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2; `$amx` with
-    /// the AMX tile product, ignored where the process has no tiles.
+    /// `$avx2` with the AVX2 `vpmaddwd` product, ignored where there is no AVX2; `$vnni` and
+    /// `$vnni512` with AVX-VNNI's 256-bit and AVX-512 VNNI's 512-bit `vpdpbusd`, ignored where
+    /// the CPU lacks them; `$amx` with the AMX tile product, ignored where the process has no
+    /// tiles.
     macro_rules! product_tests {
         ($check:ident: $reference:ident, $hardware:ident, $avx2:ident, $vnni:ident, $vnni512:ident,
             $amx:ident) => {
@@ -715,13 +717,13 @@ pub(crate) mod tests {
                 );
             }
 
-            /// With AVX-512 VNNI's `vpdpbusd` on 256-bit vectors; ignored, with the reason,
+            /// With AVX-512 VNNI's `vpdpbusd` on 512-bit vectors; ignored, with the reason,
             /// where the build found no AVX-512 VNNI.
             #[test]
             #[cfg_attr(
-                not(avx512_vnni_byte_product),
-                ignore = "this CPU has no AVX-512 VNNI (with VL), so the EVEX 256-bit vpdpbusd \
-                          byte product cannot run here"
+                not(wide_vnni_byte_product),
+                ignore = "this CPU has no AVX-512 VNNI, so the 512-bit vpdpbusd byte product \
+                          cannot run here"
             )]
             fn $vnni512() {
                 $check(
@@ -783,7 +785,7 @@ pub(crate) mod tests {
                 Which::Hardware => check.check::<GemmBytes>(),
                 Which::Avx2 => check.check::<MaddBytes>(),
                 Which::AvxVnni => check.check::<VnniBytes>(),
-                Which::Avx512Vnni => check.check::<Vnni512Bytes>(),
+                Which::Avx512Vnni => check.check::<WideBytes>(),
                 Which::Amx => check.check::<AmxBytes>(),
             }
         }
