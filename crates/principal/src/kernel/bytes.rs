@@ -186,10 +186,10 @@ impl std::fmt::Display for ByteKernel {
 /// narrows the choice, for benchmarks and for checking that every path gives the same bits:
 /// `none` (the f32 products), `amx`, `avx512-vnni`, `avx512-vnni-256`, `rten-gemm`, `avx-vnni`
 /// or `avx2` (that kernel if this CPU runs it exactly, else none); unset or any other value,
-/// the best one here. `PRINCIPAL_CPU` ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves AVX-VNNI's and the
-/// AVX2 kernel, `avx2` only the AVX2 kernel (or none): AMX and the AVX-512 VNNI products are
-/// beyond both (so is rten-gemm on aarch64, which the cap does not concern, but no AVX2 kernel
-/// runs there).
+/// the best one here. `PRINCIPAL_CPU` ([`crate::cpu_limit`]) caps it: `avx-vnni` leaves
+/// AVX-VNNI's and the AVX2 kernel, `avx2` only the AVX2 kernel (or none): AMX and the AVX-512
+/// VNNI products are beyond both (so is rten-gemm on aarch64, which the cap does not concern,
+/// but no AVX2 kernel runs there).
 pub fn byte_kernel() -> Option<ByteKernel> {
     static CHOICE: OnceLock<Option<ByteKernel>> = OnceLock::new();
     *CHOICE.get_or_init(|| {
@@ -548,10 +548,10 @@ mod tests {
 
     /// The build script's AVX2, AVX-VNNI, AVX-512 VNNI and AMX decisions are what this run
     /// finds, and the kernel chosen once per process is the AMX tiles where they run, else
-    /// AVX-512 VNNI's on our 512-bit tiles, else rten-gemm where it is exact, else AVX-VNNI's where the
-    /// CPU has it, else the AVX2 kernel where AVX2 exists; under `PRINCIPAL_CPU=avx-vnni` (run
-    /// the test with it too) AVX-VNNI's or the AVX2 kernel, under `PRINCIPAL_CPU=avx2` the AVX2
-    /// kernel where AVX2 exists.
+    /// AVX-512 VNNI's on our 512-bit tiles, else rten-gemm where it is exact, else AVX-VNNI's
+    /// where the CPU has it, else the AVX2 kernel where AVX2 exists; under
+    /// `PRINCIPAL_CPU=avx-vnni` (run the test with it too) AVX-VNNI's or the AVX2 kernel, under
+    /// `PRINCIPAL_CPU=avx2` the AVX2 kernel where AVX2 exists.
     #[test]
     fn the_chosen_byte_kernel_is_the_best_exact_one_here() {
         use crate::kernel::cpu::{CpuLimit, cpu_limit};
@@ -596,13 +596,15 @@ mod tests {
 
     /// Not a check: the work of one byte block of Fashion-MNIST's shape (785 × 2,048 bytes
     /// against 784 features; `TIME_ROWS` rows instead of 2,048) by the kernel `TIME_KERNEL`
-    /// names (`amx`, `madd`, `vnni`, `vnni512`, `rten-gemm`, or `f32`: the exact f32 path's
-    /// lower-triangle product of the same block), 20 times (or `TIME_ROUNDS`, for a
+    /// names (`amx`, `madd`, `vnni`, `vnni512`, `wide`, `rten-gemm`, or `f32`: the exact f32
+    /// path's lower-triangle product of the same block), 20 times (or `TIME_ROUNDS`, for a
     /// profiler), each timed by the CPU time of all the process's threads (so that
     /// `RAYON_NUM_THREADS=1` gives one core's time) and by the clock; prints the least and the
     /// median of each (bench/results.md).
     #[test]
-    #[ignore = "a timing loop, run by hand with TIME_KERNEL=amx|madd|vnni|vnni512|wide|rten-gemm|f32"]
+    #[ignore = "a timing loop, run by hand with \
+                TIME_KERNEL=amx|madd|vnni|vnni512|wide|rten-gemm|f32 (wide: AVX-512 VNNI on \
+                512-bit vectors; vnni512: on 256-bit ones)"]
     fn time_one_byte_block() {
         let r = std::env::var("TIME_ROWS").map_or(2048, |n| n.parse().expect("a count"));
         let a = 784;

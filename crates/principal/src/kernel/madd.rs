@@ -17,9 +17,9 @@
 //! keeps 12 accumulators of 8 `i32` in registers: per pair of `k`, 2 loads and 6 broadcasts
 //! (from 24 contiguous bytes) feed 12 `vpmaddwd`, each 16 multiply-adds. On Zen 3 the loop is
 //! bound by the vector pipes (a `vpaddd` into the accumulator per `vpmaddwd`, as there is no
-//! VNNI, and the broadcasts), not by memory. The sum runs in slices of [`SLICE`] values of
-//! `k`, so that Y's slice (at most 784 features · 1 KiB) stays in the second-level cache while
-//! the rows pass. Only `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: tiles
+//! VNNI, and the broadcasts), not by memory. The sum runs in slices of `k` ([`Layout::SLICE`]),
+//! so that Y's slice (at most 784 features · 1 KiB) stays in the second-level cache while the
+//! rows pass. Only `G[s][t]` with `t ≥ s` and U's last row (the ones) are wanted: tiles
 //! wholly below the diagonal are skipped, half the work. Tasks of rows of G, cut to equal
 //! work, run on all threads, with the same bits (every sum is exact).
 //!
@@ -52,10 +52,6 @@ use principal_amx::{Lanes16, Vnni512, WithDot256, WithVnni512};
 use rayon::prelude::*;
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{__m256i, __m512i};
-
-#[cfg(target_arch = "x86_64")]
-/// Values of `k` summed per pass over the features (a multiple of every layout's K).
-const SLICE: usize = 512;
 
 #[cfg(target_arch = "x86_64")]
 /// Panels per tile (features per tile: 16 on 256-bit vectors, 32 on 512-bit ones).
@@ -231,8 +227,14 @@ impl<L: Layout, B: Byte, E: StepLanes> pulp::WithSimd for Pack<'_, L, B, E> {
 #[cfg(target_arch = "x86_64")]
 /// How the operands are packed: how many values of `k` a lane holds, and in what form.
 trait Layout: Copy + Send + Sync {
-    /// Values of `k` per `i32` lane (a divisor of [`SLICE`]).
+    /// Values of `k` per `i32` lane (a divisor of [`Self::SLICE`]).
     const K: usize;
+
+    /// Values of `k` summed per pass over the features: 1 KiB of each feature's packed
+    /// values, so that Y's slice (784 KiB for 784 features) stays in the second-level cache
+    /// while the rows pass. (Raw bytes: 1,024 values, where 512 took 6–10% longer a block on
+    /// the Intel Xeon, bench/results.md.)
+    const SLICE: usize;
 
     /// `8K` consecutive bytes of a row as a vector of 8 lanes ([`Pack`]).
     fn load<B: Byte>(self, simd: pulp::x86::V3, bytes: &[B]) -> __m256i;
@@ -249,6 +251,7 @@ struct Widened;
 #[cfg(target_arch = "x86_64")]
 impl Layout for Widened {
     const K: usize = 2;
+    const SLICE: usize = 512;
 
     /// Widened to `i16`, the first value in the low half.
     #[inline(always)]
@@ -269,6 +272,7 @@ struct Raw;
 #[cfg(target_arch = "x86_64")]
 impl Layout for Raw {
     const K: usize = 4;
+    const SLICE: usize = 1024;
 
     /// The bytes as they are, the first in the low byte.
     #[inline(always)]
@@ -749,7 +753,7 @@ impl<T: Tiling> Rows<'_, T> {
         } = self;
         let steps = packed.steps;
         let rows = product.len() / a;
-        let per_slice = SLICE / <T::Layout as Layout>::K;
+        let per_slice = <T::Layout as Layout>::SLICE / <T::Layout as Layout>::K;
         for q in (0..steps).step_by(per_slice) {
             let len = per_slice.min(steps - q);
             for (i, s) in (0..rows).step_by(T::GROUP).enumerate() {
