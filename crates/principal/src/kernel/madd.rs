@@ -245,7 +245,7 @@ trait Layout: Copy + Send + Sync {
 
 #[cfg(target_arch = "x86_64")]
 /// Two values a lane widened to `i16`, for `vpmaddwd`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Widened;
 
 #[cfg(target_arch = "x86_64")]
@@ -266,7 +266,7 @@ impl Layout for Widened {
 
 #[cfg(target_arch = "x86_64")]
 /// Four values a lane as the bytes they are, for `vpdpbusd`.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Raw;
 
 #[cfg(target_arch = "x86_64")]
@@ -318,35 +318,29 @@ trait Tiling: Copy + Send + Sync + Sized {
 }
 
 #[cfg(target_arch = "x86_64")]
-/// The multiply-add of the 256-bit tiles ([`tile_256`]).
-trait Step: Copy {
+/// What the two 256-bit kernels do differently (both on [`tile_256`]'s tiles of [`GROUP`] rows
+/// by 8-feature panels): the packing's layout, the multiply-add and the instructions.
+trait Step: Copy + Send + Sync {
+    type Layout: Layout + Default;
+
     /// `acc + Σ u·y` over each lane's K values of `k`: `y` a panel's lanes (features of Y),
     /// `u` one row of U's step broadcast to every lane.
     fn multiply_add(self, simd: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i;
+
+    /// Runs a task's tiles compiled for this kernel's instructions.
+    fn run(self, rows: Rows<'_, Self>)
+    where
+        Self: Tiling;
 }
 
 #[cfg(target_arch = "x86_64")]
-/// AVX2's `vpmaddwd` on bytes widened to `i16`, then `vpaddd`.
-#[derive(Clone, Copy)]
-struct Madd;
-
-#[cfg(target_arch = "x86_64")]
-impl Step for Madd {
-    #[inline(always)]
-    fn multiply_add(self, simd: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i {
-        simd.avx2
-            ._mm256_add_epi32(acc, simd.avx2._mm256_madd_epi16(y, u))
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl Tiling for Madd {
-    type Layout = Widened;
+impl<S: Step> Tiling for S {
+    type Layout = S::Layout;
     type Lanes = [i32; 8];
     const GROUP: usize = GROUP;
 
-    fn layout(self) -> Widened {
-        Widened
+    fn layout(self) -> S::Layout {
+        S::Layout::default()
     }
 
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Scratch<[i32; 8]>>> {
@@ -365,6 +359,26 @@ impl Tiling for Madd {
     }
 
     fn run(self, rows: Rows<'_, Self>) {
+        Step::run(self, rows)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+/// AVX2's `vpmaddwd` on bytes widened to `i16`, then `vpaddd`.
+#[derive(Clone, Copy)]
+struct Madd;
+
+#[cfg(target_arch = "x86_64")]
+impl Step for Madd {
+    type Layout = Widened;
+
+    #[inline(always)]
+    fn multiply_add(self, simd: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i {
+        simd.avx2
+            ._mm256_add_epi32(acc, simd.avx2._mm256_madd_epi16(y, u))
+    }
+
+    fn run(self, rows: Rows<'_, Self>) {
         pulp::Simd::vectorize(rows.simd, rows)
     }
 }
@@ -378,36 +392,12 @@ struct Vnni<D>(D);
 
 #[cfg(target_arch = "x86_64")]
 impl<D: Dot256> Step for Vnni<D> {
+    type Layout = Raw;
+
     #[inline(always)]
     fn multiply_add(self, _: pulp::x86::V3, acc: __m256i, y: __m256i, u: __m256i) -> __m256i {
         // U's bytes are the unsigned operand, Y's the signed one.
         self.0.dot(acc, u, y)
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl<D: Dot256> Tiling for Vnni<D> {
-    type Layout = Raw;
-    type Lanes = [i32; 8];
-    const GROUP: usize = GROUP;
-
-    fn layout(self) -> Raw {
-        Raw
-    }
-
-    fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Scratch<[i32; 8]>>> {
-        &SCRATCH
-    }
-
-    #[inline(always)]
-    fn tile<const P: usize>(
-        self,
-        simd: pulp::x86::V3,
-        panels: [&[[i32; 8]]; P],
-        group: &[[i32; 8]],
-        out: Out<'_>,
-    ) {
-        tile_256(self, simd, panels, group, out)
     }
 
     fn run(self, rows: Rows<'_, Self>) {
