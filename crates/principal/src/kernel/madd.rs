@@ -447,8 +447,8 @@ impl Tiling for Wide {
             }
         }
         // Out of the registers by constant indices first: indexed by the loop below, which
-        // the compiler does not unroll, the accumulators would live on the stack, stored at
-        // every step (one 512-bit store a cycle: twice the products' time).
+        // the compiler does not unroll, the accumulators lived on the stack, stored after
+        // every product (a block took 1.5 times as long, bench/results.md).
         let mut sums = [[Lanes16::default(); WIDE_GROUP]; P];
         for i in 0..P {
             for n in 0..WIDE_GROUP {
