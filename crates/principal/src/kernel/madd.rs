@@ -1,6 +1,7 @@
-//! The exact byte product on x86-64 with AVX2 but without AVX-512 VNNI: bytes widened to
-//! `i16`, multiplied and added in pairs into `i32` by `vpmaddwd` (`_mm256_madd_epi16`, 16
-//! multiply-adds per instruction, twice an f32 FMA's), summed in `i32`.
+//! Our exact byte products on x86-64, on tiles of the triangle: with AVX2 alone, bytes widened
+//! to `i16`, multiplied and added in pairs into `i32` by `vpmaddwd` (`_mm256_madd_epi16`, 16
+//! multiply-adds per instruction, twice an f32 FMA's), summed in `i32`; with AVX-VNNI or
+//! AVX-512 VNNI, `vpdpbusd` on 256-bit or 512-bit vectors (below).
 //!
 //! Exact: a pair `u₁y₁ + u₂y₂` with `u ∈ [0, 255]`, `y ∈ [−128, 127]` is at most
 //! 2·255·128 = 65,280 in magnitude, far inside `i32` (`vpmaddwd` wraps only for two products

@@ -4,8 +4,9 @@
 //! solvers or models.
 //!
 //! Inside: `cpu` (the `PRINCIPAL_CPU` cap on our dispatch), `simd`, `parallel`, `madd` (the
-//! AVX2 byte product) and `amx` (the AMX tile byte product, over the `principal-amx` crate) at
-//! the bottom; `scan`, `blocks`, `products` and `bytes` use them (and nothing of each other).
+//! AVX2, AVX-VNNI and AVX-512 VNNI byte products) and `amx` (the AMX tile byte product, over
+//! the `principal-amx` crate) at the bottom; `scan`, `blocks`, `products` and `bytes` use them
+//! (and nothing of each other).
 
 pub(crate) mod amx;
 pub(crate) mod blocks;
