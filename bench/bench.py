@@ -537,7 +537,7 @@ def case1(args, principal: Principal) -> CaseResult:
     ]
     if "AMX" in principal.byte_kernel:
         # What an AVX-512 VNNI CPU without AMX runs (Xeons since Cascade Lake, AMD since Zen 4):
-        # our tiles on 256-bit vpdpbusd, and rten-gemm's product, which such a CPU ran before
+        # our tiles on 512-bit vpdpbusd, and rten-gemm's product, which such a CPU ran before
         # them (the same model, bit for bit).
         for kernel, label in [("avx512-vnni", "AVX-512 VNNI on our tiles"), ("rten-gemm", "rten-gemm")]:
             variants.append(principal.fit_variant(
