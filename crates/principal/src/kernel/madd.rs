@@ -227,14 +227,14 @@ impl<L: Layout, B: Byte, E: StepLanes> pulp::WithSimd for Pack<'_, L, B, E> {
 
 #[cfg(target_arch = "x86_64")]
 /// How the operands are packed: how many values of `k` a lane holds, and in what form.
-trait Layout: Copy + Send + Sync {
+trait Layout: Copy + Send + Sync + Default {
     /// Values of `k` per `i32` lane (a divisor of [`Self::SLICE`]).
     const K: usize;
 
     /// Values of `k` summed per pass over the features: 1 KiB of each feature's packed
     /// values, so that Y's slice (784 KiB for 784 features) stays in the second-level cache
-    /// while the rows pass. (Raw bytes: 1,024 values, where 512 took 6–10% longer a block on
-    /// the Intel Xeon, bench/results.md.)
+    /// while the rows pass. (Raw bytes: 1,024 values, a few percent less per block than 512 on
+    /// the Intel Xeon, within its noise, bench/results.md.)
     const SLICE: usize;
 
     /// `8K` consecutive bytes of a row as a vector of 8 lanes ([`Pack`]).
@@ -299,8 +299,6 @@ trait Tiling: Copy + Send + Sync + Sized {
     /// Features of Y per panel: the `i32` lanes of a vector.
     const PANEL: usize = 8 * <Self::Lanes as StepLanes>::HALVES;
 
-    fn layout(self) -> Self::Layout;
-
     /// This kernel's scratch on each thread.
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Scratch<Self::Lanes>>>;
 
@@ -322,7 +320,7 @@ trait Tiling: Copy + Send + Sync + Sized {
 /// What the two 256-bit kernels do differently (both on [`tile_256`]'s tiles of [`GROUP`] rows
 /// by 8-feature panels): the packing's layout, the multiply-add and the instructions.
 trait Step: Copy + Send + Sync {
-    type Layout: Layout + Default;
+    type Layout: Layout;
 
     /// `acc + Σ u·y` over each lane's K values of `k`: `y` a panel's lanes (features of Y),
     /// `u` one row of U's step broadcast to every lane.
@@ -339,10 +337,6 @@ impl<S: Step> Tiling for S {
     type Layout = S::Layout;
     type Lanes = [i32; 8];
     const GROUP: usize = GROUP;
-
-    fn layout(self) -> S::Layout {
-        S::Layout::default()
-    }
 
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Scratch<[i32; 8]>>> {
         &SCRATCH
@@ -417,10 +411,6 @@ impl Tiling for Wide {
     type Lanes = Lanes16;
     const GROUP: usize = WIDE_GROUP;
 
-    fn layout(self) -> Raw {
-        Raw
-    }
-
     fn scratch() -> &'static std::thread::LocalKey<std::cell::RefCell<Scratch<Lanes16>>> {
         &WIDE_SCRATCH
     }
@@ -458,19 +448,14 @@ impl Tiling for Wide {
         }
         for (i, panel) in sums.iter().enumerate() {
             for (n, sums) in panel.iter().enumerate() {
-                out.put(
-                    n,
-                    i * 16,
-                    || sums.0,
-                    |dst: &mut [i32; 16], first| {
-                        *dst = if first {
-                            sums.0
-                        } else {
-                            vnni.lanes(vnni.add(vnni.load(&Lanes16(*dst)), vnni.load(sums)))
-                                .0
-                        }
-                    },
-                );
+                out.put(n, i * 16, sums.0, |dst: &mut [i32; 16], first| {
+                    *dst = if first {
+                        sums.0
+                    } else {
+                        vnni.lanes(vnni.add(vnni.load(&Lanes16(*dst)), vnni.load(sums)))
+                            .0
+                    }
+                });
             }
         }
     }
@@ -485,7 +470,6 @@ impl<'a, E: StepLanes> Packed<'a, E> {
     /// Packs on all threads (panel by panel, group by group): serial, the packing was a part
     /// of the block no other core could share.
     fn new<T: Tiling<Lanes = E>>(
-        tiling: T,
         simd: pulp::x86::V3,
         scratch: &'a mut Scratch<E>,
         u: &[u8],
@@ -493,7 +477,7 @@ impl<'a, E: StepLanes> Packed<'a, E> {
         a: usize,
         r: usize,
     ) -> Self {
-        let layout = tiling.layout();
+        let layout = T::Layout::default();
         let steps = r.div_ceil(<T::Layout as Layout>::K);
         // Each operand's groups of rows (Y's panels of features, U's groups of rows) packed in
         // parallel, `steps` steps each.
@@ -608,7 +592,7 @@ fn multiply_by<T: Tiling>(
     let groups = (a + 1).div_ceil(T::GROUP);
     let starts = task_starts(groups, a, T::GROUP, T::PANEL);
     let run = |scratch: &mut Scratch<T::Lanes>| {
-        let packed = Packed::new(tiling, simd, scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
+        let packed = Packed::new::<T>(simd, scratch, &u[..(a + 1) * r], &y[..a * r], a, r);
         // Each task's rows of G: groups `starts[i]..starts[i + 1]`.
         let tasks = rows_of_tasks(&mut *product, &starts, T::GROUP, a);
         tasks.into_par_iter().for_each(|(first_group, rows)| {
@@ -789,7 +773,7 @@ struct Out<'a> {
 impl Out<'_> {
     /// Puts `W` sums into row `n` (of the group) at features `t + from..`: `whole` writes a
     /// whole vector's worth (told whether it is the first slice); near the end of the row, past
-    /// `a`, the sums are put one by one from `sums`, those past `a` dropped. Rows past the
+    /// `a`, `sums` are put one by one, those past `a` dropped. Rows past the
     /// group's height are not stored. Wrapping is the exact sum's: the caller keeps it within
     /// `i32`.
     #[inline(always)]
@@ -797,7 +781,7 @@ impl Out<'_> {
         &mut self,
         n: usize,
         from: usize,
-        sums: impl FnOnce() -> [i32; W],
+        sums: [i32; W],
         whole: impl FnOnce(&mut [i32; W], bool),
     ) {
         let Some(row) = self.product.chunks_exact_mut(self.a).nth(n) else {
@@ -807,7 +791,7 @@ impl Out<'_> {
         if let Some(dst) = row.get_mut(from..from + W) {
             whole(dst.try_into().expect("a vector's width"), self.first);
         } else {
-            for (g, v) in row[from..].iter_mut().zip(sums()) {
+            for (g, v) in row[from..].iter_mut().zip(sums) {
                 *g = if self.first { v } else { g.wrapping_add(v) };
             }
         }
@@ -838,18 +822,13 @@ fn tile_256<S: Step, const P: usize>(
     }
     for (i, panel) in acc.iter().enumerate() {
         for (n, &sums) in panel.iter().enumerate() {
-            out.put(
-                n,
-                i * 8,
-                || pulp::cast(sums),
-                |dst: &mut [i32; 8], first| {
-                    *dst = if first {
-                        pulp::cast(sums)
-                    } else {
-                        pulp::cast(simd.avx2._mm256_add_epi32(pulp::cast(*dst), sums))
-                    }
-                },
-            );
+            out.put(n, i * 8, pulp::cast(sums), |dst: &mut [i32; 8], first| {
+                *dst = if first {
+                    pulp::cast(sums)
+                } else {
+                    pulp::cast(simd.avx2._mm256_add_epi32(pulp::cast(*dst), sums))
+                }
+            });
         }
     }
 }
