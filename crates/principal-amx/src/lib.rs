@@ -47,6 +47,8 @@ mod huge_pages;
 pub use huge_pages::{HUGE_BLOCK_BYTES, HugePages};
 mod subnormals;
 pub use subnormals::{SubnormalsFlushed, subnormals_flushed};
+mod upper_state;
+pub use upper_state::clear_upper_state;
 
 /// Rows of a tile (palette 1's largest).
 pub const TILE_ROWS: usize = 16;

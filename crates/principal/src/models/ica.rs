@@ -190,6 +190,8 @@ impl FastIcaParams {
             let projected = &whitened * w.transpose(); // N×K: wᵢᵀ x per row
             let mut g = Mat::<f64>::zeros(n, k);
             let mut mean_derivative = vec![0.0; k];
+            // After faer's product: `tanh` and `exp` would crawl (principal_amx).
+            principal_amx::clear_upper_state();
             for c in 0..k {
                 for i in 0..n {
                     let (value, derivative) = self.fun.apply(projected[(i, c)]);

@@ -175,6 +175,8 @@ impl Kernel {
         }
         let columns: Vec<_> = k.col_iter_mut().collect();
         columns.into_par_iter().enumerate().for_each(|(j, column)| {
+            // This thread may have run faer's products: `exp` would crawl (principal_amx).
+            principal_amx::clear_upper_state();
             for (i, v) in column.iter_mut().enumerate() {
                 *v = match function {
                     KernelFunction::Linear => *v,

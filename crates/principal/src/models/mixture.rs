@@ -597,6 +597,8 @@ fn joint(
             log_joint[(r, i)] = log_weight + v;
         }
     }
+    // After faer's products: `exp` and `ln` would crawl (principal_amx).
+    principal_amx::clear_upper_state();
     let total = (0..n)
         .map(|r| {
             let top = (0..c)
