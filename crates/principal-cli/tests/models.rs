@@ -150,6 +150,66 @@ fn kernel_pca_fits_transforms_and_inverts() {
     assert_eq!(numbers(&env.inspect("k6.model")["eigenvalues"]).len(), 6);
 }
 
+/// `--pre-image skip`: the same eigenvalues and codes as the map learnt, a smaller file
+/// without `dual_coef`, the summary and `inspect` say so, and `inverse` is a usage error that
+/// names the flag and writes nothing; a PCA fit given the flag is a usage error too.
+#[test]
+fn kernel_pca_without_its_pre_image_map_transforms_and_refuses_inverse() {
+    let env = Env::new();
+    let flags = ["--kernel", "rbf", "--gamma", "0.5", "--alpha", "0.1"];
+    fit_iris(&env, "kernel", "3", &flags, "learnt.model");
+    let skip = [&flags[..], &["--pre-image", "skip"]].concat();
+    let stderr = fit_iris(&env, "kernel", "3", &skip, "skipped.model");
+    assert!(
+        stderr.contains("pre-image map skipped (no inverse)"),
+        "{stderr}"
+    );
+    let (learnt, skipped) = (env.inspect("learnt.model"), env.inspect("skipped.model"));
+    assert_eq!(learnt["pre_image"], "learn");
+    assert_eq!(skipped["pre_image"], "skip");
+    assert_eq!(learnt["eigenvalues"], skipped["eigenvalues"]);
+    let size = |name: &str| fs::metadata(env.path(name)).unwrap().len();
+    // 150 × 4 values of the map, 8 bytes each, are not stored.
+    assert!(size("skipped.model") + 150 * 4 * 8 <= size("learnt.model"));
+    let iris = iris();
+    for (model, codes) in [("learnt.model", "a.csv"), ("skipped.model", "b.csv")] {
+        env.ok(&[
+            "transform",
+            model,
+            &iris,
+            "--exclude",
+            "species",
+            "-o",
+            codes,
+        ]);
+    }
+    assert_eq!(env.read_csv("a.csv"), env.read_csv("b.csv"));
+    let stderr = env.fails(2, &["inverse", "skipped.model", "b.csv", "-o", "back.csv"]);
+    assert!(
+        stderr.contains("does not define inverse") && stderr.contains("--pre-image skip"),
+        "{stderr}"
+    );
+    assert!(!env.path("back.csv").exists());
+    env.ok(&["inverse", "learnt.model", "a.csv", "-o", "back.csv"]);
+    let stderr = env.fails(
+        2,
+        &[
+            "fit",
+            &iris,
+            "--exclude",
+            "species",
+            "-k",
+            "2",
+            "--pre-image",
+            "skip",
+            "-o",
+            "p.model",
+        ],
+    );
+    assert!(stderr.contains("--pre-image"), "{stderr}");
+    assert!(!env.path("p.model").exists());
+}
+
 #[test]
 fn ica_separates_mixed_signals_and_reports_convergence() {
     let env = Env::new();

@@ -12,7 +12,7 @@ use principal::{
     BayesianPca, BayesianPcaOptions, BayesianPcaParts, ChunkRef, Cluster, Contrast, FactorAnalysis,
     FactorAnalysisParams, FactorAnalysisParts, FastIca, FastIcaParams, FastIcaParts, Kernel,
     KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts, LatentModel, MissingValues,
-    MixtureOptions, MixtureParts, MixturePpca, Real, Rotation,
+    MixtureOptions, MixtureParts, MixturePpca, PreImage, Real, Rotation,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -385,7 +385,10 @@ fn kpca_state<'py>(py: Python<'py>, model: &KernelPca) -> PyResult<Bound<'py, Py
     s.set_item("column_means", PyArray1::from_slice(py, &p.column_means))?;
     s.set_item("all_mean", p.all_mean)?;
     s.set_item("training_codes", mat_to_numpy(py, &p.training_codes))?;
-    s.set_item("dual_coef", mat_to_numpy(py, &p.dual_coef))?;
+    match &p.dual_coef {
+        Some(dual_coef) => s.set_item("dual_coef", mat_to_numpy(py, dual_coef))?,
+        None => s.set_item("dual_coef", py.None())?,
+    }
     Ok(s)
 }
 
@@ -404,14 +407,16 @@ fn kpca_from(state: &Bound<'_, PyDict>) -> PyResult<KernelPca> {
         column_means: read_vector(item(state, "column_means")?.extract()?),
         all_mean: item(state, "all_mean")?.extract()?,
         training_codes: read_matrix(item(state, "training_codes")?.extract()?),
-        dual_coef: read_matrix(item(state, "dual_coef")?.extract()?),
+        dual_coef: item(state, "dual_coef")?
+            .extract::<Option<_>>()?
+            .map(read_matrix),
     })
     .map_err(value_error)
 }
 
 /// Fits kernel PCA; returns its state.
 #[pyfunction]
-#[pyo3(signature = (x, components, kernel, gamma, degree, coef0, alpha))]
+#[pyo3(signature = (x, components, kernel, gamma, degree, coef0, alpha, pre_image))]
 #[allow(clippy::too_many_arguments)]
 fn kpca_fit<'py>(
     py: Python<'py>,
@@ -422,8 +427,10 @@ fn kpca_fit<'py>(
     degree: f64,
     coef0: f64,
     alpha: f64,
+    pre_image: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut params = KernelPcaParams::new(components);
+    params.pre_image = parse::<PreImage>(pre_image)?;
     params.kernel = parse::<KernelFunction>(kernel)?;
     params.gamma = gamma;
     params.degree = degree;

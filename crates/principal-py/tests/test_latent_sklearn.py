@@ -105,6 +105,16 @@ def test_kernel_pca_inverse_needs_fit_inverse_transform():
     with pytest.raises(NotFittedError, match="fit_inverse_transform"):
         model.inverse_transform(model.transform(X))
     assert not hasattr(model, "dual_coef_")
+    # Without it the map is not learnt at all (the native state holds none), and nothing else
+    # changes: the same eigenpairs and codes as the model that learns it.
+    assert model._state["dual_coef"] is None
+    learnt = KernelPCA(n_components=2, kernel="rbf", fit_inverse_transform=True).fit(X)
+    assert learnt._state["dual_coef"].shape == (20, 3)
+    np.testing.assert_array_equal(model.eigenvalues_, learnt.eigenvalues_)
+    np.testing.assert_array_equal(model.transform(X), learnt.transform(X))
+    # Pickled and read back, it still transforms (and still has no map).
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.transform(X), learnt.transform(X))
 
 
 def mixed_signals(n=2000):

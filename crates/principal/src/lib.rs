@@ -98,7 +98,9 @@ pub use models::factor_analysis::{
     FactorAnalysis, FactorAnalysisParams, FactorAnalysisParts, Rotation,
 };
 pub use models::ica::{Contrast, FastIca, FastIcaParams, FastIcaParts};
-pub use models::kernel_pca::{Kernel, KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts};
+pub use models::kernel_pca::{
+    Kernel, KernelFunction, KernelPca, KernelPcaParams, KernelPcaParts, PreImage,
+};
 pub use models::mixture::{Cluster, MixtureOptions, MixtureParts, MixturePpca};
 pub use models::{LatentModel, ModelKind, Operation};
 pub use moments::{MomentAccumulator, MomentParts, Moments};

@@ -2,7 +2,7 @@
 //! kinds' modules that read them.
 
 use clap::Args;
-use principal::{Contrast, KernelFunction, ModelKind, Rotation};
+use principal::{Contrast, KernelFunction, ModelKind, PreImage, Rotation};
 
 use crate::args::one_of;
 
@@ -31,6 +31,10 @@ pub struct ModelArgs {
     /// kernel: the ridge of the learned pre-image map `inverse` uses (≥ 0; default 1).
     #[arg(long, value_name = "A", allow_negative_numbers = true)]
     pub alpha: Option<f64>,
+    /// kernel: learn the pre-image map `inverse` needs (learn, the default), or skip it (skip,
+    /// scikit-learn's default: a faster fit and a smaller model, without `inverse`).
+    #[arg(long = "pre-image", value_name = "learn|skip", value_parser = one_of::<PreImage>(PreImage::NAMES))]
+    pub pre_image: Option<PreImage>,
     /// ica: the contrast function.
     #[arg(long, value_name = "logcosh|exp|cube", value_parser = one_of::<Contrast>(Contrast::NAMES))]
     pub fun: Option<Contrast>,

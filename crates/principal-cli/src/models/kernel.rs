@@ -1,6 +1,6 @@
 //! `--model kernel`: its settings, its fit's summary and its description.
 
-use principal::{KernelPca, KernelPcaParams};
+use principal::{KernelPca, KernelPcaParams, PreImage};
 use serde_json::json;
 
 use crate::models::args::{ModelArgs, Shared};
@@ -14,6 +14,7 @@ pub(super) fn params(args: &ModelArgs, shared: Shared) -> KernelPcaParams {
         degree: args.degree.unwrap_or(defaults.degree),
         coef0: args.coef0.unwrap_or(defaults.coef0),
         alpha: args.alpha.unwrap_or(defaults.alpha),
+        pre_image: args.pre_image.unwrap_or_default(),
         memory_limit: Some(shared.memory_limit),
     }
 }
@@ -21,13 +22,16 @@ pub(super) fn params(args: &ModelArgs, shared: Shared) -> KernelPcaParams {
 pub(super) fn fit_summary(m: &KernelPca) -> String {
     let k = m.kernel();
     format!(
-        "kernel PCA: kernel {} (gamma {}, degree {}, coef0 {}), pre-image ridge alpha {}; the \
-         model keeps the {} training rows (transform needs them)\n",
+        "kernel PCA: kernel {} (gamma {}, degree {}, coef0 {}), {}; the model keeps the {} \
+         training rows (transform needs them)\n",
         k.function,
         k.gamma,
         k.degree,
         k.coef0,
-        m.alpha(),
+        match m.pre_image() {
+            PreImage::Learn => format!("pre-image map learnt with ridge alpha {}", m.alpha()),
+            PreImage::Skip => "pre-image map skipped (no inverse)".to_owned(),
+        },
         m.n_samples()
     )
 }
@@ -42,6 +46,7 @@ pub(super) fn describe(m: &KernelPca) -> serde_json::Value {
         "degree": k.degree,
         "coef0": k.coef0,
         "alpha": m.alpha(),
+        "pre_image": m.pre_image().name(),
         "eigenvalues": m.eigenvalues(),
     })
 }

@@ -58,6 +58,7 @@ fn given_flags(args: &ModelArgs) -> Vec<(&'static str, ModelKind)> {
     note(args.degree.is_some(), "--degree", ModelKind::Kernel);
     note(args.coef0.is_some(), "--coef0", ModelKind::Kernel);
     note(args.alpha.is_some(), "--alpha", ModelKind::Kernel);
+    note(args.pre_image.is_some(), "--pre-image", ModelKind::Kernel);
     note(args.fun.is_some(), "--fun", ModelKind::Ica);
     note(args.clusters.is_some(), "--clusters", ModelKind::Mixture);
     note(args.restarts.is_some(), "--restarts", ModelKind::Mixture);
@@ -296,6 +297,10 @@ pub fn load_other<A: Args>(
             Operation::Report => " (its figures are PCA's)",
             Operation::Impute => " (it has no conditional distribution of missing values)",
             Operation::Score | Operation::Sample => " (it is not a density model)",
+            Operation::Inverse if kind == ModelKind::Kernel => {
+                " (it was fitted with --pre-image skip: fit it again without, to learn the \
+                 pre-image map inverse needs)"
+            }
             _ => "",
         };
         return Err(unsupported::<A>(command, kind, why).into());

@@ -339,7 +339,8 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     alpha : float ≥ 0
         The ridge of the learned pre-image map.
     fit_inverse_transform : bool
-        Whether ``inverse_transform`` is available (as scikit-learn).
+        Whether the pre-image map is learnt and ``inverse_transform`` available (as
+        scikit-learn). Without it the fit skips the map's N×N solve.
     eigen_solver : 'auto' or 'dense'
         principal's dense symmetric eigensolver; 'arpack' and 'randomized' are not supported.
     tol, max_iter, iterated_power, remove_zero_eig, n_jobs : only their defaults (0, None,
@@ -414,7 +415,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         X = np.ascontiguousarray(validate_data(self, X, dtype=[np.float64, np.float32]))
         k = _count("n_components", self.n_components, None)
         gamma = None if self.gamma is None else float(self.gamma)
-        state = _native.kpca_fit(X, k, self.kernel, gamma, float(self.degree), float(self.coef0), float(self.alpha))
+        pre_image = "learn" if self.fit_inverse_transform else "skip"
+        state = _native.kpca_fit(
+            X, k, self.kernel, gamma, float(self.degree), float(self.coef0), float(self.alpha), pre_image
+        )
         self._state = state
         self.eigenvalues_ = state["eigenvalues"]
         self.eigenvectors_ = state["eigenvectors"]

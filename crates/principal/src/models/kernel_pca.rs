@@ -5,7 +5,10 @@
 //!
 //! The inverse is scikit-learn's learned pre-image map (`fit_inverse_transform`): kernel ridge
 //! regression from the training codes back to the training rows, `(K_z + α I) β = X`, with the
-//! same kernel on the codes; `inverse(z) = k(z, Z_train) β`.
+//! same kernel on the codes; `inverse(z) = k(z, Z_train) β`. It is learnt unless
+//! [`PreImage::Skip`] says not to (scikit-learn's default): an N×N kernel of the codes and its
+//! solve with D right-hand sides, a fifth to a quarter of the fit on 3,000 MNIST digits
+//! (bench/results.md).
 //!
 //! The training kernel matrix is built as the Gram solver builds X Xᵀ (the lower triangle by
 //! faer's parallel triangular product, then mirrored; the function applied in parallel) and its
@@ -201,6 +204,50 @@ fn squared_norms(x: MatRef<'_, f64>) -> Vec<f64> {
         .collect()
 }
 
+/// Whether a kernel PCA learns its pre-image map, the inverse from codes to rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PreImage {
+    /// Learn it (scikit-learn's `fit_inverse_transform=True`): `inverse` is defined.
+    #[default]
+    Learn,
+    /// Skip it (scikit-learn's default, `fit_inverse_transform=False`): a faster fit, a
+    /// smaller model, and no `inverse`.
+    Skip,
+}
+
+impl PreImage {
+    /// Every name accepted by [`FromStr`].
+    pub const NAMES: &'static [&'static str] = &["learn", "skip"];
+
+    /// The name used on the command line and in model files.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreImage::Learn => "learn",
+            PreImage::Skip => "skip",
+        }
+    }
+}
+
+impl fmt::Display for PreImage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PreImage {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "learn" => Ok(PreImage::Learn),
+            "skip" => Ok(PreImage::Skip),
+            _ => Err(format!(
+                "unknown pre-image setting {s:?}: expected one of {}",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
 /// The settings of a kernel PCA.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelPcaParams {
@@ -216,6 +263,8 @@ pub struct KernelPcaParams {
     pub coef0: f64,
     /// The ridge of the pre-image map (≥ 0; scikit-learn's default 1).
     pub alpha: f64,
+    /// Whether the pre-image map is learnt.
+    pub pre_image: PreImage,
     /// Refuse a fit whose N×N matrices would take more bytes than this.
     pub memory_limit: Option<u64>,
 }
@@ -234,6 +283,7 @@ impl KernelPcaParams {
             degree: 3.0,
             coef0: 1.0,
             alpha: 1.0,
+            pre_image: PreImage::Learn,
             memory_limit: None,
         }
     }
@@ -344,7 +394,10 @@ impl KernelPcaParams {
             }
         }
         let codes = Mat::from_fn(n, m, |i, c| vectors[(i, c)] * values[c].sqrt());
-        let dual_coef = pre_image_map(&kernel, codes.as_ref(), x, self.alpha)?;
+        let dual_coef = match self.pre_image {
+            PreImage::Learn => Some(pre_image_map(&kernel, codes.as_ref(), x, self.alpha)?),
+            PreImage::Skip => None,
+        };
         Ok(KernelPca {
             kernel,
             alpha: self.alpha,
@@ -387,7 +440,7 @@ pub struct KernelPca {
     column_means: Vec<f64>,
     all_mean: f64,
     training_codes: Mat<f64>,
-    dual_coef: Mat<f64>,
+    dual_coef: Option<Mat<f64>>,
 }
 
 /// Everything a [`KernelPca`] is made of, for storing it and reading it back.
@@ -409,8 +462,8 @@ pub struct KernelPcaParts {
     pub all_mean: f64,
     /// The training rows' codes, N×K.
     pub training_codes: Mat<f64>,
-    /// The pre-image map β, N×D.
-    pub dual_coef: Mat<f64>,
+    /// The pre-image map β, N×D; `None` when it was skipped ([`PreImage::Skip`]).
+    pub dual_coef: Option<Mat<f64>>,
 }
 
 impl KernelPca {
@@ -423,8 +476,10 @@ impl KernelPca {
             && parts.column_means.len() == n
             && parts.training_codes.nrows() == n
             && parts.training_codes.ncols() == k
-            && parts.dual_coef.nrows() == n
-            && parts.dual_coef.ncols() == d;
+            && parts
+                .dual_coef
+                .as_ref()
+                .is_none_or(|b| b.nrows() == n && b.ncols() == d);
         if !shapes_agree {
             return Err(PcaError::InvalidModel(format!(
                 "the kernel PCA's parts do not agree with {n} training rows of {d} features and \
@@ -476,6 +531,13 @@ impl KernelPca {
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
+    /// Whether the pre-image map was learnt (and `inverse` is defined).
+    pub fn pre_image(&self) -> PreImage {
+        match self.dual_coef {
+            Some(_) => PreImage::Learn,
+            None => PreImage::Skip,
+        }
+    }
     /// λ: the centred kernel matrix's largest eigenvalues (scikit-learn's `eigenvalues_`).
     pub fn eigenvalues(&self) -> &[f64] {
         &self.eigenvalues
@@ -512,7 +574,11 @@ impl LatentModel for KernelPca {
         "kpc"
     }
     fn supports(&self, operation: Operation) -> bool {
-        matches!(operation, Operation::Transform | Operation::Inverse)
+        match operation {
+            Operation::Transform => true,
+            Operation::Inverse => self.dual_coef.is_some(),
+            _ => false,
+        }
     }
     /// `K̃(x, X) α / √λ`, K̃ the kernel with the rows centred as the training kernel was (a
     /// zero eigenvalue gives a zero column, as scikit-learn).
@@ -544,8 +610,15 @@ impl LatentModel for KernelPca {
                 found: z.ncols(),
             });
         }
+        let Some(dual_coef) = &self.dual_coef else {
+            return Err(PcaError::InvalidSetting(
+                "this kernel PCA was fitted without its pre-image map (pre-image skip), which \
+                 inverse needs: fit it again with the pre-image learnt"
+                    .into(),
+            ));
+        };
         check_finite(z)?;
-        Ok(self.kernel.matrix(z, self.training_codes.as_ref()) * &self.dual_coef)
+        Ok(self.kernel.matrix(z, self.training_codes.as_ref()) * dual_coef)
     }
 }
 
@@ -698,6 +771,48 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Skipping the pre-image map leaves everything else as it was, bit for bit (the map is
+    /// learnt after the eigenpairs, from them); the model then refuses `inverse`, says so
+    /// through `supports`, and goes through its parts unchanged.
+    #[test]
+    fn a_skipped_pre_image_map_changes_nothing_but_inverse() {
+        let x = data();
+        let learnt = KernelPcaParams::new(3).fit(x.as_ref()).unwrap();
+        let skipped = KernelPcaParams {
+            pre_image: PreImage::Skip,
+            ..KernelPcaParams::new(3)
+        }
+        .fit(x.as_ref())
+        .unwrap();
+        assert_eq!(learnt.pre_image(), PreImage::Learn);
+        assert_eq!(skipped.pre_image(), PreImage::Skip);
+        let (a, b) = (learnt.to_parts(), skipped.to_parts());
+        assert!(a.dual_coef.is_some() && b.dual_coef.is_none());
+        assert_eq!(
+            KernelPcaParts {
+                dual_coef: None,
+                ..a
+            },
+            b
+        );
+        let new = Mat::from_fn(4, 3, |i, j| (i * 3 + j) as f64 * 0.25);
+        assert_eq!(
+            learnt.transform(new.as_ref()).unwrap(),
+            skipped.transform(new.as_ref()).unwrap()
+        );
+        assert!(learnt.supports(Operation::Inverse) && !skipped.supports(Operation::Inverse));
+        assert!(skipped.supports(Operation::Transform));
+        let z = skipped.transform(new.as_ref()).unwrap();
+        assert!(learnt.inverse_transform(z.as_ref()).is_ok());
+        let err = skipped.inverse_transform(z.as_ref()).unwrap_err();
+        assert!(err.to_string().contains("pre-image map"), "{err}");
+        assert_eq!(KernelPca::from_parts(skipped.to_parts()).unwrap(), skipped);
+        for name in PreImage::NAMES {
+            assert_eq!(name.parse::<PreImage>().unwrap().name(), *name);
+        }
+        assert!("never".parse::<PreImage>().is_err());
     }
 
     #[test]
