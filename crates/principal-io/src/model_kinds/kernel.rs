@@ -54,9 +54,10 @@ pub(crate) fn store(model: &KernelPca) -> Stored {
 pub(crate) fn load(file: &Reading<'_>, d: usize) -> Result<KernelPca> {
     let n: usize = file.value("n_samples")?;
     let k: usize = file.value("n_components")?;
-    let pre_image = match file.meta.contains_key("pre_image") {
-        true => file.named("pre_image", str::parse::<PreImage>)?,
-        false => PreImage::Learn,
+    let pre_image = if file.meta.contains_key("pre_image") {
+        file.named("pre_image", str::parse::<PreImage>)?
+    } else {
+        PreImage::Learn
     };
     KernelPca::from_parts(KernelPcaParts {
         kernel: Kernel {
@@ -78,4 +79,53 @@ pub(crate) fn load(file: &Reading<'_>, d: usize) -> Result<KernelPca> {
         },
     })
     .map_err(|e| file.invalid(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use principal::faer::Mat;
+    use principal::{KernelPcaParams, PreImage};
+    use safetensors::tensor::SafeTensors;
+
+    use crate::model_kinds::{AnyModel, load_any_model, save_any_model};
+
+    /// Both settings go through a file unchanged, and a file written before `pre_image`
+    /// existed (the map stored, no such key) reads as the map learnt.
+    #[test]
+    fn both_settings_and_files_from_before_the_setting_read_back() {
+        let x = Mat::from_fn(30, 3, |i, j| ((i * 5 + j * 7) % 9) as f64 * 0.4 + j as f64);
+        let dir = tempfile::tempdir().unwrap();
+        for pre_image in [PreImage::Learn, PreImage::Skip] {
+            let model = KernelPcaParams {
+                pre_image,
+                ..KernelPcaParams::new(2)
+            }
+            .fit(x.as_ref())
+            .unwrap();
+            let path = dir.path().join(format!("{pre_image}.model"));
+            save_any_model(&path, &AnyModel::Kernel(model.clone()), None).unwrap();
+            assert_eq!(
+                load_any_model(&path).unwrap().model,
+                AnyModel::Kernel(model.clone())
+            );
+            let bytes = std::fs::read(&path).unwrap();
+            let tensors = SafeTensors::deserialize(&bytes).unwrap();
+            let names = tensors.names();
+            assert_eq!(names.contains(&"dual_coef"), pre_image == PreImage::Learn);
+            if pre_image == PreImage::Skip {
+                continue;
+            }
+            // The same file without the key, as an older principal wrote it.
+            let (_, header) = SafeTensors::read_metadata(&bytes).unwrap();
+            let mut meta = header.metadata().clone().unwrap();
+            assert_eq!(meta.remove("pre_image").as_deref(), Some("learn"));
+            let older = safetensors::serialize(tensors.tensors(), Some(meta)).unwrap();
+            let old_path = dir.path().join("older.model");
+            std::fs::write(&old_path, older).unwrap();
+            assert_eq!(
+                load_any_model(&old_path).unwrap().model,
+                AnyModel::Kernel(model)
+            );
+        }
+    }
 }
