@@ -241,7 +241,7 @@ impl FromStr for PreImage {
             "learn" => Ok(PreImage::Learn),
             "skip" => Ok(PreImage::Skip),
             _ => Err(format!(
-                "unknown pre-image setting {s:?}: expected one of {}",
+                "unknown pre-image setting {s:?}; expected one of {}",
                 Self::NAMES.join(", ")
             )),
         }
