@@ -61,7 +61,7 @@ const MAX_RESTARTS: usize = 3;
 /// 2026-11-28): factor analysis with D = 300 took 0.68 s instead of 1.29 s, with D = 784
 /// 1.06–1.09 s instead of 1.23 s; Fashion-MNIST's K = 50 (784) and the 3,000 × 3,000 kernel
 /// matrix were no slower.
-const SEQUENTIAL_BELOW: usize = 1024;
+pub(crate) const SEQUENTIAL_BELOW: usize = 1024;
 
 /// The threads of the certified route for an N×N matrix: one below [`SEQUENTIAL_BELOW`], else
 /// faer's fixed split. Either way the same bits on any number of threads.
