@@ -737,11 +737,11 @@ fn m_step(
     let mut clusters = Vec::with_capacity(c);
     for first in (0..c).step_by(group) {
         let members = first..(first + group).min(c);
-        let scatters: Vec<Option<(Vec<f64>, Mat<f64>)>> = members
+        let scatters: Vec<_> = members
             .clone()
             .map(|i| (masses[i] > 0.0).then(|| weighted_scatter(x, r.col(i), masses[i])))
             .collect();
-        let solved: Vec<Option<Result<(Vec<f64>, Mat<f64>, Route)>>> = scatters
+        let solved: Vec<_> = scatters
             .par_iter()
             .zip(&routes[members.clone()])
             .map(|(scatter, route)| {
