@@ -341,3 +341,52 @@ fn wide_data_uses_the_gram_solver_and_says_why() {
     );
     assert_eq!(env.inspect("m")["n_components"], 30);
 }
+
+/// The summary names the eigensolver's route and, for the dense one, why: certified
+/// Krylov–Schur for a few components of 300 features; the whole decomposition when a rule
+/// needs every eigenvalue, when 8 (k + 5) exceeds the features, and for the gram solver; no
+/// line for a solver without a symmetric eigenproblem.
+#[test]
+fn the_summary_names_the_eigensolver_route_and_why() {
+    let env = Env::new();
+    let mut rng = Lcg(11);
+    let rows: Vec<Vec<f64>> = (0..600)
+        .map(|_| {
+            (0..300)
+                .map(|j| (rng.next() - 0.5) * (1.0 + 300.0 / (1.0 + j as f64)))
+                .collect()
+        })
+        .collect();
+    env.write("decaying.csv", to_csv(None, &rows));
+    let route = |args: &[&str]| {
+        let mut all = vec!["fit", "decaying.csv", "--output", "m"];
+        all.extend_from_slice(args);
+        let summary = env.ok(&all);
+        summary
+            .lines()
+            .find_map(|l| l.strip_prefix("eigensolver: "))
+            .map(str::to_owned)
+    };
+    let covariance = ["--solver", "covariance"];
+    let certified = route(&[&covariance[..], &["-k", "10"]].concat());
+    assert_eq!(
+        certified.as_deref(),
+        Some(
+            "certified Krylov–Schur (the leading eigenpairs only; residuals, gap and none-missed \
+             checks passed)"
+        )
+    );
+    let every = route(&[&covariance[..], &["--components", "mle"]].concat()).unwrap();
+    assert!(every.ends_with("every eigenvalue is needed to choose the number of components"));
+    let many = route(&[&covariance[..], &["-k", "40"]].concat()).unwrap();
+    assert!(
+        many.starts_with("dense (tridiagonal QR): 8 (k + 5) exceeds"),
+        "{many}"
+    );
+    let gram = route(&["--solver", "gram", "-k", "10"]).unwrap();
+    assert!(
+        gram.ends_with("the gram solver decomposes its N×N matrix whole"),
+        "{gram}"
+    );
+    assert_eq!(route(&["--solver", "randomized", "-k", "10"]), None);
+}

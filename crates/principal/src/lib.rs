@@ -115,4 +115,4 @@ pub use probabilistic::observed::ObservedPosterior;
 pub use probabilistic::sampling::Sampler;
 pub use real::{ChunkRef, Real};
 pub use solver::missing::{MissingValueReport, PassPoint};
-pub use solver::{IterationReport, Spectrum};
+pub use solver::{DenseReason, EigenRoute, IterationReport, Spectrum};

@@ -11,7 +11,7 @@ use crate::options::{Basis, Scaling, Solver, Whitening};
 use crate::preprocess::{Preprocessing, centre_scale_into};
 use crate::real::Real;
 use crate::solver::missing::{MissingFit, MissingValueReport};
-use crate::solver::{IterationReport, Spectrum};
+use crate::solver::{EigenRoute, IterationReport, Spectrum};
 
 /// A fitted principal component analysis.
 ///
@@ -32,6 +32,7 @@ pub struct PcaModel {
     solver: Solver,
     zero_variance_features: Vec<usize>,
     iteration_report: Option<IterationReport>,
+    eigen_route: Option<EigenRoute>,
     component_choice: Option<ComponentChoice>,
     missing_values: Option<MissingValueReport>,
     whitening: Whitening,
@@ -139,6 +140,7 @@ impl PcaModel {
             solver,
             zero_variance_features: prep.zero_variance,
             iteration_report: spectrum.report,
+            eigen_route: spectrum.eigen_route,
             component_choice: choice,
             missing_values: None,
             whitening: Whitening::None,
@@ -262,6 +264,7 @@ impl PcaModel {
             solver: parts.solver,
             zero_variance_features: parts.zero_variance_features,
             iteration_report: parts.iteration_report,
+            eigen_route: None,
             component_choice: None,
             missing_values: parts.missing_values,
             whitening: parts.whitening,
@@ -564,6 +567,24 @@ impl PcaModel {
     /// Passes, error estimate and convergence of an iterative solver; `None` for exact ones.
     pub fn iteration_report(&self) -> Option<IterationReport> {
         self.iteration_report
+    }
+    /// How the covariance or gram solver's eigenproblem was solved (certified Krylov–Schur, or
+    /// the whole decomposition and why), as the fit that made this model went; `None` for the
+    /// other solvers and for a model read from its parts (a model file does not store it).
+    ///
+    /// ```
+    /// use principal::{ComponentCount, DenseReason, EigenRoute, PcaBuilder, Solver, faer::Mat};
+    ///
+    /// let x = Mat::from_fn(50, 4, |i, j| ((i * 7 + j * j * 3) % 11) as f64);
+    /// let builder = PcaBuilder::new().solver(Solver::Covariance);
+    /// let model = builder.components(ComponentCount::Fixed(2)).build()?.fit(x.as_ref())?;
+    /// // Four features: the whole 4×4 eigenproblem costs nothing.
+    /// let small = EigenRoute::Dense(DenseReason::SmallMatrix);
+    /// assert_eq!(model.eigen_route(), Some(&small));
+    /// # Ok::<(), principal::PcaError>(())
+    /// ```
+    pub fn eigen_route(&self) -> Option<&EigenRoute> {
+        self.eigen_route.as_ref()
     }
     /// How a fit with missing values (NaN) went: counts, EM iterations, likelihood; `None`
     /// for a fit of complete data.

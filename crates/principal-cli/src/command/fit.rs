@@ -897,6 +897,9 @@ fn summary(model: &PcaModel, config: &FitConfig, why: &str, timing: &Timing) -> 
             model.solver()
         );
     }
+    if let Some(route) = model.eigen_route() {
+        let _ = writeln!(s, "eigensolver: {route}");
+    }
     if let Some(choice) = model.component_choice() {
         let _ = writeln!(s, "components: {choice}");
     }

@@ -380,7 +380,7 @@ impl KernelPcaParams {
             }
         }
         let m = self.n_components;
-        let (values, mut vectors) = leading_eigen(k.as_ref(), m, 1.0, "kernel")?;
+        let (values, mut vectors, _) = leading_eigen(k.as_ref(), m, 1.0, "kernel")?;
         drop(k);
         // scikit-learn's svd_flip on the eigenvectors: each column's largest |entry| positive.
         for c in 0..m {

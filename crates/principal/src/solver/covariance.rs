@@ -8,7 +8,7 @@ use faer::{Mat, MatRef};
 use crate::error::Result;
 use crate::moments::Moments;
 use crate::solver::leading::leading_eigen;
-use crate::solver::{Spectrum, top_eigen};
+use crate::solver::{DenseReason, EigenRoute, Spectrum, top_eigen};
 
 /// Which eigenvalues [`solve`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,14 +80,18 @@ fn from_scatter(
 ) -> Result<Spectrum> {
     let d = scatter.nrows();
     let divisor = (n - ddof) as f64;
-    let (eigenvalues, vectors) = match eigenvalues {
-        Eigenvalues::All => top_eigen(scatter, k, n.min(d), divisor, "covariance")?,
+    let (eigenvalues, vectors, route) = match eigenvalues {
+        Eigenvalues::All => {
+            let (values, vectors) = top_eigen(scatter, k, n.min(d), divisor, "covariance")?;
+            (values, vectors, EigenRoute::Dense(DenseReason::EveryValue))
+        }
         Eigenvalues::Leading => leading_eigen(scatter, k, divisor, "covariance")?,
     };
     Ok(Spectrum {
         eigenvalues,
         vectors,
         report: None,
+        eigen_route: Some(route),
     })
 }
 

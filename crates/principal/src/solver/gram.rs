@@ -9,7 +9,7 @@ use faer::{Accum, Mat, MatMut, MatRef};
 
 use crate::error::Result;
 use crate::kernel::parallel::faer_par;
-use crate::solver::{Problem, Spectrum, block_width, top_eigen};
+use crate::solver::{DenseReason, EigenRoute, Problem, Spectrum, block_width, top_eigen};
 
 /// Eigenpairs of the covariance from the Gram matrix of the data.
 ///
@@ -79,6 +79,7 @@ fn solve_by_blocks(problem: &Problem<'_>, width: usize) -> Result<Spectrum> {
         eigenvalues,
         vectors,
         report: None,
+        eigen_route: Some(EigenRoute::Dense(DenseReason::Gram)),
     })
 }
 

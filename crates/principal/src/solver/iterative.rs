@@ -483,6 +483,7 @@ impl IterativeProblem<'_> {
             eigenvalues: ritz.values.iter().map(|v| v / divisor).collect(),
             vectors: ritz.vectors.subcols(0, k).to_owned(),
             report: Some(report),
+            eigen_route: None,
         }
     }
 }

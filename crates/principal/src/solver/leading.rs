@@ -43,7 +43,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::error::Result;
 use crate::kernel::parallel::faer_par;
-use crate::solver::top_eigen;
+use crate::solver::{DenseReason, EigenRoute, top_eigen};
 
 /// Ritz pairs asked beyond the `k` wanted: the `(k+1)`-th places σ, a few more help the
 /// `k`-th converge.
@@ -76,20 +76,19 @@ fn route_par(n: usize) -> Par {
 /// The partial route is tried only for matrices at least this large (below, the dense route
 /// takes a few milliseconds) and when `8 (k + EXTRA)` fits in the dimension (beyond that the
 /// Krylov subspace is a large part of the space, and the dense route is as fast).
-const MIN_DIMENSION: usize = 256;
+pub(crate) const MIN_DIMENSION: usize = 256;
 
 /// The top `k` eigenpairs of the symmetric `a` (only its lower triangle is read), largest
 /// first, the values divided by `divisor` and clipped at 0: only `k` values, unlike
 /// [`top_eigen`]. Certified Krylov–Schur where it applies and passes its checks, else
-/// the dense route.
+/// the dense route; and which ran, and why.
 pub(crate) fn leading_eigen(
     a: MatRef<'_, f64>,
     k: usize,
     divisor: f64,
     solver: &'static str,
-) -> Result<(Vec<f64>, Mat<f64>)> {
-    let (values, vectors, _) = leading_eigen_from(a, k, divisor, solver, Route::Try(None))?;
-    Ok((values, vectors))
+) -> Result<(Vec<f64>, Mat<f64>, EigenRoute)> {
+    routed(a, k, divisor, solver, Route::Try(None))
 }
 
 /// Which route [`leading_eigen_from`] takes, or took.
@@ -128,40 +127,76 @@ pub(crate) fn leading_eigen_from(
     solver: &'static str,
     route: Route,
 ) -> Result<(Vec<f64>, Mat<f64>, Route)> {
+    let (values, vectors, taken) = routed(a, k, divisor, solver, route)?;
+    let taken = match taken {
+        EigenRoute::Certified => Route::Certified,
+        EigenRoute::Dense(_) => Route::Dense,
+    };
+    Ok((values, vectors, taken))
+}
+
+/// [`leading_eigen_from`], saying which route ran and why.
+fn routed(
+    a: MatRef<'_, f64>,
+    k: usize,
+    divisor: f64,
+    solver: &'static str,
+    route: Route,
+) -> Result<(Vec<f64>, Mat<f64>, EigenRoute)> {
     let n = a.nrows();
-    if let Route::Try(start) = route
-        && k > 0
-        && n >= MIN_DIMENSION
-        && 8 * (k + EXTRA) <= n
-    {
-        let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
-        let start = start.unwrap_or_else(|| start_vector(n));
-        if let Ok((values, vectors)) = certified(full, k, start, route_par(n)) {
-            let values = values.iter().map(|v| (v / divisor).max(0.0)).collect();
-            return Ok((values, vectors, Route::Certified));
+    let reason = match route {
+        Route::Try(_) if n < MIN_DIMENSION => DenseReason::SmallMatrix,
+        Route::Try(_) if k == 0 || 8 * (k + EXTRA) > n => DenseReason::ManyComponents,
+        Route::Try(start) => {
+            let full = Mat::from_fn(n, n, |i, j| if i >= j { a[(i, j)] } else { a[(j, i)] });
+            let start = start.unwrap_or_else(|| start_vector(n));
+            match certified(full, k, start, route_par(n)) {
+                Ok((values, vectors)) => {
+                    let values = values.iter().map(|v| (v / divisor).max(0.0)).collect();
+                    return Ok((values, vectors, EigenRoute::Certified));
+                }
+                Err(decline) => DenseReason::Declined(decline.to_string()),
+            }
         }
-    }
+        // Asked for by the caller (an earlier, similar matrix declined).
+        Route::Dense | Route::Certified => {
+            DenseReason::Declined("an earlier, similar matrix declined".into())
+        }
+    };
     let (values, vectors) = top_eigen(a, k, k, divisor, solver)?;
-    Ok((values, vectors, Route::Dense))
+    Ok((values, vectors, EigenRoute::Dense(reason)))
 }
 
 /// Why the partial route's answer was not used.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub(crate) enum Decline {
     /// The matrix is zero (constant data) or holds a value that is not finite.
+    #[error("the matrix is zero or holds a value that is not finite")]
     ZeroOrNotFinite,
     /// Fewer Ritz pairs converged than asked within the restarts.
+    #[error("{converged} of {wanted} Ritz pairs converged within {MAX_RESTARTS} restarts")]
     NotConverged { converged: usize, wanted: usize },
     /// The Ritz vectors are not orthonormal to rounding.
+    #[error("the Ritz vectors are orthonormal only to {0:.1e}")]
     NotOrthonormal(f64),
     /// The residual ‖AV − VΘ‖_F is above rounding level.
+    #[error("the residual is {0:.1e} of the matrix's norm, above rounding")]
     Residual(f64),
     /// The `k`-th and `(k+1)`-th Ritz values are too close, for their radius, to put σ between.
+    #[error(
+        "the k-th and (k+1)-th eigenvalues are too close to tell apart (margin {margin:.1e}, \
+         radius {radius:.1e})"
+    )]
     NoGap { margin: f64, radius: f64 },
     /// σI − A less its top-`k` Ritz part is not positive definite (Cholesky stopped at
     /// `pivot`): A has another eigenvalue above σ, missed by Lanczos, or one just below it.
+    #[error("the check for missed eigenvalues failed (Cholesky pivot {pivot})")]
     Missed { pivot: usize },
     /// The Cholesky factorisation's backward error reaches the shift τ it was given.
+    #[error(
+        "the check for missed eigenvalues was inconclusive (backward error {backward_error:.1e} \
+         reaches the shift {tau:.1e})"
+    )]
     Backward { tau: f64, backward_error: f64 },
 }
 
@@ -439,7 +474,7 @@ mod tests {
             let (values, vectors) = certified(a.clone(), k, start_vector(n), route_par(n))
                 .unwrap_or_else(|why| panic!("{n}, {k}: declined, {why:?}"));
             assert_like_dense(a.as_ref(), k, &values, vectors.as_ref());
-            let (divided, _) = leading_eigen(a.as_ref(), k, 4.0, "test").unwrap();
+            let (divided, _, _) = leading_eigen(a.as_ref(), k, 4.0, "test").unwrap();
             for j in 0..k {
                 assert_eq!(divided[j], values[j] / 4.0);
             }
@@ -466,7 +501,7 @@ mod tests {
         let norm = a.norm_l2();
         let declined = certify(a.clone(), norm, vec![0.0; n], k, start, Par::Seq).unwrap_err();
         assert!(matches!(declined, Decline::Missed { .. }), "{declined:?}");
-        let (values, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+        let (values, _, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
         for (j, value) in values.iter().enumerate() {
             let want = 1000.0 * 0.9f64.powi(j as i32);
             assert!((value - want).abs() < 1e-12 * 1000.0, "{j}: {value}");
@@ -496,10 +531,19 @@ mod tests {
         let a = &scaled * q.transpose();
         let declined = certified(a.clone(), k, start_vector(n), Par::Seq).unwrap_err();
         assert!(matches!(declined, Decline::NoGap { .. }), "{declined:?}");
-        let (found, _) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+        let (found, _, route) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
         for j in 0..k {
             assert!((found[j] - values[j]).abs() < 1e-12, "{j}: {}", found[j]);
         }
+        // The route taken says why, in the decline's words.
+        let EigenRoute::Dense(DenseReason::Declined(why)) = &route else {
+            panic!("{route:?}");
+        };
+        assert!(
+            why.starts_with("the k-th and (k+1)-th eigenvalues are too close"),
+            "{why}"
+        );
+        assert!(route.to_string().ends_with(why.as_str()), "{route}");
     }
 
     /// The route runs on A scaled to a norm near 1 by a power of two, so A times 2²⁰, 2⁴⁰ or
@@ -533,7 +577,7 @@ mod tests {
             certified(zero.clone(), k, start_vector(n), Par::Seq),
             Err(Decline::ZeroOrNotFinite)
         );
-        let (values, _) = leading_eigen(zero.as_ref(), k, 1.0, "test").unwrap();
+        let (values, _, _) = leading_eigen(zero.as_ref(), k, 1.0, "test").unwrap();
         assert_eq!(values, vec![0.0; k]);
         let mut nan = decaying(n, 7);
         nan[(3, 2)] = f64::NAN;
@@ -621,6 +665,14 @@ mod tests {
         let (_, _, taken) =
             leading_eigen_from(tie.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
         assert_eq!(taken, Route::Dense);
+        // What a summary says of them.
+        let (_, _, route) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+        assert_eq!(route, EigenRoute::Certified);
+        let (_, _, route) = leading_eigen(tie.as_ref(), k, 1.0, "test").unwrap();
+        assert!(
+            matches!(route, EigenRoute::Dense(DenseReason::Declined(_))),
+            "{route:?}"
+        );
     }
 
     /// Both routes flush subnormals only while faer works (`SubnormalsFlushed`): the thread
@@ -648,15 +700,26 @@ mod tests {
         }
     }
 
-    /// Too small, or too many components for the dimension: the dense route, same answer.
+    /// Too small, or too many components for the dimension (8 (k + 5) > n): the dense route,
+    /// same answer, and the reason reported; at 8 (k + 5) = n, the certified one.
     #[test]
     fn small_or_wide_requests_take_the_dense_route() {
-        for (n, k) in [(100, 5), (256, 30), (300, 300)] {
+        let (small, many) = (DenseReason::SmallMatrix, DenseReason::ManyComponents);
+        for (n, k, why) in [
+            (100, 5, &small),
+            (256, 30, &many),
+            (300, 300, &many),
+            (296, 33, &many),
+        ] {
             let a = decaying(n, 5);
-            let (values, vectors) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
+            let (values, vectors, route) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
             let (want, dense) = top_eigen(a.as_ref(), k, k, 1.0, "test").unwrap();
             assert_eq!(values, want, "{n}, {k}");
             assert_eq!(vectors, dense, "{n}, {k}");
+            assert_eq!(route, EigenRoute::Dense(why.clone()), "{n}, {k}");
         }
+        let a = decaying(296, 5);
+        let (_, _, route) = leading_eigen(a.as_ref(), 32, 1.0, "test").unwrap();
+        assert_eq!(route, EigenRoute::Certified);
     }
 }

@@ -590,6 +590,7 @@ pub fn solve(problem: &mut MissingProblem<'_>) -> Result<MissingFit> {
             eigenvalues,
             vectors: svd.U().to_owned(),
             report: None,
+            eigen_route: None,
         },
         noise_variance: params.noise * to_divisor,
         n_samples: n,

@@ -141,6 +141,68 @@ pub struct Spectrum {
     pub vectors: Mat<f64>,
     /// How an iterative solver got there; `None` for exact solvers.
     pub report: Option<IterationReport>,
+    /// How the symmetric eigenproblem of an exact solver (covariance, gram) was solved;
+    /// `None` for the others.
+    pub eigen_route: Option<EigenRoute>,
+}
+
+/// How an exact solver's symmetric eigenproblem was solved, for a summary to say.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EigenRoute {
+    /// faer's Krylov–Schur for the leading eigenpairs only, its answer certified: residuals at
+    /// rounding level, a gap after the k-th value, and a Cholesky factorisation proving that no
+    /// eigenvalue above the gap was missed.
+    Certified,
+    /// faer's whole symmetric eigendecomposition (tridiagonal QR), for this reason.
+    Dense(DenseReason),
+}
+
+/// Why an exact solver decomposed its whole matrix ([`EigenRoute::Dense`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DenseReason {
+    /// Every eigenvalue is needed: a rule or cross-validation chooses the number of
+    /// components from the spectrum.
+    EveryValue,
+    /// The matrix is too small for the certified route to pay (under 256 rows).
+    SmallMatrix,
+    /// `8 (k + 5)` exceeds the dimension: the Krylov space would be a large part of it.
+    ManyComponents,
+    /// The gram solver decomposes its N×N matrix whole.
+    Gram,
+    /// The certified route ran and declined, for this reason.
+    Declined(String),
+}
+
+impl std::fmt::Display for EigenRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EigenRoute::Certified => f.write_str(
+                "certified Krylov–Schur (the leading eigenpairs only; residuals, gap and \
+                 none-missed checks passed)",
+            ),
+            EigenRoute::Dense(reason) => write!(f, "dense (tridiagonal QR): {reason}"),
+        }
+    }
+}
+
+impl std::fmt::Display for DenseReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DenseReason::EveryValue => {
+                f.write_str("every eigenvalue is needed to choose the number of components")
+            }
+            DenseReason::SmallMatrix => write!(
+                f,
+                "the matrix has fewer than {} rows",
+                leading::MIN_DIMENSION
+            ),
+            DenseReason::ManyComponents => f.write_str(
+                "8 (k + 5) exceeds the dimension, too many components for the certified route",
+            ),
+            DenseReason::Gram => f.write_str("the gram solver decomposes its N×N matrix whole"),
+            DenseReason::Declined(why) => write!(f, "the certified route declined: {why}"),
+        }
+    }
 }
 
 /// What an iterative solver did and how good its answer is.

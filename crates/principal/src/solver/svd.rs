@@ -25,5 +25,6 @@ pub fn solve(problem: &Problem<'_>) -> Result<Spectrum> {
         eigenvalues,
         vectors,
         report: None,
+        eigen_route: None,
     })
 }
