@@ -420,7 +420,7 @@ fn a_kernel_matrix_over_the_memory_limit_is_refused() {
         .map(|i| vec![(i % 7) as f64, (i % 11) as f64 * 0.5])
         .collect();
     env.write("x.csv", to_csv(None, &rows));
-    // 600² × 8 bytes × 4 matrices = 11.5 MB.
+    // 600² × 8 bytes × 6 matrices = 17.3 MB.
     let stderr = env.fails(
         2,
         &[
@@ -431,13 +431,13 @@ fn a_kernel_matrix_over_the_memory_limit_is_refused() {
             "-k",
             "2",
             "--memory-limit",
-            "10M",
+            "17M",
             "-o",
             "k.model",
         ],
     );
     assert!(
-        stderr.contains("--memory-limit") && stderr.contains("12 MB"),
+        stderr.contains("--memory-limit") && stderr.contains("18 MB"),
         "{stderr}"
     );
     assert!(!env.path("k.model").exists());
@@ -449,7 +449,7 @@ fn a_kernel_matrix_over_the_memory_limit_is_refused() {
         "-k",
         "2",
         "--memory-limit",
-        "12M",
+        "18M",
         "-o",
         "k.model",
     ]);
