@@ -314,7 +314,7 @@ impl Em<'_> {
         // route instead of paying the attempt every step.
         let (kept, vectors, taken) =
             leading_eigen_from(scaled.as_ref(), k, 1.0, "factor-analysis", route)?;
-        let route = Route::next(taken, vectors.as_ref());
+        let route = Route::next(&taken, vectors.as_ref());
         // The discarded eigenvalues' sum: the trace less the kept.
         let trace: f64 = (0..d).map(|j| scaled[(j, j)]).sum();
         let unexplained = (trace - kept.iter().sum::<f64>()).max(0.0);

@@ -766,7 +766,7 @@ fn m_step(
                 continue;
             };
             let (values, vectors, taken) = answer?;
-            routes[i] = Route::next(taken, vectors.as_ref());
+            routes[i] = Route::next(&taken, vectors.as_ref());
             let trace: f64 = (0..d).map(|j| s[(j, j)]).sum();
             let kept: f64 = values.iter().sum();
             let noise = ((trace - kept) / (d - k) as f64).max(floor);

@@ -88,55 +88,38 @@ pub(crate) fn leading_eigen(
     divisor: f64,
     solver: &'static str,
 ) -> Result<(Vec<f64>, Mat<f64>, EigenRoute)> {
-    routed(a, k, divisor, solver, Route::Try(None))
+    leading_eigen_from(a, k, divisor, solver, Route::Try(None))
 }
 
-/// Which route [`leading_eigen_from`] takes, or took.
+/// Which route [`leading_eigen_from`] is asked to take.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Route {
     /// Try the certified one where it applies, from this Lanczos start vector (else the fixed
     /// pseudo-random one).
     Try(Option<Col<f64>>),
-    /// The dense one: asked for (a caller whose earlier, similar matrix was declined), or
-    /// taken (the certified route did not apply or declined).
+    /// The dense one at once: a caller whose earlier, similar matrix was declined.
     Dense,
-    /// The certified one was taken.
-    Certified,
 }
 
 impl Route {
     /// The route for the next, similar matrix of an iteration (the next EM step's), given
     /// the route `taken` for this one and its `vectors`: the certified one again, started from
-    /// the sum of these vectors, where it was taken; else the dense one at once, so that a
-    /// decline (a flat spectrum at the cut) is not paid at every step.
-    pub(crate) fn next(taken: Route, vectors: MatRef<'_, f64>) -> Route {
+    /// the sum of these vectors, where it was taken; the dense one at once after a decline (a
+    /// flat spectrum at the cut), so that it is not paid at every step; else (the route did
+    /// not apply) a try, which again costs nothing.
+    pub(crate) fn next(taken: &EigenRoute, vectors: MatRef<'_, f64>) -> Route {
         match taken {
-            Route::Certified => Route::Try(Some(Col::from_fn(vectors.nrows(), |i| {
+            EigenRoute::Certified => Route::Try(Some(Col::from_fn(vectors.nrows(), |i| {
                 vectors.row(i).iter().sum()
             }))),
-            _ => Route::Dense,
+            EigenRoute::Dense(DenseReason::Declined(_)) => Route::Dense,
+            EigenRoute::Dense(_) => Route::Try(None),
         }
     }
 }
 
 /// [`leading_eigen`] with the route given, and the route taken.
 pub(crate) fn leading_eigen_from(
-    a: MatRef<'_, f64>,
-    k: usize,
-    divisor: f64,
-    solver: &'static str,
-    route: Route,
-) -> Result<(Vec<f64>, Mat<f64>, Route)> {
-    let (values, vectors, taken) = routed(a, k, divisor, solver, route)?;
-    let taken = match taken {
-        EigenRoute::Certified => Route::Certified,
-        EigenRoute::Dense(_) => Route::Dense,
-    };
-    Ok((values, vectors, taken))
-}
-
-/// [`leading_eigen_from`], saying which route ran and why.
-fn routed(
     a: MatRef<'_, f64>,
     k: usize,
     divisor: f64,
@@ -159,9 +142,7 @@ fn routed(
             }
         }
         // Asked for by the caller (an earlier, similar matrix declined).
-        Route::Dense | Route::Certified => {
-            DenseReason::Declined("an earlier, similar matrix declined".into())
-        }
+        Route::Dense => DenseReason::Declined("an earlier, similar matrix declined".into()),
     };
     let (values, vectors) = top_eigen(a, k, k, divisor, solver)?;
     Ok((values, vectors, EigenRoute::Dense(reason)))
@@ -625,14 +606,7 @@ mod tests {
                     .unwrap()
             };
             let one = on(1);
-            assert_eq!(
-                one.2,
-                if route == Route::Dense {
-                    Route::Dense
-                } else {
-                    Route::Certified
-                }
-            );
+            assert_eq!(one.2 == EigenRoute::Certified, route != Route::Dense);
             for threads in [2, 3] {
                 assert!(one == on(threads), "{route:?} on {threads} threads");
             }
@@ -648,10 +622,11 @@ mod tests {
         let a = decaying(n, 8);
         let (_, _, taken) =
             leading_eigen_from(a.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
-        assert_eq!(taken, Route::Certified);
+        assert_eq!(taken, EigenRoute::Certified);
         let (values, vectors, taken) =
             leading_eigen_from(a.as_ref(), k, 1.0, "test", Route::Dense).unwrap();
-        assert_eq!(taken, Route::Dense);
+        let earlier = DenseReason::Declined("an earlier, similar matrix declined".into());
+        assert_eq!(taken, EigenRoute::Dense(earlier));
         let (want, dense) = top_eigen(a.as_ref(), k, k, 1.0, "test").unwrap();
         assert_eq!((values, vectors), (want, dense));
         let mut tie = Mat::<f64>::zeros(n, n);
@@ -664,14 +639,9 @@ mod tests {
         }
         let (_, _, taken) =
             leading_eigen_from(tie.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
-        assert_eq!(taken, Route::Dense);
-        // What a summary says of them.
-        let (_, _, route) = leading_eigen(a.as_ref(), k, 1.0, "test").unwrap();
-        assert_eq!(route, EigenRoute::Certified);
-        let (_, _, route) = leading_eigen(tie.as_ref(), k, 1.0, "test").unwrap();
         assert!(
-            matches!(route, EigenRoute::Dense(DenseReason::Declined(_))),
-            "{route:?}"
+            matches!(taken, EigenRoute::Dense(DenseReason::Declined(_))),
+            "{taken:?}"
         );
     }
 
@@ -687,14 +657,10 @@ mod tests {
         }
         let zero = Mat::<f64>::zeros(n, n);
         let subnormal = || std::hint::black_box(f64::MIN_POSITIVE) / std::hint::black_box(4.0);
-        for (a, want) in [
-            (decaying(n, 8), Route::Certified),
-            (tie, Route::Dense),
-            (zero, Route::Dense),
-        ] {
+        for (a, certified) in [(decaying(n, 8), true), (tie, false), (zero, false)] {
             let (_, _, taken) =
                 leading_eigen_from(a.as_ref(), k, 1.0, "test", Route::Try(None)).unwrap();
-            assert_eq!(taken, want);
+            assert_eq!(taken == EigenRoute::Certified, certified);
             assert!(!principal_amx::subnormals_flushed());
             assert!(subnormal() > 0.0);
         }
