@@ -362,6 +362,8 @@ pub(crate) fn state_of<'py>(py: Python<'py>, model: &PcaModel) -> PyResult<Bound
         Some(c) => Some(choice_dict(py, c)?),
     };
     s.set_item("component_choice", choice)?;
+    // How the fit's eigenproblem was solved; not a part (a loaded model has none).
+    s.set_item("eigen_route", model.eigen_route().map(|r| r.to_string()))?;
     Ok(s)
 }
 

@@ -56,6 +56,19 @@ def test_save_and_load_round_trip_exactly(tmp):
         np.testing.assert_array_equal(loaded.transform(X), model.transform(X))
 
 
+def test_the_eigen_route_is_reported():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (600, 300)) * (1 + 300 / (1 + np.arange(300)))
+    fixed = principal.PCA(n_components=10, svd_solver="covariance_eigh").fit(X)
+    assert fixed.eigen_route_.startswith("certified Krylov–Schur"), fixed.eigen_route_
+    rule = principal.PCA(n_components="mle", svd_solver="covariance_eigh").fit(X)
+    assert rule.eigen_route_.endswith("every eigenvalue is needed to choose the number of "
+                                      "components"), rule.eigen_route_
+    assert principal.PCA(n_components=10, svd_solver="randomized",
+                         random_state=0).fit(X).eigen_route_ is None
+    assert pickle.loads(pickle.dumps(fixed)).eigen_route_ == fixed.eigen_route_
+
+
 def test_feature_names_travel_with_the_model_file(tmp):
     pd = pytest.importorskip("pandas")
     X = pd.DataFrame(DATASETS["iris"](), columns=["sl", "sw", "pl", "pw"])

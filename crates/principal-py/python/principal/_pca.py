@@ -129,8 +129,10 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     dtype of the training data, plus ``scale_`` (the standard deviations when standardizing,
     else None), ``solver_`` (the principal solver that fitted), ``total_variance_``,
     ``zero_variance_features_``, ``iteration_report_`` (passes, error estimate and convergence
-    of an iterative solver, else None), ``missing_values_report_`` (a fit with missing values)
-    and ``component_choice_`` (how a rule chose n_components).
+    of an iterative solver, else None), ``missing_values_report_`` (a fit with missing values),
+    ``component_choice_`` (how a rule chose n_components) and ``eigen_route_`` (how the
+    covariance or gram solver's eigenproblem was solved: certified Krylov–Schur, or the dense
+    route and why; None for the other solvers and for a loaded model).
     """
 
     def __init__(
@@ -337,6 +339,7 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.iteration_report_ = state["iteration_report"]
         self.missing_values_report_ = state["missing_values"]
         self.component_choice_ = state["component_choice"]
+        self.eigen_route_ = state.get("eigen_route")
         # "eigenvectors", or "rotated" by align(..., rotate=True).
         self.basis_ = state.get("basis", "eigenvectors")
 
