@@ -76,7 +76,7 @@ fn route_par(n: usize) -> Par {
 /// The partial route is tried only for matrices at least this large (below, the dense route
 /// takes a few milliseconds) and when `8 (k + EXTRA)` fits in the dimension (beyond that the
 /// Krylov subspace is a large part of the space, and the dense route is as fast).
-pub(crate) const MIN_DIMENSION: usize = 256;
+const MIN_DIMENSION: usize = 256;
 
 /// The top `k` eigenpairs of the symmetric `a` (only its lower triangle is read), largest
 /// first, the values divided by `divisor` and clipped at 0: only `k` values, unlike

@@ -191,11 +191,9 @@ impl std::fmt::Display for DenseReason {
             DenseReason::EveryValue => {
                 f.write_str("every eigenvalue is needed to choose the number of components")
             }
-            DenseReason::SmallMatrix => write!(
-                f,
-                "the matrix has fewer than {} rows",
-                leading::MIN_DIMENSION
-            ),
+            DenseReason::SmallMatrix => {
+                f.write_str("the matrix is too small for the certified route to pay")
+            }
             DenseReason::ManyComponents => f.write_str(
                 "8 (k + 5) exceeds the dimension, too many components for the certified route",
             ),
