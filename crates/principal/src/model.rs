@@ -17,7 +17,11 @@ use crate::solver::{EigenRoute, IterationReport, Spectrum};
 ///
 /// Names follow scikit-learn without the trailing underscore: `components()` is
 /// `components_`, `explained_variance()` is `explained_variance_`, and so on.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Two models are equal when their parts ([`PcaModel::to_parts`]) and component choices are:
+/// how the fit's eigenproblem was solved ([`PcaModel::eigen_route`]) is a record of the fit,
+/// not of the model, so a model read back from its file equals the one fitted.
+#[derive(Clone, Debug)]
 pub struct PcaModel {
     mean: Vec<f64>,
     scale: Option<Vec<f64>>,
@@ -37,6 +41,12 @@ pub struct PcaModel {
     missing_values: Option<MissingValueReport>,
     whitening: Whitening,
     basis: Basis,
+}
+
+impl PartialEq for PcaModel {
+    fn eq(&self, other: &Self) -> bool {
+        self.component_choice == other.component_choice && self.to_parts() == other.to_parts()
+    }
 }
 
 /// Every field of a [`PcaModel`], public: for model files and other languages.
